@@ -1,0 +1,33 @@
+#pragma once
+// Agreeing on failure before the next collective step (DESIGN §9): a failure on one rank becomes
+// the same hit::Error on every rank, so no rank is left waiting in a collective that never comes.
+
+#include <mpi.h>
+
+#include <exception>
+#include <utility>
+
+#include "hit/core/error.hpp"
+
+namespace hit {
+
+// Collective over `comm`. If any rank passes a non-null `failure`, every rank throws the Error of
+// the lowest failing rank (its kind and message, prefixed with that rank when size > 1).
+void agree(MPI_Comm comm, std::exception_ptr failure);
+
+// Runs `fn` on every rank of `comm` and agrees on its outcome: returns only if it succeeded on all.
+template <class F>
+void collectively(MPI_Comm comm, F&& fn) {
+  std::exception_ptr failure;
+  try {
+    std::forward<F>(fn)();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm, failure);
+}
+
+// Throws Error(mpi) naming `what` when an MPI call did not return MPI_SUCCESS.
+void check_mpi(int code, const char* what);
+
+}  // namespace hit

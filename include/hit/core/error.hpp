@@ -1,0 +1,42 @@
+#pragma once
+// hit::Error: the one exception type for every failure a user can cause (DESIGN §9).
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace hit {
+
+// What went wrong, so callers (and tests) can react to a class of failures without parsing text.
+enum class ErrorKind {
+  invalid_argument,  // a value outside what is allowed (sizes, strides, counts)
+  parse,             // text that could not be parsed (shapes, specs, numbers)
+  shape,             // shapes that do not fit together (rank mismatch, not a subset)
+  topology,          // process counts or grids that do not fit a topology
+  plugin,            // unknown plug-in names, bad plug-in parameters, failed plug-in loads
+  io,                // files that cannot be read or written, or have the wrong size
+  device,            // device binding, missing kernel implementations
+  out_of_memory,     // a device cannot hold what it was asked to hold
+  model,             // malformed or unusable performance models
+  mpi,               // an MPI call failed
+  internal,          // a broken invariant inside hitmap++ (a bug, please report it)
+};
+
+std::string_view to_string(ErrorKind kind) noexcept;
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+
+  ErrorKind kind() const noexcept { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+// Throws an Error of `kind` when `condition` is false. For argument checks that read as sentences.
+inline void require(bool condition, ErrorKind kind, const std::string& message) {
+  if (!condition) throw Error(kind, message);
+}
+
+}  // namespace hit

@@ -1,0 +1,57 @@
+#pragma once
+// Plug-in spec strings: `name[:key=value[,key=value…]]` (DESIGN §4).
+//
+// A value may itself be a comma-separated list: a token without '=' continues the previous
+// value, so `weighted:w=1,2,4,axis=0` has w = "1,2,4" and axis = "0".
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hit {
+
+// A parameter a plug-in accepts, for validation, `--list` and error messages.
+struct ParamInfo {
+  std::string key;
+  std::string description;
+  std::string default_value;  // empty: required or no default
+};
+
+class Spec {
+ public:
+  Spec() = default;
+  explicit Spec(std::string name) : name_(std::move(name)) {}
+
+  // Parses `text`; throws Error(parse) naming the text when it is malformed.
+  static Spec parse(std::string_view text);
+
+  const std::string& name() const noexcept { return name_; }
+  const std::vector<std::pair<std::string, std::string>>& params() const noexcept {
+    return params_;
+  }
+  bool has(std::string_view key) const noexcept;
+  std::optional<std::string> get(std::string_view key) const;
+
+  // Typed access; a value that does not convert is an Error(plugin) naming spec, key and value.
+  std::string get_string(std::string_view key, std::string_view fallback) const;
+  std::int64_t get_int(std::string_view key, std::int64_t fallback) const;
+  double get_double(std::string_view key, double fallback) const;
+  std::vector<double> get_doubles(std::string_view key) const;  // empty when absent
+  std::vector<std::int64_t> get_ints(std::string_view key) const;
+
+  void set(std::string key, std::string value);
+
+  // Throws Error(plugin) if a key is not among `allowed`, listing the keys that are.
+  void check_keys(const std::vector<ParamInfo>& allowed) const;
+
+  // Canonical text: name, then keys in the order given.
+  std::string str() const;
+
+ private:
+  std::string name_;
+  std::vector<std::pair<std::string, std::string>> params_;
+};
+
+}  // namespace hit

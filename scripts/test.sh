@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, and runs every test (unit, multi-process
+# under mpiexec.mpich at several process counts, and command-line tests of the programs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+# Several MPI ranks share two cores in CI: one BLAS thread per rank.
+export OPENBLAS_NUM_THREADS=1
+ctest --preset default -j 2 "$@"
