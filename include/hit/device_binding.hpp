@@ -7,6 +7,8 @@
 //   kind    := "cpu" | "cuda" | "emu"
 //   param   := key "=" value        e.g. slowdown=4, mem=512MiB, bw=10GB/s, cores=2
 // Items bind ranks in rank order; `*count` repeats an item for count consecutive ranks.
+// An item without an index (`cpu*4`, `cuda`) is resolved when ranks are bound (PhysicalTopology):
+// each such rank takes the next device of that kind on its node (docs/devices.md).
 
 #include <map>
 #include <string>
@@ -17,10 +19,11 @@ namespace hit {
 
 struct DeviceBinding {
   std::string kind = "cpu";  // cpu, cuda or emu
-  int index = 0;             // which device of that kind on the node
+  static constexpr int any_index = -1;
+  int index = 0;             // which device of that kind on the node; any_index: not given
   std::map<std::string, std::string> params;
 
-  // Canonical text of one device, e.g. "emu:0(mem=64MiB,slowdown=4)".
+  // Canonical text of one device, e.g. "emu:0(mem=64MiB,slowdown=4)" (no ":index" for any_index).
   std::string str() const;
   friend bool operator==(const DeviceBinding&, const DeviceBinding&) = default;
 };

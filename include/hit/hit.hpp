@@ -1,6 +1,7 @@
 #pragma once
-// The public API of hitmap++.
+// The public API of hitmap++: one include for programs.
 
+#include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -8,4 +9,22 @@
 #include "hit/core/program.hpp"
 #include "hit/core/spec.hpp"
 #include "hit/core/timer.hpp"
+#include "hit/device.hpp"
+#include "hit/device_binding.hpp"
+#include "hit/device_params.hpp"
+#include "hit/fpm/benchmark.hpp"
+#include "hit/fpm/dynamic.hpp"
+#include "hit/fpm/kernels.hpp"
+#include "hit/fpm/model_file.hpp"
+#include "hit/fpm/partition.hpp"
+#include "hit/fpm/plot.hpp"
+#include "hit/kernel.hpp"
+#include "hit/layout.hpp"
+#include "hit/partition.hpp"
+#include "hit/pattern.hpp"
+#include "hit/physical_topology.hpp"
 #include "hit/shape.hpp"
+#include "hit/tile.hpp"
+#include "hit/tile_io.hpp"
+#include "hit/topology.hpp"
+#include "hit/view.hpp"

@@ -31,7 +31,9 @@ constexpr index_t floor_div(index_t a, index_t b) {
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
-constexpr index_t floor_mod(index_t a, index_t b) { return a - floor_div(a, b) * b; }
+constexpr index_t floor_mod(index_t a, index_t b) {
+  return a - floor_div(a, b) * b;
+}
 
 // Inverse of a modulo m (gcd(a, m) == 1, m >= 1).
 constexpr index_t mod_inverse(index_t a, index_t m) {
@@ -96,8 +98,9 @@ class Sig {
     const index_t l = stride_ / g * o.stride_;
     // x = begin + stride * k with stride * k == diff (mod o.stride).
     const index_t m = o.stride_ / g;
-    const index_t k = static_cast<index_t>(
-        static_cast<detail::int128>(detail::floor_mod(diff / g, m)) * detail::mod_inverse(stride_ / g, m) % m);
+    const index_t k =
+        static_cast<index_t>(static_cast<detail::int128>(detail::floor_mod(diff / g, m)) *
+                             detail::mod_inverse(stride_ / g, m) % m);
     const index_t x0 = begin_ + stride_ * k;
     const index_t first = x0 + detail::floor_div(lo - x0 + l - 1, l) * l;  // smallest >= lo
     if (first >= hi) return Sig(lo, lo, 1);
@@ -139,8 +142,8 @@ class Sig {
     }
     if (first < 0 || last_excl < first || last_excl > size()) {
       throw Error(ErrorKind::shape, "tile selection [" + std::to_string(first) + ":" +
-                                        std::to_string(last_excl) + "] is outside [0:" +
-                                        std::to_string(size()) + "]");
+                                        std::to_string(last_excl) +
+                                        "] is outside [0:" + std::to_string(size()) + "]");
     }
     const index_t n = (last_excl - first + step - 1) / step;
     const index_t b = to_array(first);
@@ -178,11 +181,16 @@ class Index {
   constexpr Index() = default;
   constexpr Index(std::initializer_list<index_t> v) {
     if (v.size() > max_rank) {
-      throw Error(ErrorKind::invalid_argument, "an index has at most 8 coordinates");
+      throw Error(ErrorKind::invalid_argument,
+                  "an index has at most 8 coordinates, got " + std::to_string(v.size()));
     }
     for (index_t x : v) v_[static_cast<std::size_t>(rank_++)] = x;
   }
   static constexpr Index zeros(int rank) {
+    if (rank < 0 || rank > max_rank) {
+      throw Error(ErrorKind::invalid_argument,
+                  "an index has 0 to 8 coordinates, got " + std::to_string(rank));
+    }
     Index i;
     i.rank_ = rank;
     return i;
@@ -263,7 +271,7 @@ class Shape {
   // Sub-selection by array indices: `sub` must lie inside this shape (Error(shape) otherwise).
   Shape select_array(const Shape& sub) const;
 
-  // First index (row-major order) and per-axis positions.
+  // First index (row-major order) and per-axis positions (Error(shape) on a rank mismatch).
   Index first() const;
   Index to_tile(const Index& array_index) const;
   Index to_array(const Index& tile_index) const;

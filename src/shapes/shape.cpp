@@ -31,7 +31,8 @@ Shape Shape::extents(std::initializer_list<index_t> ext) {
 
 Shape Shape::of_rank(int rank) {
   if (rank < 1 || rank > max_rank) {
-    throw Error(ErrorKind::invalid_argument, "a shape has 1 to 8 axes, got " + std::to_string(rank));
+    throw Error(ErrorKind::invalid_argument,
+                "a shape has 1 to 8 axes, got " + std::to_string(rank));
   }
   Shape s;
   s.rank_ = rank;
@@ -65,7 +66,8 @@ Shape Shape::parse(std::string_view text) {
       index_t v = 0;
       const char* first = text.data() + pos;
       auto [ptr, ec] = std::from_chars(first, text.data() + text.size(), v);
-      if (ec != std::errc()) parse_error(text, "expected an integer at position " + std::to_string(pos));
+      if (ec != std::errc())
+        parse_error(text, "expected an integer at position " + std::to_string(pos));
       pos += static_cast<std::size_t>(ptr - first);
       numbers.push_back(v);
       skip_ws();
@@ -99,9 +101,9 @@ Shape Shape::parse(std::string_view text) {
 
 const Sig& Shape::sig(int axis) const {
   if (axis < 0 || axis >= rank_) {
-    throw Error(ErrorKind::invalid_argument, "axis " + std::to_string(axis) +
-                                                 " is outside a shape of rank " +
-                                                 std::to_string(rank_));
+    throw Error(
+        ErrorKind::invalid_argument,
+        "axis " + std::to_string(axis) + " is outside a shape of rank " + std::to_string(rank_));
   }
   return (*this)[axis];
 }
@@ -134,16 +136,21 @@ Shape Shape::intersect(const Shape& o) const {
   if (rank_ == 0 || o.rank_ == 0) return Shape();
   require_same_rank(o, "intersection");
   Shape out = *this;
-  for (int k = 0; k < rank_; ++k) out.sigs_[static_cast<std::size_t>(k)] = (*this)[k].intersect(o[k]);
+  for (int k = 0; k < rank_; ++k)
+    out.sigs_[static_cast<std::size_t>(k)] = (*this)[k].intersect(o[k]);
   return out;
 }
 
 Shape Shape::bounding(const Shape& o) const {
-  if (rank_ == 0 || (empty() && o.rank_ != 0)) return o;
-  if (o.rank_ == 0 || o.empty()) return *this;
+  if (rank_ == 0) return o;
+  if (o.rank_ == 0) return *this;
+  // Checked before the empty cases, so an empty operand of another rank is still an error.
   require_same_rank(o, "bounding union");
+  if (empty()) return o;
+  if (o.empty()) return *this;
   Shape out = *this;
-  for (int k = 0; k < rank_; ++k) out.sigs_[static_cast<std::size_t>(k)] = (*this)[k].bounding(o[k]);
+  for (int k = 0; k < rank_; ++k)
+    out.sigs_[static_cast<std::size_t>(k)] = (*this)[k].bounding(o[k]);
   return out;
 }
 
@@ -178,7 +185,8 @@ Shape Shape::select_tile(const Shape& positions) const {
   for (int k = 0; k < rank_; ++k) {
     const Sig& p = positions[k];
     try {
-      out.sigs_[static_cast<std::size_t>(k)] = (*this)[k].select_tile(p.begin(), p.end(), p.stride());
+      out.sigs_[static_cast<std::size_t>(k)] =
+          (*this)[k].select_tile(p.begin(), p.end(), p.stride());
     } catch (const Error& e) {
       throw Error(e.kind(), "selecting " + positions.str() + " in tile coordinates of " + str() +
                                 ": axis " + std::to_string(k) + ": " + e.what());
@@ -201,13 +209,27 @@ Index Shape::first() const {
   return i;
 }
 
+namespace {
+
+void require_index_rank(const Shape& s, const Index& i, const char* what) {
+  if (i.rank() != s.rank()) {
+    throw Error(ErrorKind::shape, std::string(what) + " " + i.str() + " has rank " +
+                                      std::to_string(i.rank()) + ", shape " + s.str() +
+                                      " has rank " + std::to_string(s.rank()));
+  }
+}
+
+}  // namespace
+
 Index Shape::to_tile(const Index& a) const {
+  require_index_rank(*this, a, "array index");
   Index t = Index::zeros(rank_);
   for (int k = 0; k < rank_; ++k) t[k] = (*this)[k].to_tile(a[k]);
   return t;
 }
 
 Index Shape::to_array(const Index& t) const {
+  require_index_rank(*this, t, "tile index");
   Index a = Index::zeros(rank_);
   for (int k = 0; k < rank_; ++k) a[k] = (*this)[k].to_array(t[k]);
   return a;
@@ -220,8 +242,14 @@ std::string Shape::str() const {
   return out;
 }
 
-std::ostream& operator<<(std::ostream& os, const Sig& s) { return os << s.str(); }
-std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
-std::ostream& operator<<(std::ostream& os, const Index& i) { return os << i.str(); }
+std::ostream& operator<<(std::ostream& os, const Sig& s) {
+  return os << s.str();
+}
+std::ostream& operator<<(std::ostream& os, const Shape& s) {
+  return os << s.str();
+}
+std::ostream& operator<<(std::ostream& os, const Index& i) {
+  return os << i.str();
+}
 
 }  // namespace hit

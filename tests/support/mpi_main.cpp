@@ -4,11 +4,28 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "hit/core/environment.hpp"
 
 namespace {
+
+// On ranks other than 0 the default printer is removed; failed assertions are still shown, with
+// the rank, so a failure on rank 3 is not silent.
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
+    if (!r.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_,
+                 r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
+  }
+
+ private:
+  int rank_;
+};
 
 class RankAgreementListener : public ::testing::EmptyTestEventListener {
  public:
@@ -42,6 +59,7 @@ int main(int argc, char** argv) {
     // Other ranks stay quiet unless an assertion fails there (the failure text still reaches
     // stderr through GoogleTest's own printing of failed assertions).
     delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new FailurePrinter(env.rank()));
   }
   listeners.Append(new RankAgreementListener);
   int local = RUN_ALL_TESTS();

@@ -1,0 +1,55 @@
+// hit-cannon: Cannon's matrix multiplication on a square grid of processes.
+#include <CLI/CLI.hpp>
+
+#include "cannon.hpp"
+#include "hit/core/error.hpp"
+#include "hit/core/program.hpp"
+
+int main(int argc, char** argv) {
+  return hit::run_program(argc, argv, "hit-cannon", [](hit::Environment& env, int ac, char** av) {
+    hit::cannon::Options o;
+    CLI::App cli("Cannon's matrix multiplication C = A*B (A n x m, B m x k) on a square process grid");
+    cli.add_option("--n", o.n, "rows of A and C")->check(CLI::PositiveNumber);
+    cli.add_option("--m", o.m, "columns of A, rows of B (default n)");
+    cli.add_option("--k", o.k, "columns of B and C (default n)");
+    cli.add_option("--type", o.type, "element type")->check(CLI::IsMember({"double", "float"}));
+    std::string layout;
+    cli.add_option("--layout", layout, "layout spec for all three matrices");
+    cli.add_option("--layout-a", o.layout_a, "layout spec of A (HIT_LAYOUT_A overrides)");
+    cli.add_option("--layout-b", o.layout_b, "layout spec of B (HIT_LAYOUT_B overrides)");
+    cli.add_option("--layout-c", o.layout_c, "layout spec of C (HIT_LAYOUT_C overrides)");
+    cli.add_option("--devices", o.devices, "device binding of the ranks (HIT_DEVICES)");
+    cli.add_option("--reps", o.reps, "timed repetitions (the median is reported)")
+        ->check(CLI::PositiveNumber);
+    cli.add_option("--warmup", o.warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
+    cli.add_flag("--check", o.check, "verify against a serial product (exit 1 when wrong)");
+    cli.add_flag("--json", o.json, "print one JSON object on stdout");
+    cli.add_option("--svg", o.svg, "draw the layouts of A, B and C to this SVG file");
+    cli.add_option("--seed", o.seed, "seed of the generated inputs");
+    cli.add_option("--a", o.a_file, "read A from this raw file (row-major, no header)");
+    cli.add_option("--b", o.b_file, "read B from this raw file");
+    cli.add_option("--c-out", o.c_out, "write C to this raw file");
+    try {
+      cli.parse(ac, av);
+    } catch (const CLI::CallForHelp& e) {
+      if (env.rank() == 0) std::fputs(cli.help().c_str(), stdout);
+      return 0;
+    } catch (const CLI::ParseError& e) {
+      throw hit::Error(hit::ErrorKind::invalid_argument, e.what());
+    }
+    if (!layout.empty()) {
+      for (std::string* l : {&o.layout_a, &o.layout_b, &o.layout_c}) {
+        if (*l == "blocks") *l = layout;
+      }
+    }
+    if (o.m < 0) o.m = o.n;
+    if (o.k < 0) o.k = o.n;
+    if (o.m < 1 || o.k < 1) {
+      throw hit::Error(hit::ErrorKind::invalid_argument,
+                       "matrix sizes must be at least 1, got n=" + std::to_string(o.n) +
+                           " m=" + std::to_string(o.m) + " k=" + std::to_string(o.k));
+    }
+    if (!o.devices.empty()) env.config().set("devices", o.devices);
+    return hit::cannon::run(env, o);
+  });
+}

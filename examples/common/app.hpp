@@ -1,0 +1,99 @@
+#pragma once
+// Shared plumbing of the example programs: deterministic input data, per-rank statistics,
+// medians, and the result object of DESIGN §5 (human summary + one JSON line).
+// Header-only: examples/common is not a program.
+
+#include <mpi.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hit/core/environment.hpp"
+
+namespace hit::app {
+
+// A value in [-1, 1) from (seed, global index): inputs are the same whatever the layout or the
+// process count, so results can be compared across runs.
+inline double hashed_value(std::uint64_t seed, std::uint64_t i, std::uint64_t j) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ULL ^ (i * 0xBF58476D1CE4E5B9ULL) ^
+                    (j + 0x94D049BB133111EBULL) * 0x2545F4914F6CDD1DULL;
+  x ^= x >> 31;
+  x *= 0xD6E8FEB86659FD93ULL;
+  x ^= x >> 32;
+  return static_cast<double>(x >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// What one rank did, gathered on rank 0.
+struct RankStats {
+  double compute_s = 0;
+  double comm_s = 0;
+  double work = 0;  // the work the rank was given (elements, flops, rows: the app says which)
+};
+
+inline std::vector<RankStats> gather_stats(const RankStats& mine, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const double local[3] = {mine.compute_s, mine.comm_s, mine.work};
+  std::vector<double> all(static_cast<std::size_t>(3 * size));
+  MPI_Gather(local, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, comm);
+  std::vector<RankStats> out(static_cast<std::size_t>(size));
+  for (std::size_t r = 0; r < out.size(); ++r) out[r] = {all[3 * r], all[3 * r + 1], all[3 * r + 2]};
+  return out;
+}
+
+// max / mean of per-rank compute time over the ranks that were given work.
+inline double imbalance(const std::vector<RankStats>& stats) {
+  double sum = 0;
+  double max = 0;
+  int n = 0;
+  for (const auto& s : stats) {
+    if (s.work <= 0) continue;
+    sum += s.compute_s;
+    max = std::max(max, s.compute_s);
+    ++n;
+  }
+  return (n == 0 || sum <= 0) ? 1.0 : max / (sum / n);
+}
+
+inline nlohmann::json stats_json(const std::vector<RankStats>& stats, const char* work_unit) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t r = 0; r < stats.size(); ++r) {
+    out.push_back({{"rank", r},
+                   {"compute_s", stats[r].compute_s},
+                   {"comm_s", stats[r].comm_s},
+                   {"work", stats[r].work},
+                   {"work_unit", work_unit}});
+  }
+  return out;
+}
+
+struct CheckResult {
+  bool ran = false;
+  bool passed = false;
+  double max_rel_error = 0;
+  nlohmann::json json() const {
+    return {{"ran", ran}, {"passed", passed}, {"max_rel_error", max_rel_error}};
+  }
+};
+
+// Prints the JSON object as exactly one line on stdout (rank 0 only).
+inline void print_json(const nlohmann::json& result) {
+  const std::string line = result.dump();
+  std::fputs(line.c_str(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace hit::app

@@ -1,0 +1,146 @@
+#pragma once
+// Non-template building blocks of the comm layer: MPI datatypes for tile regions, messages, and
+// the plan a Comm executes. Users need only hit/comm.hpp.
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hit/shape.hpp"
+
+namespace hit {
+
+enum class ReduceOp { sum, prod, min, max };
+MPI_Op to_mpi(ReduceOp op);
+
+namespace detail {
+
+// An owned, committed MPI datatype.
+class Datatype {
+ public:
+  Datatype() = default;
+  explicit Datatype(MPI_Datatype type) : type_(type) {}
+  ~Datatype();
+  Datatype(Datatype&& o) noexcept : type_(o.type_) { o.type_ = MPI_DATATYPE_NULL; }
+  Datatype& operator=(Datatype&& o) noexcept;
+  Datatype(const Datatype&) = delete;
+  Datatype& operator=(const Datatype&) = delete;
+  MPI_Datatype get() const noexcept { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+// A strided box of memory: `rank` axes with element counts and steps (in elements), starting at
+// `data`. This is how the comm layer sees a tile region, whatever the element type.
+struct Region {
+  const void* data = nullptr;
+  int rank = 0;
+  std::array<index_t, max_rank> extents{};
+  std::array<index_t, max_rank> steps{};
+  index_t elements() const;
+};
+
+// Collects regions bound for (or coming from) one peer, in a fixed order, and builds one datatype
+// with displacements relative to the first region (base()), so a message of many regions is one
+// MPI call. (Not MPI_BOTTOM: MPICH's MPI_Pack rejects a null input buffer.)
+class MessageBuilder {
+ public:
+  MessageBuilder(MPI_Datatype element, std::size_t element_size)
+      : element_(element), element_size_(element_size) {}
+  void add(const Region& region);
+  bool empty() const noexcept { return regions_.empty(); }
+  std::size_t bytes() const noexcept { return bytes_; }
+  const void* base() const noexcept { return regions_.empty() ? nullptr : regions_.front().data; }
+  Datatype build() const;
+
+ private:
+  MPI_Datatype element_;
+  std::size_t element_size_;
+  std::vector<Region> regions_;
+  std::size_t bytes_ = 0;
+};
+
+struct Message {
+  int peer = MPI_PROC_NULL;
+  int tag = 0;
+  std::shared_ptr<Datatype> type;  // displacements relative to `base`
+  std::size_t bytes = 0;
+  const void* base = nullptr;
+};
+
+// One step of a plan: its receives and sends are posted together.
+struct Phase {
+  std::vector<Message> sends;
+  std::vector<Message> recvs;
+};
+
+// What a Comm runs. Phases run in order; all but the last complete inside start().
+class CommPlan {
+ public:
+  CommPlan(std::string name, MPI_Comm comm) : name_(std::move(name)), comm_(comm) {}
+  virtual ~CommPlan() = default;
+  CommPlan(const CommPlan&) = delete;
+  CommPlan& operator=(const CommPlan&) = delete;
+
+  virtual void start();
+  virtual void wait();
+  virtual std::size_t bytes_sent() const;
+  virtual std::size_t bytes_received() const;
+  const std::string& name() const noexcept { return name_; }
+
+  // Send buffers overlap receive buffers (a shift in place): sends are packed at start().
+  void set_pack_sends(bool pack) noexcept { pack_sends_ = pack; }
+  std::vector<Phase>& phases() noexcept { return phases_; }
+
+ protected:
+  MPI_Comm comm() const noexcept { return comm_; }
+  void post(Phase& phase);
+  void complete();
+
+ private:
+  std::string name_;
+  MPI_Comm comm_;
+  bool pack_sends_ = false;
+  bool in_flight_ = false;
+  std::vector<Phase> phases_;
+  std::vector<MPI_Request> requests_;
+  std::vector<std::vector<char>> pack_buffers_;
+};
+
+// Broadcast of one region along a line communicator.
+class BcastPlan : public CommPlan {
+ public:
+  BcastPlan(std::string name, MPI_Comm parent, int color, int key, int root, Region region,
+            MPI_Datatype element, std::size_t element_size);
+  ~BcastPlan() override;
+  void start() override;
+  void wait() override;
+  std::size_t bytes_sent() const override;
+  std::size_t bytes_received() const override;
+
+ private:
+  MPI_Comm line_ = MPI_COMM_NULL;
+  int root_ = 0;
+  int line_rank_ = -1;
+  Datatype type_;
+  void* base_ = nullptr;
+  std::size_t bytes_ = 0;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+// A block of tags for one Comm, distinct from the Comms built just before it, so messages of
+// Comms in flight together never match each other. Collective order: every rank calls it for the
+// same Comm in the same order.
+int next_tag_base(MPI_Comm comm);
+inline constexpr int tags_per_comm = 64;
+
+void reduce_in_place(void* data, int count, MPI_Datatype type, ReduceOp op, int root,
+                     MPI_Comm comm);
+
+}  // namespace detail
+}  // namespace hit

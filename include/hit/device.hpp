@@ -1,0 +1,160 @@
+#pragma once
+// Device backends (DESIGN §3 "Kernels and launch", §6): one interface over the memory, copies,
+// execution and synchronisation of a `cpu` (host cores), `cuda` (a GPU) or `emu` (an emulated
+// accelerator) device, and View<T>, the typed window on device memory that kernels receive.
+//
+// Programs rarely use a Device directly: hit::launch stages tiles and runs kernels on the device
+// the rank is bound to (hit::device(env)). The interface is public for kernels, benchmarks and
+// tests.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "hit/device_binding.hpp"
+#include "hit/shape.hpp"
+#include "hit/view.hpp"
+
+namespace hit {
+
+class Environment;
+
+enum class DeviceKind { cpu, cuda, emu };
+std::string_view to_string(DeviceKind kind) noexcept;
+// Error(device) naming the kinds there are.
+DeviceKind device_kind(std::string_view name);
+
+static_assert(view_max_rank == max_rank, "View and Shape must agree on the largest rank");
+
+// The array indices a view covers.
+template <class T>
+Shape view_shape(const View<T>& v) {
+  Shape s = Shape::of_rank(v.rank);
+  for (int k = 0; k < v.rank; ++k) {
+    const index_t end =
+        v.extent[k] == 0 ? v.origin[k] : v.origin[k] + (v.extent[k] - 1) * v.step[k] + 1;
+    s = s.with_sig(k, Sig(v.origin[k], end, v.step[k]));
+  }
+  return s;
+}
+
+// A row-major view of `data` over `shape` (rows of `pitch` elements; 0: unpadded).
+template <class T>
+View<T> make_view(T* data, const Shape& shape, index_t pitch = 0) {
+  View<T> v;
+  v.data = data;
+  v.rank = shape.rank();
+  index_t s = 1;
+  for (int k = v.rank - 1; k >= 0; --k) {
+    v.extent[k] = shape.extent(k);
+    v.origin[k] = shape[k].begin();
+    v.step[k] = shape[k].stride();
+    v.stride[k] = s;
+    s *= (k == v.rank - 1 && pitch > 0) ? pitch : v.extent[k];
+  }
+  return v;
+}
+
+// What a device did, for tests, reports and the FPM layer. Copies count regions staged (one per
+// tile argument), not rows.
+struct DeviceCounters {
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t copies_in = 0;   // host -> device
+  std::uint64_t copies_out = 0;  // device -> host
+  std::uint64_t bytes_in = 0;
+  std::uint64_t bytes_out = 0;
+  std::uint64_t executions = 0;
+  double copy_seconds = 0;          // time the calling thread spent on synchronous copies
+  double execute_seconds = 0;       // measured execution time (with the emulated slowdown)
+  double execute_host_seconds = 0;  // the same before an emulated slowdown (the real kernel)
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  DeviceKind kind() const noexcept { return kind_; }
+  const DeviceBinding& binding() const noexcept { return binding_; }
+  // "cpu:0", "cuda:1", "emu:0(mem=64MiB) [emulated]"
+  std::string label() const;
+  bool emulated() const noexcept { return kind_ == DeviceKind::emu; }
+  // True when kernels can use host memory directly (cpu): nothing is staged.
+  virtual bool uses_host_memory() const noexcept { return false; }
+  // Host cores the device's kernels may use (cpu, emu) or the host thread count (cuda).
+  int cores() const noexcept { return cores_; }
+
+  // Memory. capacity(): bytes the device can hold (for a device shared by several ranks, all of
+  // them together); used(): bytes held now by everyone sharing it.
+  virtual std::uint64_t capacity() const = 0;
+  virtual std::uint64_t used() const = 0;
+  // Throws Error(out_of_memory) naming the device, the size, what is free, and what to do.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* p, std::size_t bytes) noexcept = 0;
+  virtual void fill_zero(void* p, std::size_t bytes, int stream = 0) = 0;
+
+  // Copies of `rows` rows of `width` bytes between host and device memory, on `stream`
+  // (asynchronous with respect to the host on cuda and, for copies, on emu).
+  virtual void copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                       std::size_t width, std::size_t rows, int stream = 0) = 0;
+  virtual void copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                        std::size_t width, std::size_t rows, int stream = 0) = 0;
+
+  // Runs `body` on `stream`. `problem_bytes` is what the launch staged (it selects the emulated
+  // slowdown).
+  virtual void execute(const std::function<void(const ExecContext&)>& body,
+                       std::uint64_t problem_bytes, int stream = 0) = 0;
+
+  // Streams: 0 and 1 exist on every device (the work of one stream runs in order; two streams may
+  // overlap, e.g. transfers of the next chunk with the compute of this one).
+  static constexpr int streams = 2;
+  // Later work on `waiting` starts only after the work issued so far on `other` is done.
+  virtual void wait_for(int waiting, int other) = 0;
+  virtual void synchronize(int stream) = 0;
+  void synchronize() {
+    for (int s = 0; s < streams; ++s) synchronize(s);
+  }
+
+  DeviceCounters counters() const;
+  void reset_counters();
+
+ protected:
+  Device(DeviceKind kind, DeviceBinding binding, int cores);
+  // Updated by the backends (copies may run on a helper thread).
+  struct AtomicCounters {
+    std::atomic<std::uint64_t> allocations{0}, frees{0}, copies_in{0}, copies_out{0}, bytes_in{0},
+        bytes_out{0}, executions{0};
+    std::atomic<std::int64_t> copy_ns{0}, execute_ns{0}, execute_host_ns{0};
+  };
+  AtomicCounters counters_;
+
+ private:
+  DeviceKind kind_;
+  DeviceBinding binding_;
+  int cores_;
+};
+
+// Creates the backend for a resolved binding. `shared_state` (may be null): memory shared by the
+// ranks bound to the same device on one node, for capacity accounting (see DeviceShare).
+class DeviceShare;
+std::unique_ptr<Device> make_device(const DeviceBinding& binding, int cores,
+                                    DeviceShare* share = nullptr);
+
+// The device this rank is bound to (created at first use; PhysicalTopology::of(env) must have been
+// made collectively before, or this first call must be collective).
+Device& device(Environment& env);
+Device& device();  // Environment::current()
+
+// Replaces the device of this rank by a new one for `binding` (resolved: a concrete index), and
+// returns it. For tests and benchmarks within one process that compare devices; the device lock
+// and the accounting shared with other ranks stay those of the rank's bound device, and
+// partitions made before must be made again. Not collective.
+Device& rebind_device(Environment& env, const DeviceBinding& binding);
+
+}  // namespace hit

@@ -1,0 +1,77 @@
+#pragma once
+// Typed values of the device parameters of a binding (`mem=`, `bw=`, `slowdown=`, `cores=`) and
+// their units. The text forms are part of the `--devices` grammar (see device_binding.hpp and
+// docs/devices.md).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hit/core/spec.hpp"
+#include "hit/device_binding.hpp"
+
+namespace hit {
+
+// A byte count: `<number>[unit]`, the number may have a fraction, the unit is one of B, KB, MB, GB,
+// TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), letters in any case; no unit = B.
+// Throws Error(parse) naming the text and the units allowed; zero is allowed (callers that need a
+// positive size check it).
+std::uint64_t parse_bytes(std::string_view text);
+// Exact, short text for a byte count: the largest binary unit that divides it ("64MiB"), else the
+// largest decimal one ("10GB"), else bytes ("1234B"). parse_bytes(format_bytes(b)) == b.
+std::string format_bytes(std::uint64_t bytes);
+// Human text, rounded: "1.50 GiB".
+std::string human_bytes(double bytes);
+
+// A transfer bandwidth in bytes per second: a byte count followed by "/s" ("10GB/s", "512MiB/s");
+// "/s" may be left out. Must be positive. Throws Error(parse).
+double parse_bandwidth(std::string_view text);
+std::string format_bandwidth(double bytes_per_second);
+
+// The slowdown of an emulated device as a step function of the problem size (the bytes a launch
+// stages on the device): `F` (everywhere) or `F0;F1@S1;F2@S2…` (F0 below S1, F1 from S1 up to S2,
+// …), with sizes as in parse_bytes, strictly increasing, and every factor >= 1 (an emulated device
+// can only be slower than the host it runs on). A memory cliff is a step: `1;6@256MiB`.
+class SlowdownProfile {
+ public:
+  struct Step {
+    std::uint64_t from_bytes = 0;
+    double factor = 1;
+    friend bool operator==(const Step&, const Step&) = default;
+  };
+
+  SlowdownProfile() = default;  // factor 1 everywhere
+  explicit SlowdownProfile(double factor);
+  static SlowdownProfile parse(std::string_view text);  // Error(parse) with the grammar
+
+  double at(std::uint64_t problem_bytes) const noexcept;
+  const std::vector<Step>& steps() const noexcept { return steps_; }
+  bool is_constant() const noexcept { return steps_.size() == 1; }
+  std::string str() const;
+  friend bool operator==(const SlowdownProfile&, const SlowdownProfile&) = default;
+
+ private:
+  std::vector<Step> steps_{Step{}};
+};
+
+// The parameters of one binding, typed. Keys a kind does not accept never get here: the binding
+// parser rejects them.
+struct DeviceParams {
+  std::optional<std::uint64_t> mem;  // emu: arena capacity in bytes
+  std::optional<double> bw;          // emu: copy bandwidth in bytes/s (none: as fast as memcpy)
+  SlowdownProfile slowdown;          // emu
+  std::optional<int> cores;          // host cores the rank uses (threads, BLAS, pinning)
+
+  static DeviceParams of(const DeviceBinding& binding);
+};
+
+// The device kinds and the parameters each accepts (for errors, --help and hit-info).
+const std::vector<std::string>& device_kinds();
+const std::vector<ParamInfo>& device_params(std::string_view kind);
+
+// Text for a whole binding list, runs of equal bindings compressed: "cuda:0*3,cuda:1".
+std::string format_device_spec(const std::vector<DeviceBinding>& bindings);
+
+}  // namespace hit

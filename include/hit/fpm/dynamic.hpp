@@ -1,0 +1,107 @@
+#pragma once
+// Dynamic data partitioning and dynamic load balancing with partial models (seed 001 §4.4,
+// seed 000 §1.8, fpm-algorithms.md §6). Neither needs models in advance: they measure at the
+// current distribution, add the points to partial models, and repartition.
+//
+//  - partition_iterate: one step of dynamic partitioning — benchmark the kernel on every device
+//    at the current distribution, stop when the measured times agree within eps, else add the
+//    points and repartition.
+//  - balance_iterate: one step of dynamic load balancing — the time of one iteration of the
+//    application itself is the measurement; the distribution changes when that pays off.
+//
+// The MPI forms are collective over `comm`: device i is rank i, each rank measures its own device,
+// points are exchanged, and the new distribution is computed on rank 0 and broadcast, so every
+// rank holds the same context afterwards. The serial forms simulate several devices in one
+// process (one kernel or one time per device).
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hit/fpm/benchmark.hpp"
+#include "hit/fpm/distribution.hpp"
+#include "hit/fpm/model.hpp"
+
+namespace hit::fpm {
+
+enum class DynamicStatus {
+  running,    // not decided yet: measure the (new) distribution next
+  converged,  // the measured times agree within eps: `dist` is balanced
+  stalled,    // the models predict nothing better than the distribution just measured
+  cycling,    // the partitioner returned to an earlier distribution: `dist` is the best measured
+  not_converged,  // the iteration limit was reached: `dist` is the best measured
+};
+std::string_view to_string(DynamicStatus status) noexcept;
+
+// The context of dynamic partitioning (fupermod_dynamic).
+struct PartitionContext {
+  PartitionContext(std::int64_t n, int devices, std::string algorithm = "geometric",
+                   ModelKind kind = ModelKind::piecewise);
+
+  std::int64_t n;
+  std::string algorithm;        // the partitioner spec that repartitions (see partition())
+  std::vector<Model> models;    // one partial model per device; set known capacities before use
+  Distribution dist;            // the next distribution to measure (even at first); the result
+  std::vector<Point> measured;  // the last measurement of every device (d = 0: not measured)
+  double imbalance = std::numeric_limits<double>::infinity();  // of the last measurement
+  int iterations = 0;
+  DynamicStatus status = DynamicStatus::running;
+  Distribution best;  // the measured distribution with the smallest measured makespan
+  double best_makespan = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<std::int64_t>> tried;  // the distributions measured so far
+};
+
+// One step. Measurement failures: Error(out_of_memory) from a device's kernel lowers that device's
+// capacity to halfway between the largest size it ran and the size that failed, and the step
+// repartitions; any other failure is thrown on every rank. When the relative confidence intervals
+// of the measurements are wider than eps/2, eps is raised to twice them for the convergence test
+// (else the loop could never converge).
+DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const BenchmarkKernel& kernel,
+                                const Precision& precision, double eps, MPI_Comm sync_comm);
+DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const BenchmarkKernel> devices,
+                                const Precision& precision, double eps);
+
+// Iterates until the status is no longer `running`, at most `max_iterations` steps.
+DynamicStatus partition_dynamic(PartitionContext& ctx, MPI_Comm comm, const BenchmarkKernel& kernel,
+                                const Precision& precision, double eps, int max_iterations,
+                                MPI_Comm sync_comm);
+DynamicStatus partition_dynamic(PartitionContext& ctx, std::span<const BenchmarkKernel> devices,
+                                const Precision& precision, double eps, int max_iterations = 20);
+
+// The context of dynamic load balancing of an iterative application.
+struct BalanceContext {
+  BalanceContext(std::int64_t n, int devices, std::string algorithm = "geometric",
+                 ModelKind kind = ModelKind::piecewise);
+
+  std::int64_t n;
+  std::string algorithm;
+  std::vector<Model> models;
+  Distribution dist;  // the distribution the application should use (even at first)
+  double eps = 0.05;  // measured imbalance tolerated without repartitioning
+  int window = 3;     // a device's point is the median of its last `window` times at one share
+  double migration_cost = 0;              // estimated seconds one redistribution costs
+  std::int64_t remaining_iterations = 1;  // iterations still to run, for the gain test
+  std::vector<Point> measured;            // per device: (share, median time) of the last step
+  double imbalance = std::numeric_limits<double>::infinity();
+  int iterations = 0;
+  std::vector<std::vector<double>> recent;  // per device: the last times at its current share
+};
+
+// One step after an iteration of the application: `seconds` is this rank's time for its share,
+// measured before any blocking collective (one that ends the timed region makes every rank see
+// the slowest one's time). Returns true when ctx.dist changed: redistribute before the next
+// iteration. It changes when the measured imbalance exceeds eps and the predicted gain,
+// (T_now − T_new) × remaining_iterations, exceeds migration_cost.
+bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds);
+bool balance_iterate(BalanceContext& ctx, MPI_Comm comm,
+                     std::chrono::steady_clock::time_point start);
+// Serial simulation: the times of all devices at once.
+bool balance_iterate(BalanceContext& ctx, std::span<const double> seconds);
+
+}  // namespace hit::fpm

@@ -1,0 +1,205 @@
+#pragma once
+// Layouts (first-level mapping, DESIGN §3-4): which blocks of a global Shape every logical process
+// owns, computed by a layout plug-in chosen by name (`blocks`, `cyclic`, `weighted:w=1,2`, ...).
+//
+// A Layout is a value type computed identically on every rank from the same inputs: it holds the
+// blocks of *every* process, so any rank can answer owner(), neighbour and size questions without
+// communicating.
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hit/core/registry.hpp"
+#include "hit/core/spec.hpp"
+#include "hit/device_binding.hpp"
+#include "hit/shape.hpp"
+#include "hit/topology.hpp"
+
+namespace hit {
+
+class Environment;
+
+// What a layout plug-in gets: the virtual topology, the global shape, its own spec (name and
+// checked parameters) and the device of every rank (empty when unknown: treat as homogeneous).
+struct LayoutRequest {
+  Topology topology;
+  Shape shape;
+  Spec spec;
+  std::vector<DeviceBinding> devices;
+};
+
+// How one topology axis divides the shape axis of the same number: pieces[c] lists the Sigs (of
+// that shape axis, in its array indices) given to topology coordinate c; an empty list gives it
+// nothing.
+using AxisPieces = std::vector<std::vector<Sig>>;
+
+namespace detail {
+// How owner() finds the coordinate along one axis of a product layout.
+struct AxisLookup {
+  std::vector<std::pair<Sig, int>> pieces;  // (piece, coordinate), sorted by begin
+  bool intervals = false;                   // pieces are contiguous runs: binary search them
+};
+}  // namespace detail
+
+class Layout {
+ public:
+  Layout() = default;
+  // `blocks[p]`: the blocks of process p (one list per process of `topology`; empty shapes are
+  // dropped, an empty list makes p inactive). `predicted_time`: empty, or one value per process.
+  // Checks the result: blocks inside `shape`, of its rank, together covering it exactly once
+  // (disjointness by a sweep over the blocks, up to a budget of pair tests), none on a process
+  // outside the topology grid. Throws Error(plugin) naming `spec` otherwise.
+  Layout(Topology topology, Shape shape, std::string spec, std::vector<std::vector<Shape>> blocks,
+         std::vector<double> predicted_time = {});
+
+  // The topology the blocks are laid on (for dimBlocks its 1-D view), the global shape and the
+  // canonical spec text that made the layout.
+  const Topology& topology() const noexcept { return topology_; }
+  const Shape& shape() const noexcept { return shape_; }
+  std::string spec() const { return spec_; }
+  int procs() const noexcept { return topology_.procs(); }
+
+  // The blocks of `proc`, in the order the plug-in gave them (empty for an inactive proc).
+  const std::vector<Shape>& blocks(int proc) const;
+  // The single block of `proc`; the null Shape when it has none; Error(invalid_argument) when it
+  // has several (use blocks()).
+  Shape block(int proc) const;
+  bool active(int proc) const { return !blocks(proc).empty(); }
+  int active_count() const noexcept;
+  index_t elements(int proc) const;
+  // The smallest shape containing all blocks of `proc` (null when inactive).
+  Shape bounding(int proc) const;
+  // The process owning `index`; -1 when `index` is outside shape().
+  int owner(const Index& index) const;
+
+  // [0:e0][0:e1]... with e_k the largest (smallest) extent along axis k over all blocks: pass
+  // max_extents() as the padded size of a tile so every block of this layout fits one buffer size.
+  // Of rank shape().rank() and extents 0 when no process has a block.
+  Shape max_extents() const;
+  Shape min_extents() const;
+
+  // The work given to `proc`: its predicted time when the plug-in predicted one, else elements.
+  double load(int proc) const;
+  std::optional<double> predicted_time(int proc) const;
+
+  // Along topology axis `axis`, the process `offset` steps from `proc` among the coordinates that
+  // hold data (Hitmap's "actives"): with `wrap` cyclically over them, without it nullopt past the
+  // last/first one. nullopt when `proc` or the process found is inactive.
+  std::optional<int> neighbor(int proc, int axis, int offset, bool wrap) const;
+  // How many coordinates along topology axis `axis` have an active process.
+  int active_extent(int axis) const;
+  // The coordinates along `axis` that have an active process, ascending.
+  const std::vector<int>& active_coords(int axis) const;
+
+  // A canonical text of the whole layout (topology, shape, spec, every process's blocks and
+  // predictions): equal texts mean equal layouts. One line per process.
+  std::string str() const;
+
+  friend bool operator==(const Layout& a, const Layout& b) {
+    return a.topology_ == b.topology_ && a.shape_ == b.shape_ && a.spec_ == b.spec_ &&
+           a.blocks_ == b.blocks_ && a.predicted_ == b.predicted_;
+  }
+
+ private:
+  // product_layout validates its pieces axis by axis (cheaper than block pairs) and leaves an
+  // index by axis so that owner() takes a binary search instead of a scan of every block.
+  friend Layout product_layout(const LayoutRequest& request, const std::vector<AxisPieces>& pieces,
+                               std::vector<double> predicted_time);
+  Layout(Topology topology, Shape shape, std::string spec, std::vector<std::vector<Shape>> blocks,
+         std::vector<double> predicted_time, std::vector<detail::AxisLookup> lookup);
+  void init(std::vector<std::vector<Shape>> blocks, bool check_pairs);
+  void check_proc(int proc) const;
+  void check_axis(int axis) const;
+  int owner_by_lookup(const Index& index) const;
+
+  Topology topology_;
+  Shape shape_;
+  std::string spec_;
+  std::vector<std::vector<Shape>> blocks_;
+  std::vector<double> predicted_;
+  std::vector<Shape> bounding_;                  // per proc
+  std::vector<std::vector<int>> active_coords_;  // per topology axis
+  Shape max_extents_;
+  Shape min_extents_;
+  std::vector<detail::AxisLookup> lookup_;  // per topology axis, for product layouts only
+};
+
+// A layout plug-in: maps a request to a Layout. Must be deterministic (same result on every rank).
+class LayoutPlugin {
+ public:
+  virtual ~LayoutPlugin() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  virtual std::vector<ParamInfo> params() const = 0;
+  // `request.spec` has been checked against params().
+  virtual Layout make(const LayoutRequest& request) const = 0;
+};
+
+// The layout plug-ins of a run: the built-in ones, plus those added by external plug-ins
+// (`env.extension<LayoutRegistry>().add(...)` from hit_plugin_register).
+class LayoutRegistry : public Registry<LayoutPlugin> {
+ public:
+  explicit LayoutRegistry(Environment& env);
+};
+
+// Builds a layout by spec with the plug-ins of Environment::current(). A non-empty `label` enables
+// the run-time override: a value of config key "layout-<label>" (the command line's
+// --layout-<label>, else the environment variable HIT_LAYOUT_<LABEL>) replaces `spec`.
+// `devices`: empty, or one binding per process of `topo`.
+Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
+              std::string_view label = {}, std::vector<DeviceBinding> devices = {});
+// The same with an explicit Environment.
+Layout layout(Environment& env, std::string_view spec, const Topology& topo, const Shape& shape,
+              std::string_view label = {}, std::vector<DeviceBinding> devices = {});
+
+// ---- building blocks for layout plug-ins ------------------------------------------------------
+
+// Part `part` of `n` elements split into `parts` as Hitmap's blocks: the first n mod parts parts
+// get one element more (n=10, parts=3 -> 4,3,3). Returns positions [first, last) in 0..n.
+std::pair<index_t, index_t> block_range(index_t n, int parts, int part);
+
+// `sig` split into `parts` consecutive pieces with block_range (strides and begins kept).
+AxisPieces block_pieces(const Sig& sig, int parts);
+// `sig` split into consecutive pieces of the given sizes (summing to sig.size()).
+AxisPieces sized_pieces(const Sig& sig, const std::vector<index_t>& sizes);
+
+// The Cartesian-product layout: the process at coordinates (c0, c1, ...) gets one block per
+// combination of pieces[0][c0] x pieces[1][c1] x ... (row-major order), with the shape axes past
+// the topology's taken whole. `pieces` has one entry per topology axis, each with dims()[k]
+// entries. Every built-in layout except work-package ones is of this form.
+Layout product_layout(const LayoutRequest& request, const std::vector<AxisPieces>& pieces,
+                      std::vector<double> predicted_time = {});
+
+// Rounds real `weights` (>= 0, not all zero) to integer parts that sum exactly to `n`, each within
+// one element of its exact share n*w/sum(w): the floors, then one more element to the parts with
+// the largest remainders (ties to the lower index). Throws Error(invalid_argument) for a negative,
+// non-finite or all-zero list.
+std::vector<index_t> parts_from_weights(std::span<const double> weights, index_t n);
+
+// The layout whose array axis `axis` is split over topology axis `axis` into consecutive parts of
+// the given sizes, one per topology coordinate along that axis (`parts` has dims()[axis] entries,
+// each >= 0, summing to the extent of that shape axis; a 0 makes that coordinate inactive). The
+// other axes the topology distributes are split as `blocks` does; further shape axes are whole.
+// `predicted_time`: empty, one value per process, or one per coordinate along `axis` (each
+// process of that slice gets it). Shared by `weighted`, `blocksLB` and `fpm`.
+Layout layout_from_parts(const LayoutRequest& request, int axis, const std::vector<index_t>& parts,
+                         std::vector<double> predicted_time = {});
+
+// layout_from_parts with the parts of parts_from_weights: `weights` (> 0 expected, one per
+// coordinate along topology axis `axis`) share out the extent of shape axis `axis`.
+Layout layout_from_weights(const LayoutRequest& request, int axis, std::span<const double> weights);
+
+// Throws Error(shape) unless the shape has at least as many axes as the topology (extra shape axes
+// are not distributed; fewer is an error). For plug-ins that split axis k over topology axis k.
+void require_layout_axes(const LayoutRequest& request);
+
+namespace detail {
+// Defined with the built-in plug-ins (plugins/layouts/builtin.cpp).
+void register_builtin_layouts(LayoutRegistry& registry);
+}  // namespace detail
+
+}  // namespace hit

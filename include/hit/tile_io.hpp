@@ -1,0 +1,99 @@
+#pragma once
+// Collective raw file I/O of distributed tiles (DESIGN §8), with MPI-IO.
+//
+// The file is the whole global array, raw row-major binary of the element type, no header (so
+// numpy's np.fromfile(path, dtype).reshape(extents) reads it). Element p (row-major position of
+// `global`) is at byte p * sizeof(T); a strided global shape is stored compactly by position.
+//
+// Every rank passes the tiles it holds; each tile's shape must lie inside `global` (strided
+// blocks of cyclic layouts are fine, views and tiles with padding or ghosts too: only shape() is
+// written or read). Null and empty tiles are skipped, so an inactive rank passes none. Parts of
+// different ranks should not overlap when writing (which rank's value wins is unspecified).
+//
+// The file view is built from MPI derived datatypes (nested hvectors per block, one struct per
+// collective call) and moved with MPI_File_write_all / read_all; a rank whose blocks interleave in
+// the file (several strided blocks) needs more than one collective call, agreed by all ranks.
+//
+// write_raw writes to `<path>.tmp-<random>` in the same folder and renames it to `path` once every
+// rank succeeded, so a failed write never leaves a partial file under the final name (an existing
+// file there is untouched) and the temporary is removed. Every failure is agreed: all ranks throw
+// the same hit::Error (io for files, shape for parts outside `global`).
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "hit/core/mpi_type.hpp"
+#include "hit/shape.hpp"
+#include "hit/tile.hpp"
+
+namespace hit {
+
+namespace detail {
+
+// One tile's elements, without their type.
+struct RawBlock {
+  Shape shape;                           // array indices, inside the global shape
+  void* origin = nullptr;                // the element at shape.first()
+  std::array<index_t, max_rank> step{};  // memory distance in elements per position of each axis
+};
+
+struct RawElement {
+  MPI_Datatype type;
+  std::size_t size;
+};
+
+void write_raw_blocks(const std::string& path, const Shape& global,
+                      const std::vector<RawBlock>& blocks, RawElement element, MPI_Comm comm);
+void read_raw_blocks(const std::string& path, const Shape& global,
+                     const std::vector<RawBlock>& blocks, RawElement element, MPI_Comm comm);
+
+template <class T>
+RawBlock raw_block(const Tile<T>& t) {
+  // Writes only read through the pointer; the one type serves both directions.
+  return RawBlock{t.shape(), const_cast<T*>(t.data()), t.steps()};
+}
+
+template <class T>
+RawElement raw_element() {
+  return RawElement{mpi_type<T>(), sizeof(T)};
+}
+
+}  // namespace detail
+
+// Collective over `comm`: writes the distributed array `global` from every rank's `parts`.
+template <class T>
+void write_raw(const std::string& path, const Shape& global, const std::vector<Tile<T>>& parts,
+               MPI_Comm comm) {
+  std::vector<detail::RawBlock> blocks;
+  blocks.reserve(parts.size());
+  for (const Tile<T>& t : parts) blocks.push_back(detail::raw_block(t));
+  detail::write_raw_blocks(path, global, blocks, detail::raw_element<T>(), comm);
+}
+
+// Collective over `comm`: fills every rank's `parts` from the file of the array `global`. The file
+// must exist and have exactly global.size() * sizeof(T) bytes. Ghost cells and padding of the
+// parts are left as they were.
+template <class T>
+void read_raw(const std::string& path, const Shape& global, std::vector<Tile<T>>& parts,
+              MPI_Comm comm) {
+  std::vector<detail::RawBlock> blocks;
+  blocks.reserve(parts.size());
+  for (const Tile<T>& t : parts) blocks.push_back(detail::raw_block(t));
+  detail::read_raw_blocks(path, global, blocks, detail::raw_element<T>(), comm);
+}
+
+// One tile per rank (an inactive rank passes a null tile).
+template <class T>
+void write_raw(const std::string& path, const Shape& global, const Tile<T>& part, MPI_Comm comm) {
+  detail::write_raw_blocks(path, global, {detail::raw_block(part)}, detail::raw_element<T>(), comm);
+}
+
+template <class T>
+void read_raw(const std::string& path, const Shape& global, Tile<T>& part, MPI_Comm comm) {
+  detail::read_raw_blocks(path, global, {detail::raw_block(part)}, detail::raw_element<T>(), comm);
+}
+
+}  // namespace hit

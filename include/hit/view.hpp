@@ -1,0 +1,111 @@
+#pragma once
+// View<T>: the typed window on device (or host) memory that kernel bodies receive, and
+// KernelContext, what else a body gets. Plain C++17 with no other hitmap++ header, so CUDA sources
+// (nvcc) can include it and pass Views by value to __global__ kernels.
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define HIT_HOST_DEVICE __host__ __device__
+#else
+#define HIT_HOST_DEVICE
+#endif
+
+namespace hit {
+
+using index_t = std::int64_t;  // as in shape.hpp
+inline constexpr int view_max_rank = 8;
+
+// `rank` axes of `extent` elements, `stride` elements apart; the first element is the array index
+// `origin` and array indices advance by `step` per axis. Indexing in tile coordinates
+// (0 .. extent-1) with operator(), in array (global) coordinates with at(). Trivially copyable.
+template <class T>
+struct View {
+  using value_type = T;
+  T* data = nullptr;
+  int rank = 0;
+  index_t extent[view_max_rank] = {};
+  index_t stride[view_max_rank] = {};
+  index_t origin[view_max_rank] = {};
+  index_t step[view_max_rank] = {};
+
+  HIT_HOST_DEVICE index_t size() const noexcept {
+    index_t n = rank > 0 ? 1 : 0;
+    for (int k = 0; k < rank; ++k) n *= extent[k];
+    return n;
+  }
+  HIT_HOST_DEVICE index_t rows() const noexcept { return rank >= 2 ? extent[rank - 2] : 1; }
+  HIT_HOST_DEVICE index_t cols() const noexcept { return rank >= 1 ? extent[rank - 1] : 0; }
+  // Elements from one row to the next (the leading dimension for BLAS).
+  HIT_HOST_DEVICE index_t pitch() const noexcept {
+    return rank >= 2 ? stride[rank - 2] : (rank == 1 ? extent[0] : 0);
+  }
+
+  HIT_HOST_DEVICE T& operator()(index_t i) const noexcept { return data[i * stride[0]]; }
+  HIT_HOST_DEVICE T& operator()(index_t i, index_t j) const noexcept {
+    return data[i * stride[0] + j * stride[1]];
+  }
+  HIT_HOST_DEVICE T& operator()(index_t i, index_t j, index_t k) const noexcept {
+    return data[i * stride[0] + j * stride[1] + k * stride[2]];
+  }
+  HIT_HOST_DEVICE T& at(index_t gi) const noexcept { return (*this)((gi - origin[0]) / step[0]); }
+  HIT_HOST_DEVICE T& at(index_t gi, index_t gj) const noexcept {
+    return (*this)((gi - origin[0]) / step[0], (gj - origin[1]) / step[1]);
+  }
+  HIT_HOST_DEVICE T& at(index_t gi, index_t gj, index_t gk) const noexcept {
+    return (*this)((gi - origin[0]) / step[0], (gj - origin[1]) / step[1],
+                   (gk - origin[2]) / step[2]);
+  }
+  // Whether the array index is inside the view.
+  HIT_HOST_DEVICE bool contains(index_t gi, index_t gj) const noexcept {
+    const index_t i = gi - origin[0];
+    const index_t j = gj - origin[1];
+    return i >= 0 && j >= 0 && i % step[0] == 0 && j % step[1] == 0 && i / step[0] < extent[0] &&
+           j / step[1] < extent[1];
+  }
+};
+
+// A rectangular (possibly strided) box of array indices as plain data: what a Shape is, for code
+// that nvcc compiles. Axis k holds begin[k], begin[k] + step[k], ... < end[k].
+struct Box {
+  int rank = 0;
+  index_t begin[view_max_rank] = {};
+  index_t end[view_max_rank] = {};
+  index_t step[view_max_rank] = {};
+
+  HIT_HOST_DEVICE index_t extent(int k) const noexcept {
+    return end[k] <= begin[k] ? 0 : (end[k] - begin[k] + step[k] - 1) / step[k];
+  }
+  HIT_HOST_DEVICE index_t size() const noexcept {
+    index_t n = rank > 0 ? 1 : 0;
+    for (int k = 0; k < rank; ++k) n *= extent(k);
+    return n;
+  }
+};
+
+// What a kernel body gets besides its arguments (DESIGN §3 "Kernels and launch").
+//   cpu, emu: the body is called once per block of the partition (blocks run on `threads` host
+//             threads at once); `block` is the block to compute, `threads` the cores this call
+//             may use itself (e.g. for BLAS).
+//   cuda:     the body (a host function) is called once with `block` == `domain`; it launches its
+//             CUDA work on `cuda_stream` with the partition's geometry `grid` x `threads_per_block`
+//             (x along the last axis), and may use the cuBLAS handle `cublas`.
+struct KernelContext {
+  Box domain;
+  Box block;
+  std::int64_t block_index = 0;
+  std::int64_t grid[3] = {1, 1, 1};
+  std::int64_t threads_per_block[3] = {1, 1, 1};
+  int threads = 1;
+  void* cuda_stream = nullptr;  // cudaStream_t
+  void* cublas = nullptr;       // cublasHandle_t
+};
+
+// What a device backend gives a body it executes (the launch turns it into a KernelContext).
+struct ExecContext {
+  int threads = 1;
+  void* cuda_stream = nullptr;
+  void* cublas = nullptr;
+};
+
+}  // namespace hit

@@ -1,0 +1,33 @@
+#pragma once
+// Registration functions of the built-in layout plug-ins (one per file of this folder) and the
+// parameter helpers they share.
+
+#include <string>
+
+#include "hit/core/error.hpp"
+#include "hit/layout.hpp"
+
+namespace hit::detail {
+
+void register_blocks_layout(LayoutRegistry& registry);
+void register_dim_blocks_layout(LayoutRegistry& registry);
+void register_cyclic_layout(LayoutRegistry& registry);
+void register_block_cyclic_layout(LayoutRegistry& registry);
+void register_weighted_layout(LayoutRegistry& registry);
+void register_blocks_lb_layout(LayoutRegistry& registry);
+void register_fpm_layout(LayoutRegistry& registry);  // fpm.cpp
+
+// The integer parameter `key` of the request's spec, in [0, limit); Error(plugin) naming the value
+// and the allowed range otherwise.
+inline int index_param(const LayoutRequest& request, const std::string& key, int fallback,
+                       int limit, const std::string& what) {
+  const auto value = request.spec.get_int(key, fallback);
+  if (value < 0 || value >= limit) {
+    throw Error(ErrorKind::plugin, "layout '" + request.spec.str() + "': " + key + "=" +
+                                       std::to_string(value) + " is not " + what + " (0 to " +
+                                       std::to_string(limit - 1) + ")");
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace hit::detail

@@ -1,0 +1,86 @@
+// `outOfCore`: the local domain cut into chunks of rows that fit the device, staged one after the
+// other with two buffers per chunked array so the copies of the next chunk overlap the compute of
+// this one (seed 000 §1.6, version 3). The blocks of each chunk are those of the `inner` plug-in.
+#include <fmt/format.h>
+
+#include "builtin.hpp"
+#include "hit/core/error.hpp"
+#include "hit/device_params.hpp"
+
+namespace hit::detail {
+namespace {
+
+class OutOfCorePartition final : public PartitionPlugin {
+ public:
+  std::string name() const override { return "outOfCore"; }
+  std::string description() const override {
+    return "chunks of rows that fit device memory, double-buffered so transfers overlap compute";
+  }
+  std::vector<ParamInfo> params() const override {
+    return {{"inner", "partition of each chunk: single, threads or blocks",
+             "blocks on cuda, threads elsewhere"},
+            {"rows", "rows per chunk (instead of fitting the device)", ""},
+            {"mem", "device bytes to plan for, e.g. 256MiB", "the device capacity"},
+            {"fill", "fraction of that memory the chunks may use", "0.9"},
+            {"buffers", "device buffers per chunked array: 1 or 2", "2"}};
+  }
+
+  Partition make(const PartitionRequest& r) const override {
+    const Spec& spec = r.spec;
+    const auto fail = [&](const std::string& why) {
+      return Error(ErrorKind::plugin, fmt::format("partition '{}': {}", spec.str(), why));
+    };
+    const std::string inner =
+        spec.get_string("inner", r.device.kind == "cuda" ? "blocks" : "threads");
+    PartitionRequest inner_request = r;
+    inner_request.spec = Spec(inner);
+    Partition p;
+    if (inner == "single") {
+      p = single_partition(inner_request, spec.str());
+    } else if (inner == "threads") {
+      p = threads_partition(inner_request, spec.str(), r.device.cores);
+    } else if (inner == "blocks") {
+      p = blocks_partition(inner_request, spec.str());
+    } else {
+      throw fail("inner=" + inner + " is not single, threads or blocks");
+    }
+    const auto buffers = spec.get_int("buffers", 2);
+    if (buffers != 1 && buffers != 2) throw fail(fmt::format("buffers={} is not 1 or 2", buffers));
+    if (spec.has("rows")) {
+      const auto rows = spec.get_int("rows", 0);
+      if (rows < 1) throw fail(fmt::format("rows={} must be at least 1", rows));
+      std::vector<Shape> chunks;
+      const index_t n = r.domain.extent(0);
+      for (index_t first = 0; first < n; first += rows) {
+        chunks.push_back(
+            r.domain.with_sig(0, r.domain[0].select_tile(first, std::min(n, first + rows))));
+      }
+      if (chunks.empty()) chunks.push_back(r.domain);
+      p.set_chunks(std::move(chunks), static_cast<int>(buffers));
+      return p;
+    }
+    std::uint64_t memory = r.device.capacity;
+    if (auto text = spec.get("mem")) {
+      try {
+        memory = parse_bytes(*text);
+      } catch (const Error& e) {
+        throw fail(fmt::format("mem={}: {}", *text, e.what()));
+      }
+    }
+    const double fill = spec.get_double("fill", 0.9);
+    if (!(fill > 0 && fill <= 1)) throw fail(fmt::format("fill={} is not in (0, 1]", fill));
+    const auto budget = static_cast<std::uint64_t>(static_cast<double>(memory) * fill);
+    if (budget == 0) throw fail("the device memory to plan for is zero");
+    p.set_chunk_budget(budget, static_cast<int>(buffers));
+    if (r.footprint.bytes_per_row > 0) p = p.with_footprint(r.footprint);
+    return p;
+  }
+};
+
+}  // namespace
+
+void register_out_of_core_partition(PartitionRegistry& registry) {
+  registry.add(std::make_shared<OutOfCorePartition>());
+}
+
+}  // namespace hit::detail

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The main demo: Cannon's matrix multiplication on 4 MPI processes of an emulated heterogeneous
+# node (one accelerator emulated 4x slower than the host kernel, three CPU ranks), checked against
+# a serial product. Installs what is missing and builds first.
+#   bash scripts/demo.sh [extra hit-cannon flags]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export OPENBLAS_NUM_THREADS=1
+devices=${HIT_DEMO_DEVICES:-'emu:0(slowdown=4)*1,cpu*3'}
+echo "== hit-cannon on 4 processes, devices ${devices} =="
+mpiexec.mpich -n 4 build/bin/hit-cannon --n 1024 --devices "${devices}" --check "$@"
+echo
+echo "== the layouts, drawn by hit-layout (build/demo-layout.svg) =="
+build/bin/hit-layout --shape '[0:1024][0:1024]' --procs 4 --topology square \
+  --layout 'blocksLB:factor=0.6' --devices "${devices}" --svg build/demo-layout.svg

@@ -1,0 +1,366 @@
+#include "hit/fpm/dynamic.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "hit/core/collective.hpp"
+#include "hit/core/error.hpp"
+#include "hit/fpm/partition.hpp"
+#include "hit/fpm/statistics.hpp"
+
+namespace hit::fpm {
+namespace {
+
+using Sizes = std::vector<std::int64_t>;
+using Repartition = std::function<Distribution(const std::vector<Model>&)>;
+
+std::vector<Model> empty_models(int devices, ModelKind kind) {
+  if (devices < 1) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("dynamic partitioning: {} devices (at least one is needed)", devices));
+  }
+  return std::vector<Model>(static_cast<std::size_t>(devices), Model(kind));
+}
+
+// Partitions among the devices that have models; a device that has none yet (it never had work)
+// gets a probe share of one unit, taken from the largest share, so that it gets measured.
+Distribution repartition_local(const std::string& algorithm, std::int64_t n,
+                               const std::vector<Model>& models) {
+  std::vector<std::size_t> known, unknown;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    (models[i].empty() && models[i].capacity() > 0 ? unknown : known).push_back(i);
+  }
+  if (unknown.empty()) return partition(algorithm, models, n);
+  const bool any_usable =
+      std::any_of(known.begin(), known.end(), [&](std::size_t i) { return models[i].usable(); });
+  if (!any_usable) {
+    Distribution d = partition_even(models, n);
+    d.algorithm = algorithm;
+    return d;
+  }
+  std::vector<Model> sub;
+  for (std::size_t i : known) sub.push_back(models[i]);
+  const Distribution part = partition(algorithm, sub, n);
+  Sizes d(models.size(), 0);
+  for (std::size_t k = 0; k < known.size(); ++k) d[known[k]] = part.parts[k].d;
+  for (std::size_t i : unknown) {
+    const auto donor = std::max_element(d.begin(), d.end());  // first largest: the lower index
+    if (*donor < 2) break;
+    --*donor;
+    d[i] = 1;
+  }
+  return evaluate(models, d, algorithm);
+}
+
+// Rank 0 partitions and broadcasts the result, so every rank holds the very same distribution.
+Distribution repartition_mpi(MPI_Comm comm, const std::string& algorithm, std::int64_t n,
+                             const std::vector<Model>& models) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  Distribution out;
+  collectively(comm, [&] {
+    if (rank == 0) out = repartition_local(algorithm, n, models);
+  });
+  const std::size_t p = models.size();
+  Sizes d(p);
+  std::vector<double> t(p + 1);
+  if (rank == 0) {
+    for (std::size_t i = 0; i < p; ++i) {
+      d[i] = out.parts[i].d;
+      t[i] = out.parts[i].t;
+    }
+    t[p] = out.makespan;
+  }
+  check_mpi(MPI_Bcast(d.data(), static_cast<int>(p), MPI_INT64_T, 0, comm), "fpm: MPI_Bcast");
+  check_mpi(MPI_Bcast(t.data(), static_cast<int>(p + 1), MPI_DOUBLE, 0, comm), "fpm: MPI_Bcast");
+  if (rank != 0) {
+    out.n = n;
+    out.algorithm = algorithm;
+    out.parts.resize(p);
+    for (std::size_t i = 0; i < p; ++i) out.parts[i] = Part{d[i], t[i]};
+    out.makespan = t[p];
+  }
+  return out;
+}
+
+struct Observation {
+  Point point;
+  bool measured = false;       // a point was measured (d > 0 and no failure)
+  bool out_of_memory = false;  // the device could not hold d units
+};
+
+void ensure_started(PartitionContext& ctx) {
+  if (!ctx.dist.parts.empty()) return;
+  ctx.dist = partition_even(ctx.models, ctx.n);
+  ctx.dist.algorithm = "even";
+}
+
+DynamicStatus advance(PartitionContext& ctx, const std::vector<Observation>& obs, double eps,
+                      const Repartition& repartition) {
+  if (!(eps >= 0)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("dynamic partitioning: eps = {} (must be >= 0)", eps));
+  }
+  ++ctx.iterations;
+  const Sizes current = ctx.dist.sizes();
+  bool complete = true;
+  double noise = 0;
+  double makespan = 0;
+  ctx.measured.assign(obs.size(), Point{0, 0, 0, 0});
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    const Observation& o = obs[i];
+    if (o.out_of_memory) {
+      // The capacity lies between the largest size that ran and the one that failed: bisect, so
+      // a device far over its memory needs log2 steps, not one step per unit.
+      const auto& pts = ctx.models[i].points();
+      const std::int64_t ran = pts.empty() ? 0 : std::min(pts.back().d, current[i] - 1);
+      ctx.models[i].set_capacity(ran + (current[i] - ran) / 2);
+      complete = false;
+    } else if (o.measured) {
+      ctx.measured[i] = o.point;
+      noise = std::max(noise, o.point.ci / o.point.t);
+      makespan = std::max(makespan, o.point.t);
+    } else if (current[i] > 0) {
+      complete = false;  // a peer's failure stopped this device's measurement
+    }
+  }
+  ctx.imbalance = imbalance(ctx.measured);
+  // The points join the models even when this is the last step: the models then describe the
+  // final distribution too (and can be saved and reused).
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    if (obs[i].measured) ctx.models[i].add(obs[i].point);
+  }
+  if (complete) {
+    if (makespan < ctx.best_makespan) {
+      ctx.best_makespan = makespan;
+      ctx.best = ctx.dist;
+    }
+    if (ctx.imbalance <= std::max(eps, 2 * noise)) return ctx.status = DynamicStatus::converged;
+  }
+  ctx.tried.push_back(current);
+  Distribution next = repartition(ctx.models);
+  const Sizes proposed = next.sizes();
+  if (proposed == current) return ctx.status = DynamicStatus::stalled;
+  if (ctx.iterations > 2 &&
+      std::find(ctx.tried.begin(), ctx.tried.end(), proposed) != ctx.tried.end()) {
+    if (!ctx.best.parts.empty()) ctx.dist = ctx.best;
+    return ctx.status = DynamicStatus::cycling;
+  }
+  ctx.dist = std::move(next);
+  return ctx.status = DynamicStatus::running;
+}
+
+bool is_out_of_memory(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const Error& e) {
+    return e.kind() == ErrorKind::out_of_memory;
+  } catch (...) {
+    return false;
+  }
+}
+
+void check_devices(std::size_t models, std::size_t devices, std::string_view what) {
+  if (models != devices) {
+    throw Error(
+        ErrorKind::invalid_argument,
+        fmt::format("{}: the context has {} devices but {} were given", what, models, devices));
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(DynamicStatus status) noexcept {
+  switch (status) {
+    case DynamicStatus::running:
+      return "running";
+    case DynamicStatus::converged:
+      return "converged";
+    case DynamicStatus::stalled:
+      return "stalled";
+    case DynamicStatus::cycling:
+      return "cycling";
+    case DynamicStatus::not_converged:
+      return "not_converged";
+  }
+  return "?";
+}
+
+PartitionContext::PartitionContext(std::int64_t units, int devices, std::string algo,
+                                   ModelKind kind)
+    : n(units), algorithm(std::move(algo)), models(empty_models(devices, kind)) {
+  if (n < 0) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("dynamic partitioning: n = {} is negative (must be >= 0)", n));
+  }
+}
+
+DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const BenchmarkKernel& kernel,
+                                const Precision& precision, double eps, MPI_Comm sync_comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  check_devices(ctx.models.size(), static_cast<std::size_t>(size), "partition_iterate");
+  if (ctx.status != DynamicStatus::running) return ctx.status;
+  collectively(comm, [&] { ensure_started(ctx); });
+
+  const std::int64_t d = ctx.dist.parts[static_cast<std::size_t>(rank)].d;
+  detail::Measurement m = detail::measure(kernel, d, precision, sync_comm);
+  const bool oom = m.failure && is_out_of_memory(m.failure);
+  agree(comm, oom ? nullptr : m.failure);
+
+  const bool measured = !m.failure && !m.peer_failed && d > 0;
+  const double mine[6] = {
+      static_cast<double>(d), m.point.t,           static_cast<double>(m.point.reps), m.point.ci,
+      oom ? 1.0 : 0.0,        measured ? 1.0 : 0.0};
+  std::vector<double> all(6 * static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(mine, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, comm),
+            "partition_iterate: MPI_Allgather");
+  std::vector<Observation> obs(static_cast<std::size_t>(size));
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    const double* row = &all[6 * i];
+    obs[i].point =
+        Point{static_cast<std::int64_t>(row[0]), row[1], static_cast<int>(row[2]), row[3]};
+    obs[i].out_of_memory = row[4] != 0;
+    obs[i].measured = row[5] != 0;
+  }
+  return advance(ctx, obs, eps, [&](const std::vector<Model>& models) {
+    return repartition_mpi(comm, ctx.algorithm, ctx.n, models);
+  });
+}
+
+DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const BenchmarkKernel> devices,
+                                const Precision& precision, double eps) {
+  check_devices(ctx.models.size(), devices.size(), "partition_iterate");
+  if (ctx.status != DynamicStatus::running) return ctx.status;
+  ensure_started(ctx);
+  std::vector<Observation> obs(devices.size());
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const std::int64_t d = ctx.dist.parts[i].d;
+    detail::Measurement m = detail::measure(devices[i], d, precision, MPI_COMM_NULL);
+    if (m.failure) {
+      if (!is_out_of_memory(m.failure)) std::rethrow_exception(m.failure);
+      obs[i].out_of_memory = true;
+    } else {
+      obs[i].measured = d > 0;
+    }
+    obs[i].point = m.point;
+  }
+  return advance(ctx, obs, eps, [&](const std::vector<Model>& models) {
+    return repartition_local(ctx.algorithm, ctx.n, models);
+  });
+}
+
+namespace {
+
+template <class Step>
+DynamicStatus drive(PartitionContext& ctx, int max_iterations, Step&& step) {
+  while (ctx.status == DynamicStatus::running && ctx.iterations < max_iterations) step();
+  if (ctx.status == DynamicStatus::running) {
+    ctx.status = DynamicStatus::not_converged;
+    if (!ctx.best.parts.empty()) ctx.dist = ctx.best;
+  }
+  return ctx.status;
+}
+
+}  // namespace
+
+DynamicStatus partition_dynamic(PartitionContext& ctx, MPI_Comm comm, const BenchmarkKernel& kernel,
+                                const Precision& precision, double eps, int max_iterations,
+                                MPI_Comm sync_comm) {
+  return drive(ctx, max_iterations,
+               [&] { partition_iterate(ctx, comm, kernel, precision, eps, sync_comm); });
+}
+
+DynamicStatus partition_dynamic(PartitionContext& ctx, std::span<const BenchmarkKernel> devices,
+                                const Precision& precision, double eps, int max_iterations) {
+  return drive(ctx, max_iterations, [&] { partition_iterate(ctx, devices, precision, eps); });
+}
+
+// ---- dynamic load balancing ----------------------------------------------------------------
+
+BalanceContext::BalanceContext(std::int64_t units, int devices, std::string algo, ModelKind kind)
+    : n(units), algorithm(std::move(algo)), models(empty_models(devices, kind)) {
+  if (n < 0) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("dynamic load balancing: n = {} is negative (must be >= 0)", n));
+  }
+  dist = partition_even(models, n);
+  recent.resize(models.size());
+}
+
+namespace {
+
+bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
+                     const Repartition& repartition) {
+  if (ctx.window < 1) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("balance_iterate: window = {} (must be >= 1)", ctx.window));
+  }
+  ++ctx.iterations;
+  ctx.recent.resize(ctx.models.size());
+  const Sizes current = ctx.dist.sizes();
+  ctx.measured.assign(ctx.models.size(), Point{0, 0, 0, 0});
+  double now = 0;
+  for (std::size_t i = 0; i < ctx.models.size(); ++i) {
+    if (current[i] <= 0) continue;
+    if (!(seconds[i] > 0) || !std::isfinite(seconds[i])) {
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("balance_iterate: device {} reported {} s for {} units (must be "
+                              "> 0)",
+                              i, seconds[i], current[i]));
+    }
+    auto& r = ctx.recent[i];
+    r.push_back(seconds[i]);
+    if (static_cast<int>(r.size()) > ctx.window) r.erase(r.begin());
+    const Point p{current[i], median(r), static_cast<int>(r.size()), 0};
+    ctx.models[i].add(p);
+    ctx.measured[i] = p;
+    now = std::max(now, p.t);
+  }
+  ctx.imbalance = imbalance(ctx.measured);
+  if (ctx.imbalance <= ctx.eps) return false;
+  Distribution next = repartition(ctx.models);
+  if (next.sizes() == current) return false;
+  const double gain = (now - next.makespan) * static_cast<double>(ctx.remaining_iterations);
+  if (!(gain > ctx.migration_cost)) return false;
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    if (next.parts[i].d != current[i]) ctx.recent[i].clear();
+  }
+  ctx.dist = std::move(next);
+  return true;
+}
+
+}  // namespace
+
+bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  check_devices(ctx.models.size(), static_cast<std::size_t>(size), "balance_iterate");
+  std::vector<double> all(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&seconds, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm),
+            "balance_iterate: MPI_Allgather");
+  // Every rank holds the same times and context, so every rank takes the same decisions (and
+  // throws the same error for a bad time); only the partition itself comes from rank 0.
+  return advance_balance(ctx, all, [&](const std::vector<Model>& models) {
+    return repartition_mpi(comm, ctx.algorithm, ctx.n, models);
+  });
+}
+
+bool balance_iterate(BalanceContext& ctx, MPI_Comm comm,
+                     std::chrono::steady_clock::time_point start) {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return balance_iterate(ctx, comm, seconds);
+}
+
+bool balance_iterate(BalanceContext& ctx, std::span<const double> seconds) {
+  check_devices(ctx.models.size(), seconds.size(), "balance_iterate");
+  return advance_balance(ctx, seconds, [&](const std::vector<Model>& models) {
+    return repartition_local(ctx.algorithm, ctx.n, models);
+  });
+}
+
+}  // namespace hit::fpm

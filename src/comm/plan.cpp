@@ -1,0 +1,301 @@
+#include <algorithm>
+
+#include "hit/pattern.hpp"
+#include "hit/core/collective.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
+
+namespace hit {
+
+MPI_Op to_mpi(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return MPI_SUM;
+    case ReduceOp::prod: return MPI_PROD;
+    case ReduceOp::min: return MPI_MIN;
+    case ReduceOp::max: return MPI_MAX;
+  }
+  return MPI_SUM;
+}
+
+namespace detail {
+
+Datatype::~Datatype() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (type_ != MPI_DATATYPE_NULL && finalized == 0) MPI_Type_free(&type_);
+}
+
+Datatype& Datatype::operator=(Datatype&& o) noexcept {
+  if (this != &o) {
+    if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+    type_ = o.type_;
+    o.type_ = MPI_DATATYPE_NULL;
+  }
+  return *this;
+}
+
+index_t Region::elements() const {
+  if (rank == 0) return 0;
+  index_t n = 1;
+  for (int k = 0; k < rank; ++k) n *= extents[static_cast<std::size_t>(k)];
+  return n;
+}
+
+void MessageBuilder::add(const Region& region) {
+  if (region.elements() == 0) return;
+  regions_.push_back(region);
+  bytes_ += static_cast<std::size_t>(region.elements()) * element_size_;
+}
+
+namespace {
+
+// The datatype of one region, relative to its first element. Axes whose elements are adjacent in
+// memory are merged so a dense block is one contiguous run (the fast path of every MPI).
+MPI_Datatype region_type(const Region& r, MPI_Datatype element, std::size_t element_size) {
+  // Merge trailing dense axes: axis k is dense over k+1 when step[k] == extent[k+1]*step[k+1].
+  std::vector<index_t> ext;
+  std::vector<index_t> step;
+  for (int k = 0; k < r.rank; ++k) {
+    ext.push_back(r.extents[static_cast<std::size_t>(k)]);
+    step.push_back(r.steps[static_cast<std::size_t>(k)]);
+  }
+  for (std::size_t k = ext.size() - 1; k > 0; --k) {
+    if (step[k - 1] == ext[k] * step[k] || ext[k - 1] == 1) {
+      ext[k - 1] *= ext[k];
+      step[k - 1] = step[k];
+      ext.erase(ext.begin() + static_cast<std::ptrdiff_t>(k));
+      step.erase(step.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  MPI_Datatype inner = MPI_DATATYPE_NULL;
+  const std::size_t last = ext.size() - 1;
+  if (step[last] == 1) {
+    check_mpi(MPI_Type_contiguous(static_cast<int>(ext[last]), element, &inner), "MPI_Type_contiguous");
+  } else {
+    check_mpi(MPI_Type_vector(static_cast<int>(ext[last]), 1, static_cast<int>(step[last]), element, &inner),
+              "MPI_Type_vector");
+  }
+  for (std::size_t k = last; k-- > 0;) {
+    MPI_Datatype outer = MPI_DATATYPE_NULL;
+    const auto stride_bytes = static_cast<MPI_Aint>(step[k]) * static_cast<MPI_Aint>(element_size);
+    check_mpi(MPI_Type_create_hvector(static_cast<int>(ext[k]), 1, stride_bytes, inner, &outer),
+              "MPI_Type_create_hvector");
+    MPI_Type_free(&inner);
+    inner = outer;
+  }
+  return inner;
+}
+
+}  // namespace
+
+Datatype MessageBuilder::build() const {
+  std::vector<MPI_Datatype> types;
+  std::vector<int> lengths(regions_.size(), 1);
+  std::vector<MPI_Aint> addresses;
+  MPI_Aint base_address = 0;
+  if (!regions_.empty()) MPI_Get_address(regions_.front().data, &base_address);
+  for (const Region& r : regions_) {
+    types.push_back(region_type(r, element_, element_size_));
+    MPI_Aint address = 0;
+    MPI_Get_address(r.data, &address);
+    addresses.push_back(MPI_Aint_diff(address, base_address));
+  }
+  MPI_Datatype out = MPI_DATATYPE_NULL;
+  check_mpi(MPI_Type_create_struct(static_cast<int>(types.size()), lengths.data(), addresses.data(),
+                                   types.data(), &out),
+            "MPI_Type_create_struct");
+  for (MPI_Datatype& t : types) MPI_Type_free(&t);
+  check_mpi(MPI_Type_commit(&out), "MPI_Type_commit");
+  return Datatype(out);
+}
+
+void CommPlan::post(Phase& phase) {
+  requests_.clear();
+  pack_buffers_.clear();
+  // In-place transfers pack what leaves *before* any receive is posted: a posted receive may
+  // complete at once from an already-arrived message and overwrite the data still to be sent.
+  std::vector<int> packed_sizes;
+  if (pack_sends_) {
+    for (const Message& m : phase.sends) {
+      int size = 0;
+      check_mpi(MPI_Pack_size(1, m.type->get(), comm_, &size), "MPI_Pack_size");
+      std::vector<char>& buffer = pack_buffers_.emplace_back(static_cast<std::size_t>(size));
+      int position = 0;
+      check_mpi(MPI_Pack(m.base, 1, m.type->get(), buffer.data(), size, &position, comm_),
+                "MPI_Pack");
+      packed_sizes.push_back(position);
+    }
+  }
+  for (const Message& m : phase.recvs) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    check_mpi(MPI_Irecv(const_cast<void*>(m.base), 1, m.type->get(), m.peer, m.tag, comm_, &req),
+              "MPI_Irecv");
+    requests_.push_back(req);
+  }
+  for (std::size_t i = 0; i < phase.sends.size(); ++i) {
+    const Message& m = phase.sends[i];
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (pack_sends_) {
+      check_mpi(MPI_Isend(pack_buffers_[i].data(), packed_sizes[i], MPI_PACKED, m.peer, m.tag,
+                          comm_, &req),
+                "MPI_Isend");
+    } else {
+      check_mpi(MPI_Isend(m.base, 1, m.type->get(), m.peer, m.tag, comm_, &req), "MPI_Isend");
+    }
+    requests_.push_back(req);
+  }
+}
+
+void CommPlan::complete() {
+  if (!requests_.empty()) {
+    check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall");
+  }
+  requests_.clear();
+  pack_buffers_.clear();
+}
+
+void CommPlan::start() {
+  if (in_flight_) {
+    throw Error(ErrorKind::invalid_argument, "comm '" + name_ + "' started twice without wait()");
+  }
+  in_flight_ = true;
+  for (std::size_t p = 0; p < phases_.size(); ++p) {
+    post(phases_[p]);
+    if (p + 1 < phases_.size()) complete();
+  }
+}
+
+void CommPlan::wait() {
+  if (!in_flight_) return;
+  complete();
+  in_flight_ = false;
+}
+
+std::size_t CommPlan::bytes_sent() const {
+  std::size_t n = 0;
+  for (const Phase& p : phases_) {
+    for (const Message& m : p.sends) n += m.bytes;
+  }
+  return n;
+}
+
+std::size_t CommPlan::bytes_received() const {
+  std::size_t n = 0;
+  for (const Phase& p : phases_) {
+    for (const Message& m : p.recvs) n += m.bytes;
+  }
+  return n;
+}
+
+BcastPlan::BcastPlan(std::string name, MPI_Comm parent, int color, int key, int root, Region region,
+                     MPI_Datatype element, std::size_t element_size)
+    : CommPlan(std::move(name), parent), root_(root) {
+  check_mpi(MPI_Comm_split(parent, color, key, &line_), "MPI_Comm_split");
+  if (line_ == MPI_COMM_NULL) return;
+  MPI_Comm_rank(line_, &line_rank_);
+  MessageBuilder builder(element, element_size);
+  builder.add(region);
+  bytes_ = builder.bytes();
+  base_ = const_cast<void*>(builder.base());
+  if (!builder.empty()) type_ = builder.build();
+}
+
+BcastPlan::~BcastPlan() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (line_ != MPI_COMM_NULL && finalized == 0) MPI_Comm_free(&line_);
+}
+
+void BcastPlan::start() {
+  if (line_ == MPI_COMM_NULL || type_.get() == MPI_DATATYPE_NULL) return;
+  check_mpi(MPI_Ibcast(base_, 1, type_.get(), root_, line_, &request_), "MPI_Ibcast");
+}
+
+void BcastPlan::wait() {
+  if (request_ != MPI_REQUEST_NULL) check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
+std::size_t BcastPlan::bytes_sent() const {
+  if (line_ == MPI_COMM_NULL || line_rank_ != root_) return 0;
+  int size = 1;
+  MPI_Comm_size(line_, &size);
+  return bytes_ * static_cast<std::size_t>(size - 1);
+}
+
+std::size_t BcastPlan::bytes_received() const {
+  return (line_ == MPI_COMM_NULL || line_rank_ == root_) ? 0 : bytes_;
+}
+
+namespace {
+
+// Per-environment tag counter (Environment::extension), so no global state.
+struct TagCounter {
+  explicit TagCounter(Environment& /*env*/) {}
+  int next = 0;
+};
+
+}  // namespace
+
+int next_tag_base(MPI_Comm /*comm*/) {
+  auto& counter = Environment::current().extension<TagCounter>();
+  // 32767 is the smallest MPI_TAG_UB the standard allows.
+  const int blocks = 32767 / tags_per_comm;
+  const int base = (counter.next % blocks) * tags_per_comm;
+  ++counter.next;
+  return base;
+}
+
+void reduce_in_place(void* data, int count, MPI_Datatype type, ReduceOp op, int root, MPI_Comm comm) {
+  if (root < 0) {
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, count, type, to_mpi(op), comm), "MPI_Allreduce");
+    return;
+  }
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == root) {
+    check_mpi(MPI_Reduce(MPI_IN_PLACE, data, count, type, to_mpi(op), root, comm), "MPI_Reduce");
+  } else {
+    check_mpi(MPI_Reduce(data, nullptr, count, type, to_mpi(op), root, comm), "MPI_Reduce");
+  }
+}
+
+}  // namespace detail
+
+void Comm::start() {
+  if (plan_) plan_->start();
+}
+void Comm::wait() {
+  if (plan_) plan_->wait();
+}
+std::size_t Comm::bytes_sent() const { return plan_ ? plan_->bytes_sent() : 0; }
+std::size_t Comm::bytes_received() const { return plan_ ? plan_->bytes_received() : 0; }
+const std::string& Comm::name() const {
+  static const std::string none = "null";
+  return plan_ ? plan_->name() : none;
+}
+
+void Pattern::start() {
+  if (order_ == Order::ordered) {
+    for (Comm& c : comms_) c.run();
+  } else {
+    for (Comm& c : comms_) c.start();
+  }
+  started_ = true;
+}
+
+void Pattern::wait() {
+  if (!started_) return;
+  if (order_ == Order::unordered) {
+    for (Comm& c : comms_) c.wait();
+  }
+  started_ = false;
+}
+
+std::size_t Pattern::bytes_sent() const {
+  std::size_t n = 0;
+  for (const Comm& c : comms_) n += c.bytes_sent();
+  return n;
+}
+
+}  // namespace hit

@@ -1,0 +1,41 @@
+#pragma once
+// Constructors of the device backends (one folder each) and helpers they share.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "hit/device.hpp"
+
+namespace hit {
+class DeviceShare;
+}
+
+namespace hit::detail {
+
+std::unique_ptr<Device> make_cpu_device(const DeviceBinding& binding, int cores);
+std::unique_ptr<Device> make_emu_device(const DeviceBinding& binding, int cores,
+                                        DeviceShare* share);
+#ifdef HIT_HAVE_CUDA
+std::unique_ptr<Device> make_cuda_device(const DeviceBinding& binding, int cores);
+#endif
+
+// Host memcpy of `rows` rows of `width` bytes between pitched regions.
+void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+               std::size_t width, std::size_t rows) noexcept;
+
+// The out-of-memory error of every backend: names the device, the request and what is free, and
+// says what to do about it.
+[[noreturn]] void throw_out_of_memory(const Device& device, std::uint64_t asked, std::uint64_t used,
+                                      std::uint64_t capacity);
+
+// BLAS on the device's cores: lowers OpenBLAS's thread count to `cores` (never raises it, so an
+// OPENBLAS_NUM_THREADS the user set still holds).
+void limit_blas_threads(int cores) noexcept;
+
+// Runs `fn(i)` for i in [0, n) on up to `threads` host threads (the caller is one of them).
+void parallel_for(std::int64_t n, int threads, const std::function<void(std::int64_t)>& fn);
+
+}  // namespace hit::detail

@@ -1,0 +1,85 @@
+// The cpu backend: kernels run on the host cores of the rank's group, in host memory. Nothing is
+// staged (launch hands the tiles' own memory to the kernel); allocate() exists for code that asks
+// a device for scratch memory whatever its kind.
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "devices/backends.hpp"
+#include "hit/core/timer.hpp"
+
+namespace hit::detail {
+namespace {
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice(const DeviceBinding& binding, int cores) : Device(DeviceKind::cpu, binding, cores) {
+    limit_blas_threads(this->cores());
+  }
+
+  bool uses_host_memory() const noexcept override { return true; }
+  std::uint64_t capacity() const override { return std::numeric_limits<std::uint64_t>::max(); }
+  std::uint64_t used() const override { return used_.load(); }
+
+  void* allocate(std::size_t bytes) override {
+    void* p = std::aligned_alloc(64, round_up(std::max<std::size_t>(bytes, 1)));
+    if (p == nullptr) throw_out_of_memory(*this, bytes, used_.load(), capacity());
+    used_ += bytes;
+    ++counters_.allocations;
+    return p;
+  }
+  void deallocate(void* p, std::size_t bytes) noexcept override {
+    if (p == nullptr) return;
+    std::free(p);
+    used_ -= bytes;
+    ++counters_.frees;
+  }
+  void fill_zero(void* p, std::size_t bytes, int) override { std::memset(p, 0, bytes); }
+
+  void copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+               std::size_t width, std::size_t rows, int) override {
+    Timer t;
+    copy_rows(dst, dst_pitch, src, src_pitch, width, rows);
+    ++counters_.copies_in;
+    counters_.bytes_in += width * rows;
+    counters_.copy_ns += static_cast<std::int64_t>(t.seconds() * 1e9);
+  }
+  void copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                std::size_t width, std::size_t rows, int) override {
+    Timer t;
+    copy_rows(dst, dst_pitch, src, src_pitch, width, rows);
+    ++counters_.copies_out;
+    counters_.bytes_out += width * rows;
+    counters_.copy_ns += static_cast<std::int64_t>(t.seconds() * 1e9);
+  }
+
+  void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t, int) override {
+    ExecContext ctx;
+    ctx.threads = cores();
+    Timer t;
+    body(ctx);
+    ++counters_.executions;
+    const auto ns = static_cast<std::int64_t>(t.seconds() * 1e9);
+    counters_.execute_ns += ns;
+    counters_.execute_host_ns += ns;
+  }
+
+  // Work runs when issued: streams are always idle.
+  void wait_for(int, int) override {}
+  void synchronize(int) override {}
+
+ private:
+  static std::size_t round_up(std::size_t b) { return (b + 63) / 64 * 64; }
+  std::atomic<std::uint64_t> used_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cpu_device(const DeviceBinding& binding, int cores) {
+  return std::make_unique<CpuDevice>(binding, cores);
+}
+
+}  // namespace hit::detail

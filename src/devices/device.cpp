@@ -1,0 +1,128 @@
+// The device interface, the factory of backends and the device of a rank.
+
+#include "hit/device.hpp"
+
+#include <fmt/format.h>
+
+#include "devices/backends.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
+#include "hit/physical_topology.hpp"
+
+namespace hit {
+
+std::string_view to_string(DeviceKind kind) noexcept {
+  switch (kind) {
+    case DeviceKind::cpu:
+      return "cpu";
+    case DeviceKind::cuda:
+      return "cuda";
+    case DeviceKind::emu:
+      return "emu";
+  }
+  return "?";
+}
+
+DeviceKind device_kind(std::string_view name) {
+  if (name == "cpu") return DeviceKind::cpu;
+  if (name == "cuda") return DeviceKind::cuda;
+  if (name == "emu") return DeviceKind::emu;
+  throw Error(ErrorKind::device,
+              fmt::format("unknown device kind '{}' (known kinds: cpu, cuda, emu)", name));
+}
+
+Device::Device(DeviceKind kind, DeviceBinding binding, int cores)
+    : kind_(kind), binding_(std::move(binding)), cores_(std::max(1, cores)) {}
+
+std::string Device::label() const {
+  return emulated() ? binding_.str() + " [emulated]" : binding_.str();
+}
+
+DeviceCounters Device::counters() const {
+  DeviceCounters c;
+  c.allocations = counters_.allocations.load();
+  c.frees = counters_.frees.load();
+  c.copies_in = counters_.copies_in.load();
+  c.copies_out = counters_.copies_out.load();
+  c.bytes_in = counters_.bytes_in.load();
+  c.bytes_out = counters_.bytes_out.load();
+  c.executions = counters_.executions.load();
+  c.copy_seconds = static_cast<double>(counters_.copy_ns.load()) * 1e-9;
+  c.execute_seconds = static_cast<double>(counters_.execute_ns.load()) * 1e-9;
+  c.execute_host_seconds = static_cast<double>(counters_.execute_host_ns.load()) * 1e-9;
+  return c;
+}
+
+void Device::reset_counters() {
+  for (auto* a :
+       {&counters_.allocations, &counters_.frees, &counters_.copies_in, &counters_.copies_out,
+        &counters_.bytes_in, &counters_.bytes_out, &counters_.executions}) {
+    a->store(0);
+  }
+  counters_.copy_ns.store(0);
+  counters_.execute_ns.store(0);
+  counters_.execute_host_ns.store(0);
+}
+
+std::unique_ptr<Device> make_device(const DeviceBinding& binding, int cores, DeviceShare* share) {
+  switch (device_kind(binding.kind)) {
+    case DeviceKind::cpu:
+      return detail::make_cpu_device(binding, cores);
+    case DeviceKind::emu:
+      return detail::make_emu_device(binding, cores, share);
+    case DeviceKind::cuda:
+#ifdef HIT_HAVE_CUDA
+      return detail::make_cuda_device(binding, cores);
+#else
+      throw Error(ErrorKind::device, fmt::format("cannot use {}: hitmap++ was built without CUDA "
+                                                 "(configure with HIT_CUDA=ON where nvcc exists)",
+                                                 binding.str()));
+#endif
+  }
+  throw Error(ErrorKind::internal, "make_device: unhandled device kind");
+}
+
+namespace {
+
+// The device of a rank, owned by the Environment.
+class RankDevice {
+ public:
+  explicit RankDevice(Environment& env) {
+    const auto& topo = PhysicalTopology::of(env);
+    const auto& me = topo.mine();
+    device_ = make_device(me.device, static_cast<int>(me.cores.size()), &topo.device_share());
+  }
+  Device& get() { return *device_; }
+  Device& rebind(const DeviceBinding& binding, int cores, DeviceShare* share) {
+    auto fresh = make_device(binding, cores, share);
+    device_ = std::move(fresh);
+    return *device_;
+  }
+
+ private:
+  std::unique_ptr<Device> device_;
+};
+
+}  // namespace
+
+Device& device(Environment& env) {
+  return env.extension<RankDevice>().get();
+}
+Device& device() {
+  return device(Environment::current());
+}
+
+Device& rebind_device(Environment& env, const DeviceBinding& binding) {
+  if (binding.index < 0) {
+    throw Error(ErrorKind::device,
+                fmt::format("rebind_device needs a device index, got '{}'", binding.str()));
+  }
+  auto& topo = PhysicalTopology::of(env);
+  const auto& me = topo.mine();
+  Device& fresh = env.extension<RankDevice>().rebind(binding, static_cast<int>(me.cores.size()),
+                                                     &topo.device_share());
+  topo.rebind_mine(binding);
+  return fresh;
+}
+
+}  // namespace hit

@@ -1,0 +1,167 @@
+// The emulated accelerator (DESIGN §6): its own memory arena with a capacity (mem=), explicit
+// copies that take bytes/bw (bw=), and a speed given as a slowdown of the host kernel
+// (slowdown=F or a profile over the bytes a launch stages). A kernel runs the real cpu body on the
+// arena's copies, then the stream waits until F times the measured time has passed.
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "devices/backends.hpp"
+#include "devices/emu/host_stream.hpp"
+#include "hit/core/timer.hpp"
+#include "hit/device_params.hpp"
+#include "hit/physical_topology.hpp"
+
+namespace hit::detail {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+class EmuDevice final : public Device {
+ public:
+  EmuDevice(const DeviceBinding& binding, int cores, DeviceShare* share)
+      : Device(DeviceKind::emu, binding, cores), params_(DeviceParams::of(binding)), share_(share) {
+    limit_blas_threads(this->cores());
+  }
+
+  ~EmuDevice() override {
+    // Drain the streams before the arena and counters go.
+    for (auto& s : streams_) {
+      try {
+        s.synchronize();
+      } catch (...) {
+      }
+    }
+  }
+
+  std::uint64_t capacity() const override {
+    return params_.mem ? *params_.mem : std::numeric_limits<std::uint64_t>::max();
+  }
+  std::uint64_t used() const override { return used_counter().load(); }
+
+  void* allocate(std::size_t bytes) override {
+    auto& used = used_counter();
+    const std::uint64_t cap = capacity();
+    std::uint64_t now = used.load();
+    do {
+      if (bytes > cap || now > cap - bytes) throw_out_of_memory(*this, bytes, now, cap);
+    } while (!used.compare_exchange_weak(now, now + bytes));
+    if (share_ != nullptr) {
+      std::uint64_t peak = share_->peak_bytes().load();
+      while (now + bytes > peak && !share_->peak_bytes().compare_exchange_weak(peak, now + bytes)) {
+      }
+    }
+    void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+    if (p == nullptr) {
+      used -= bytes;
+      throw_out_of_memory(*this, bytes, used.load(), cap);
+    }
+    ++counters_.allocations;
+    return p;
+  }
+
+  void deallocate(void* p, std::size_t bytes) noexcept override {
+    if (p == nullptr) return;
+    // Work still queued may use the memory.
+    for (auto& s : streams_) {
+      try {
+        s.synchronize();
+      } catch (...) {
+      }
+    }
+    std::free(p);
+    used_counter() -= bytes;
+    ++counters_.frees;
+  }
+
+  void fill_zero(void* p, std::size_t bytes, int stream) override {
+    streams_[check(stream)].submit([p, bytes] { std::memset(p, 0, bytes); });
+  }
+
+  void copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+               std::size_t width, std::size_t rows, int stream) override {
+    ++counters_.copies_in;
+    counters_.bytes_in += width * rows;
+    streams_[check(stream)].submit(
+        [=, this] { transfer(dst, dst_pitch, src, src_pitch, width, rows); });
+  }
+
+  void copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                std::size_t width, std::size_t rows, int stream) override {
+    ++counters_.copies_out;
+    counters_.bytes_out += width * rows;
+    streams_[check(stream)].submit(
+        [=, this] { transfer(dst, dst_pitch, src, src_pitch, width, rows); });
+  }
+
+  void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t problem_bytes,
+               int stream) override {
+    ++counters_.executions;
+    const double factor = params_.slowdown.at(problem_bytes);
+    streams_[check(stream)].submit([this, body, factor] {
+      ExecContext ctx;
+      ctx.threads = cores();
+      const auto start = clock::now();
+      body(ctx);
+      const auto real = clock::now() - start;
+      counters_.execute_host_ns +=
+          std::chrono::duration_cast<std::chrono::nanoseconds>(real).count();
+      std::this_thread::sleep_until(start +
+                                    std::chrono::duration_cast<clock::duration>(real * factor));
+      counters_.execute_ns +=
+          std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count();
+    });
+  }
+
+  void wait_for(int waiting, int other) override {
+    auto done = streams_[check(other)].marker();
+    streams_[check(waiting)].submit([done] { done.wait(); });
+  }
+
+  void synchronize(int stream) override { streams_[check(stream)].synchronize(); }
+
+ private:
+  static std::size_t check(int stream) {
+    if (stream < 0 || stream >= streams) {
+      throw Error(ErrorKind::invalid_argument,
+                  "device stream " + std::to_string(stream) + " does not exist (0 or 1)");
+    }
+    return static_cast<std::size_t>(stream);
+  }
+
+  // A copy takes bytes/bw of wall time, however fast memcpy is.
+  void transfer(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                std::size_t width, std::size_t rows) {
+    const auto start = clock::now();
+    copy_rows(dst, dst_pitch, src, src_pitch, width, rows);
+    if (params_.bw) {
+      const double seconds = static_cast<double>(width * rows) / *params_.bw;
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<clock::duration>(
+                                                std::chrono::duration<double>(seconds)));
+    }
+    counters_.copy_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count();
+  }
+
+  std::atomic<std::uint64_t>& used_counter() const {
+    return share_ != nullptr ? share_->used_bytes() : local_used_;
+  }
+
+  DeviceParams params_;
+  DeviceShare* share_;
+  mutable std::atomic<std::uint64_t> local_used_{0};
+  HostStream streams_[streams];
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_emu_device(const DeviceBinding& binding, int cores,
+                                        DeviceShare* share) {
+  return std::make_unique<EmuDevice>(binding, cores, share);
+}
+
+}  // namespace hit::detail

@@ -1,0 +1,196 @@
+// Dynamic partitioning and load balancing, serially, with simulated devices of relative speeds
+// 1, 4 and 14 (seed 003 measured ratios of about 3.8 and 14 between real devices).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "hit/core/error.hpp"
+#include "hit/fpm/dynamic.hpp"
+#include "hit/fpm/partition.hpp"
+#include "virtual_device.hpp"
+
+namespace hit::fpm {
+namespace {
+
+using test::device_time;
+using test::device_with_speed;
+using test::kernel_of;
+using test::true_model;
+using ::testing::HasSubstr;
+
+const std::vector<double> speeds = {1, 4, 14};
+
+std::vector<BenchmarkKernel> kernels_for(
+    const std::vector<std::shared_ptr<test::VirtualDevice>>& devs) {
+  std::vector<BenchmarkKernel> out;
+  for (const auto& d : devs) out.push_back(kernel_of(d));
+  return out;
+}
+
+double true_optimum(std::int64_t n, const std::vector<std::int64_t>& caps = {}) {
+  std::vector<Model> models;
+  for (std::size_t i = 0; i < speeds.size(); ++i) {
+    models.push_back(true_model(speeds[i], n, i < caps.size() ? caps[i] : unlimited));
+  }
+  return partition_exact(models, n).makespan;
+}
+
+double measured_makespan(const Distribution& d) {
+  double worst = 0;
+  for (std::size_t i = 0; i < d.parts.size(); ++i) {
+    worst = std::max(worst, d.parts[i].d > 0 ? device_time(speeds[i], d.parts[i].d) : 0.0);
+  }
+  return worst;
+}
+
+TEST(DynamicPartitioning, ConvergesOnSpeeds1_4_14) {
+  const std::int64_t n = 20000;
+  for (const char* algorithm : {"geometric", "numerical", "exact"}) {
+    std::vector<std::shared_ptr<test::VirtualDevice>> devs;
+    for (double s : speeds) devs.push_back(device_with_speed(s));
+    const auto kernels = kernels_for(devs);
+    PartitionContext ctx(n, 3, algorithm);
+    const DynamicStatus status = partition_dynamic(ctx, kernels, Precision{}, 0.01, 12);
+    EXPECT_EQ(status, DynamicStatus::converged) << algorithm;
+    EXPECT_LE(ctx.iterations, 6) << algorithm;
+    EXPECT_LE(ctx.imbalance, 0.01) << algorithm;
+    EXPECT_EQ(ctx.dist.sizes().size(), 3u);
+    std::int64_t sum = 0;
+    for (const Part& p : ctx.dist.parts) sum += p.d;
+    EXPECT_EQ(sum, n);
+    // The partial models found a distribution within 1 % of the true optimum.
+    EXPECT_LE(measured_makespan(ctx.dist), true_optimum(n) * 1.01) << algorithm;
+    // Partial models: one point per iteration at most, not a full model.
+    for (const Model& m : ctx.models)
+      EXPECT_LE(static_cast<int>(m.points().size()), ctx.iterations);
+    // The fastest device does most of the work.
+    EXPECT_GT(ctx.dist.parts[2].d, 10 * ctx.dist.parts[0].d);
+  }
+}
+
+TEST(DynamicPartitioning, TimingSpikesDoNotChangeTheResult) {
+  const std::int64_t n = 20000;
+  auto run = [&](int spike_every) {
+    std::vector<std::shared_ptr<test::VirtualDevice>> devs;
+    for (double s : speeds) {
+      devs.push_back(device_with_speed(s));
+      devs.back()->spike_every = spike_every;
+    }
+    const auto kernels = kernels_for(devs);
+    PartitionContext ctx(n, 3);
+    partition_dynamic(ctx, kernels, Precision{}, 0.01, 12);
+    return ctx;
+  };
+  const PartitionContext clean = run(0);
+  const PartitionContext spiky = run(4);  // every fourth run of every device is 10× slower
+  EXPECT_EQ(spiky.status, DynamicStatus::converged);
+  EXPECT_EQ(spiky.dist.sizes(), clean.dist.sizes());
+  EXPECT_EQ(spiky.iterations, clean.iterations);
+}
+
+TEST(DynamicPartitioning, MemoryLimitLowersTheCapacity) {
+  const std::int64_t n = 20000;
+  std::vector<std::shared_ptr<test::VirtualDevice>> devs;
+  for (double s : speeds) devs.push_back(device_with_speed(s));
+  devs[2]->memory = 9000;  // the fastest device cannot hold its optimal share (~14000)
+  const auto kernels = kernels_for(devs);
+  PartitionContext ctx(n, 3);
+  const DynamicStatus status = partition_dynamic(ctx, kernels, Precision{}, 0.01, 15);
+  EXPECT_NE(status, DynamicStatus::running);
+  EXPECT_LE(ctx.iterations, 10);
+  // The capacity is found by bisection between the largest size that ran and one that failed.
+  const std::int64_t found = ctx.models[2].capacity();
+  EXPECT_LE(found, 9000);
+  EXPECT_GE(found, 9000 / 2);
+  EXPECT_LE(ctx.dist.parts[2].d, found);
+  // Within that capacity the distribution is close to optimal.
+  EXPECT_LE(measured_makespan(ctx.dist), true_optimum(n, {unlimited, unlimited, found}) * 1.01);
+}
+
+TEST(DynamicPartitioning, StallsWhenNothingBetterExists) {
+  // Speeds 1 and 1.5 with n = 2: (1, 1) is optimal although its times differ by a third.
+  auto slow = std::make_shared<test::VirtualDevice>();
+  slow->time = [](std::int64_t d) { return static_cast<double>(d); };
+  auto fast = std::make_shared<test::VirtualDevice>();
+  fast->time = [](std::int64_t d) { return static_cast<double>(d) / 1.5; };
+  const std::vector<BenchmarkKernel> kernels = {kernel_of(slow), kernel_of(fast)};
+  PartitionContext ctx(2, 2);
+  EXPECT_EQ(partition_dynamic(ctx, kernels, Precision{}, 0.05), DynamicStatus::stalled);
+  EXPECT_EQ(ctx.iterations, 1);
+  EXPECT_EQ(ctx.dist.sizes(), (std::vector<std::int64_t>{1, 1}));
+  EXPECT_NEAR(ctx.imbalance, 0.5, 1e-12);
+}
+
+TEST(DynamicPartitioning, FewerUnitsThanDevicesProbesEveryDevice) {
+  std::vector<std::shared_ptr<test::VirtualDevice>> devs;
+  for (double s : {1.0, 4.0, 14.0, 2.0}) devs.push_back(device_with_speed(s));
+  const auto kernels = kernels_for(devs);
+  PartitionContext ctx(3, 4);
+  const DynamicStatus status = partition_dynamic(ctx, kernels, Precision{}, 0.01, 10);
+  EXPECT_NE(status, DynamicStatus::running);
+  std::int64_t sum = 0;
+  for (const Part& p : ctx.dist.parts) sum += p.d;
+  EXPECT_EQ(sum, 3);
+  EXPECT_GT(devs[2]->setups, 0) << "the fastest device was never measured";
+}
+
+TEST(DynamicPartitioning, BadUse) {
+  EXPECT_THROW(PartitionContext(10, 0), Error);
+  EXPECT_THROW(PartitionContext(-1, 2), Error);
+  PartitionContext ctx(10, 2);
+  const std::vector<BenchmarkKernel> one = {kernel_of(device_with_speed(1))};
+  try {
+    partition_iterate(ctx, one, Precision{}, 0.01);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("2 devices but 1"));
+  }
+  const std::vector<BenchmarkKernel> two = {kernel_of(device_with_speed(1)),
+                                            kernel_of(device_with_speed(2))};
+  EXPECT_THROW(partition_iterate(ctx, two, Precision{}, -0.1), Error);
+}
+
+TEST(DynamicLoadBalancing, BalancesFromApplicationTimes) {
+  const std::int64_t n = 20000;
+  BalanceContext ctx(n, 3);
+  ctx.eps = 0.02;
+  int changes = 0, last_change = 0;
+  for (int it = 1; it <= 20; ++it) {
+    std::vector<double> t(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      // The application's iteration time: the device time with ±0.5 % deterministic jitter.
+      t[i] = ctx.dist.parts[i].d > 0 ? device_time(speeds[i], ctx.dist.parts[i].d) *
+                                           (1 + 0.005 * std::sin(it * 2.3 + i))
+                                     : 0;
+    }
+    if (balance_iterate(ctx, t)) {
+      ++changes;
+      last_change = it;
+    }
+  }
+  EXPECT_GE(changes, 1);
+  EXPECT_LE(last_change, 8) << "still redistributing late";
+  EXPECT_LE(ctx.imbalance, 0.03);
+  EXPECT_LE(measured_makespan(ctx.dist), true_optimum(n) * 1.03);
+}
+
+TEST(DynamicLoadBalancing, MigrationCostGatesRedistribution) {
+  BalanceContext ctx(20000, 3);
+  ctx.migration_cost = 1e9;
+  ctx.remaining_iterations = 10;
+  const std::vector<std::int64_t> even = ctx.dist.sizes();
+  for (int it = 0; it < 5; ++it) {
+    std::vector<double> t(3);
+    for (std::size_t i = 0; i < 3; ++i) t[i] = device_time(speeds[i], ctx.dist.parts[i].d);
+    EXPECT_FALSE(balance_iterate(ctx, t));
+  }
+  EXPECT_EQ(ctx.dist.sizes(), even);
+  EXPECT_GT(ctx.imbalance, 1);
+  // The same with a cheap migration moves at once.
+  ctx.migration_cost = 0.1;
+  std::vector<double> t(3);
+  for (std::size_t i = 0; i < 3; ++i) t[i] = device_time(speeds[i], ctx.dist.parts[i].d);
+  EXPECT_TRUE(balance_iterate(ctx, t));
+}
+
+}  // namespace
+}  // namespace hit::fpm

@@ -1,0 +1,36 @@
+# hit-info: the physical topology, the devices found and the binding of every rank (DESIGN §6).
+
+add_test(NAME cli.info.default COMMAND ${HIT_BIN}/hit-info)
+set_tests_properties(cli.info.default PROPERTIES LABELS "cli"
+  PASS_REGULAR_EXPRESSION "physical topology: 1 node.*binding \\(default\\): (cpu:0|cuda:0).*device kinds: cpu")
+
+add_test(NAME cli.info.json COMMAND ${HIT_BIN}/hit-info --json)
+set_tests_properties(cli.info.json PROPERTIES LABELS "cli"
+  PASS_REGULAR_EXPRESSION "^\\{.*\"nodes\":\\[.*\"ranks\":\\[\\{.*\"device\":\"(cpu|cuda):0\".*\\}\n$")
+
+# Four ranks in two emulated nodes, two of them sharing one emulated device.
+add_test(NAME cli.info.emulated
+  COMMAND ${MPIEXEC_EXECUTABLE} -n 4 ${HIT_BIN}/hit-info --nodes 2
+          --devices "emu:0(mem=64MiB,slowdown=4)*2,cpu*2")
+set_tests_properties(cli.info.emulated PROPERTIES LABELS "cli;mpi"
+  PASS_REGULAR_EXPRESSION "2 nodes \\(emulated.*rank 1  node 0  emu:0\\(mem=64MiB,slowdown=4\\) \\[emulated\\].*shared by 2 ranks.*rank 3  node 1  cpu:1")
+
+# Bad input: one line, exit status 2, the grammar or the count of what exists. (With a pass
+# expression ctest ignores the exit status, so the script prints it.)
+function(hit_info_fails name expected)
+  add_test(NAME cli.info.${name}
+    COMMAND bash -c "out=$(\"$0\" \"$@\" 2>&1); rc=$?; echo \"$out\"; echo \"exit=$rc\"" ${ARGN})
+  set_tests_properties(cli.info.${name} PROPERTIES LABELS "cli"
+    PASS_REGULAR_EXPRESSION "${expected}.*exit=2"
+    FAIL_REGULAR_EXPRESSION "Segmentation|Abort|BAD TERMINATION")
+endfunction()
+hit_info_fails(unknown_kind "hit-info: error: .*unknown device kind 'gpu'.*grammar: spec = item"
+  ${HIT_BIN}/hit-info --devices gpu)
+hit_info_fails(bad_mem "mem=lots is not valid: 'lots' is not a byte size.*KiB, MiB, GiB"
+  ${HIT_BIN}/hit-info --devices "emu(mem=lots)")
+hit_info_fails(bad_slowdown "slowdown=fast is not valid"
+  ${HIT_BIN}/hit-info --devices "emu(slowdown=fast)")
+hit_info_fails(missing_gpu "rank 0 is bound to cuda:3.*(has no CUDA GPU|which does not exist)"
+  ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info --devices cuda:3)
+hit_info_fails(count_mismatch "binds 3 processes but the run has 2"
+  ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info --devices "cpu*3")

@@ -1,0 +1,31 @@
+# Bad input to hit-layout under `mpiexec -n NP` (with a timeout, so a hang fails): every rank exits
+# non-zero, and stderr holds exactly one line, which matches EXPECT (a regex naming the value).
+#   Usage: cmake -DHIT_LAYOUT=... -DMPIEXEC=... -DNP=4 -DARGS=a|b -DEXPECT=regex -P error_check.cmake
+string(REPLACE "|" ";" args "${ARGS}")
+# A shell around each rank reports that rank's exit status on stdout.
+execute_process(COMMAND ${MPIEXEC} -n ${NP} sh -c "\"$0\" \"$@\"; echo \"exit=$?\"" ${HIT_LAYOUT} ${args}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+if(rc MATCHES "timeout|Process terminated")
+  message(FATAL_ERROR "hit-layout ${args} did not finish: ${rc}")
+endif()
+string(REGEX MATCHALL "exit=[0-9]+" statuses "${out}")
+list(LENGTH statuses n)
+if(NOT n EQUAL NP)
+  message(FATAL_ERROR "expected ${NP} exit statuses, got ${n}: ${out}\n${err}")
+endif()
+foreach(s ${statuses})
+  if(s STREQUAL "exit=0")
+    message(FATAL_ERROR "a rank exited 0 for bad input ${args}: ${statuses}\n${err}")
+  endif()
+endforeach()
+string(STRIP "${err}" err)
+if(err MATCHES "\n")
+  message(FATAL_ERROR "expected one line on stderr, got:\n${err}")
+endif()
+if(NOT err MATCHES "^hit-layout: error: ")
+  message(FATAL_ERROR "expected 'hit-layout: error: ...', got: ${err}")
+endif()
+if(NOT err MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the message does not match '${EXPECT}': ${err}")
+endif()
+message(STATUS "${statuses}: ${err}")

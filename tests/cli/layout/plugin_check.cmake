@@ -1,0 +1,64 @@
+# Installs hitmap++, builds the external layout plug-in project of ./plugin against the installed
+# headers with find_package(hitmap) and the MPICH compiler, and selects it by name through the
+# installed hit-layout with HIT_PLUGIN_PATH set.
+#   Usage: cmake -DBUILD_DIR=... -DSOURCE=.../plugin -DWORK=... -DMPICXX=... -P plugin_check.cmake
+file(REMOVE_RECURSE "${WORK}")
+set(prefix "${WORK}/prefix")
+macro(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  TIMEOUT 500)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+endmacro()
+
+run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+run("configure the plug-in" ${CMAKE_COMMAND} -S "${SOURCE}" -B "${WORK}/build"
+    -DCMAKE_CXX_COMPILER=${MPICXX} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+run("build the plug-in" ${CMAKE_COMMAND} --build "${WORK}/build")
+set(plugin "${WORK}/build/libhit_reverse_blocks.so")
+if(NOT EXISTS "${plugin}")
+  message(FATAL_ERROR "the plug-in was not built: ${plugin}")
+endif()
+file(GLOB_RECURSE libs "${prefix}/*/libhitmap.so*")
+list(GET libs 0 lib)
+get_filename_component(libdir "${lib}" DIRECTORY)
+set(tool "${prefix}/bin/hit-layout")
+set(env ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${libdir}" "HIT_PLUGIN_PATH=${plugin}")
+
+run("--list" ${env} "${tool}" --list)
+if(NOT out MATCHES "reverseBlocks +blocks dealt in reverse order" OR NOT out MATCHES "axis=all")
+  message(FATAL_ERROR "--list does not show the plug-in:\n${out}")
+endif()
+if(NOT out MATCHES "libhit_reverse_blocks.so")
+  message(FATAL_ERROR "--list does not name the loaded file:\n${out}")
+endif()
+
+run("the plug-in by name" ${env} "${tool}" --shape [0:10] --procs 3 --layout reverseBlocks --json)
+string(JSON first GET "${out}" ranks 0 blocks 0)
+string(JSON last GET "${out}" ranks 2 blocks 0)
+string(JSON layout GET "${out}" layout)
+if(NOT first STREQUAL "[7:10]" OR NOT last STREQUAL "[0:4]" OR NOT layout STREQUAL "reverseBlocks")
+  message(FATAL_ERROR "unexpected layout from the plug-in: ${out}")
+endif()
+
+run("a parameter of the plug-in" ${env} "${tool}" --shape [0:4][0:6] --procs 4 --topology square
+    --layout reverseBlocks:axis=1 --json)
+string(JSON block0 GET "${out}" ranks 0 blocks 0)
+if(NOT block0 STREQUAL "[0:2][3:6]")
+  message(FATAL_ERROR "reverseBlocks:axis=1 gave rank 0 ${block0}: ${out}")
+endif()
+
+execute_process(COMMAND ${env} "${tool}" --shape [0:10] --procs 2 --layout reverseBlocks:dim=1
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(rc EQUAL 0 OR NOT err MATCHES "has no parameter 'dim' \\(allowed: axis\\)")
+  message(FATAL_ERROR "a bad key of the plug-in was not reported: ${err}")
+endif()
+# Without the path the name is unknown, and the message lists what exists.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=HIT_PLUGIN_PATH "LD_LIBRARY_PATH=${libdir}"
+                "${tool}" --shape [0:10] --procs 2 --layout reverseBlocks
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(rc EQUAL 0 OR NOT err MATCHES "unknown layout plug-in 'reverseBlocks' \\(registered: .*blocks")
+  message(FATAL_ERROR "expected an unknown-plug-in error: ${err}")
+endif()
+message(STATUS "external plug-in ${plugin}: ok")

@@ -1,0 +1,127 @@
+// Core: plug-in spec strings, the registry, configuration, errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "hit/core/config.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
+#include "hit/core/registry.hpp"
+#include "hit/core/spec.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const hit::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Spec, NameOnly) {
+  const auto s = hit::Spec::parse("blocks");
+  EXPECT_EQ(s.name(), "blocks");
+  EXPECT_TRUE(s.params().empty());
+  EXPECT_EQ(s.str(), "blocks");
+}
+
+TEST(Spec, KeysValuesAndLists) {
+  const auto s = hit::Spec::parse(" weighted : w=1,2.5,4 , axis=1 ");
+  EXPECT_EQ(s.name(), "weighted");
+  ASSERT_EQ(s.params().size(), 2u);
+  EXPECT_EQ(s.get_doubles("w"), (std::vector<double>{1, 2.5, 4}));
+  EXPECT_EQ(s.get_int("axis", 0), 1);
+  EXPECT_EQ(s.get_int("missing", 42), 42);
+  EXPECT_EQ(s.str(), "weighted:w=1,2.5,4,axis=1");
+  EXPECT_EQ(hit::Spec::parse(s.str()).get_doubles("w"), s.get_doubles("w"));
+}
+
+TEST(Spec, MalformedTextIsAParseError) {
+  for (const char* bad : {"", ":", "blocks:", "blocks:=3", "blocks:b", "bl ocks", "blocks:b=",
+                          "blocks:b=1,b=2"}) {
+    try {
+      hit::Spec::parse(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const hit::Error& e) {
+      EXPECT_EQ(e.kind(), hit::ErrorKind::parse) << bad;
+      EXPECT_THAT(e.what(), HasSubstr("'" + std::string(bad) + "'"));
+    }
+  }
+}
+
+TEST(Spec, BadValuesNameKeyAndValue) {
+  const auto s = hit::Spec::parse("blockCyclic:b=two,f=1x,w=1,x,2");
+  EXPECT_THAT(error_of([&] { s.get_int("b", 1); }), HasSubstr("b='two' is not an integer"));
+  EXPECT_THAT(error_of([&] { s.get_double("f", 1); }), HasSubstr("f='1x' is not a number"));
+  EXPECT_THAT(error_of([&] { s.get_doubles("w"); }), HasSubstr("list of numbers"));
+}
+
+TEST(Spec, UnknownKeysListTheAllowedOnes) {
+  const auto s = hit::Spec::parse("blocks:size=3");
+  const std::string msg = error_of([&] {
+    s.check_keys({{"b", "block size", "1"}, {"axis", "axis", "0"}});
+  });
+  EXPECT_THAT(msg, HasSubstr("no parameter 'size'"));
+  EXPECT_THAT(msg, HasSubstr("allowed: b, axis"));
+}
+
+struct FakePlugin {
+  std::string n;
+  std::string name() const { return n; }
+  std::string description() const { return "a test plug-in"; }
+  std::vector<hit::ParamInfo> params() const { return {{"x", "a number", "1"}}; }
+};
+
+TEST(Registry, FindsByNameAndListsWhatExists) {
+  hit::Registry<FakePlugin> reg("test");
+  reg.add(std::make_shared<FakePlugin>(FakePlugin{"alpha"}));
+  reg.add(std::make_shared<FakePlugin>(FakePlugin{"beta"}));
+  EXPECT_EQ(reg.get(hit::Spec::parse("beta:x=2")).name(), "beta");
+  EXPECT_EQ(reg.names(), (std::vector<std::string>{"alpha", "beta"}));
+  const std::string unknown = error_of([&] { reg.get(hit::Spec::parse("gamma")); });
+  EXPECT_THAT(unknown, HasSubstr("unknown test plug-in 'gamma'"));
+  EXPECT_THAT(unknown, HasSubstr("registered: alpha, beta"));
+  EXPECT_THAT(error_of([&] { reg.get(hit::Spec::parse("alpha:y=1")); }), HasSubstr("allowed: x"));
+  EXPECT_THAT(error_of([&] { reg.add(std::make_shared<FakePlugin>(FakePlugin{"alpha"})); }),
+              HasSubstr("registered twice"));
+}
+
+TEST(Config, CommandLineWinsOverEnvironment) {
+  hit::Config config;
+  EXPECT_EQ(hit::Config::env_name("layout-a"), "HIT_LAYOUT_A");
+  ::setenv("HIT_TEST_KEY", "from-env", 1);
+  EXPECT_EQ(config.get("test-key").value_or(""), "from-env");
+  config.set("test-key", "from-cli");
+  EXPECT_EQ(config.get("test-key").value_or(""), "from-cli");
+  ::unsetenv("HIT_TEST_KEY");
+  EXPECT_FALSE(config.get("other-key").has_value());
+}
+
+TEST(Environment, IsAOneProcessRunWithoutMpiexec) {
+  auto& env = hit::Environment::current();
+  EXPECT_EQ(env.size(), 1);
+  EXPECT_EQ(env.rank(), 0);
+  EXPECT_THAT(error_of([] { hit::Environment second; }), HasSubstr("already exists"));
+}
+
+TEST(Environment, PluginPathErrorsNameTheEntry) {
+  auto& env = hit::Environment::current();
+  EXPECT_THAT(error_of([&] { env.load_plugins("/nonexistent/plugin.so"); }),
+              HasSubstr("'/nonexistent/plugin.so' is neither a shared object nor a folder"));
+  EXPECT_THAT(error_of([&] { env.load_plugins("/etc/hostname"); }), HasSubstr("cannot load plug-in"));
+}
+
+TEST(Error, KindsHaveNames) {
+  EXPECT_EQ(hit::to_string(hit::ErrorKind::out_of_memory), "device out of memory");
+  const hit::Error e(hit::ErrorKind::io, "x");
+  EXPECT_EQ(e.kind(), hit::ErrorKind::io);
+  EXPECT_STREQ(e.what(), "x");
+}
+
+}  // namespace

@@ -1,0 +1,212 @@
+// Every built-in layout over many shapes (1-3 axes, strided, negative begins, fewer elements than
+// processes), topologies and process counts: the properties of layout_checks.hpp, plus the split
+// rule each layout promises, computed independently.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <random>
+
+#include "hit/layout.hpp"
+#include "layout_checks.hpp"
+
+namespace {
+
+using hit_test::axis_parts;
+using hit_test::expect_valid_layout;
+
+const std::vector<std::string>& shapes() {
+  static const std::vector<std::string> list = {
+      "[0:10]",     "[0:1]",          "[-5:7]",      "[3:30:4]",        "[-9:9:3]",
+      "[0:7][0:5]", "[-3:4][2:20:3]", "[0:2][0:13]", "[0:4][0:3][0:5]", "[-2:3:2][0:4][1:3]",
+      "[0:0][0:4]",
+  };
+  return list;
+}
+
+std::vector<hit::Topology> topologies_for(const hit::Shape& shape, int procs) {
+  std::vector<hit::Topology> out;
+  out.push_back(hit::topology("array", procs));
+  if (shape.rank() >= 2) out.push_back(hit::topology("mesh2d", procs));
+  if (shape.rank() >= 3 && procs >= 2) out.push_back(hit::topology("mesh:dims=2x1x1", procs));
+  if (shape.rank() >= 2 && procs >= 3) out.push_back(hit::topology("mesh:dims=1x3", procs));
+  return out;
+}
+
+std::string name_of(const hit::Shape& s, const hit::Topology& t, const std::string& spec) {
+  return spec + " of " + s.str() + " on " + t.str();
+}
+
+TEST(LayoutProperties, EveryBuiltinLayoutOverManyCases) {
+  int cases = 0;
+  for (const std::string& text : shapes()) {
+    const hit::Shape shape = hit::Shape::parse(text);
+    for (int procs = 1; procs <= 10; ++procs) {
+      for (const hit::Topology& topo : topologies_for(shape, procs)) {
+        std::vector<std::string> specs = {"blocks",
+                                          "cyclic",
+                                          "blockCyclic:b=1",
+                                          "blockCyclic:b=2",
+                                          "blockCyclic:b=3",
+                                          "dimBlocks",
+                                          "blocksLB:factor=0.8,fast=0",
+                                          "blocksLB:factor=0.3"};
+        if (shape.rank() >= 2) specs.push_back("dimBlocks:dim=1");
+        std::string w;
+        for (int c = 0; c < topo.dims()[0]; ++c)
+          w += (c ? "," : "") + std::to_string(1 + (c * 7) % 4);
+        specs.push_back("weighted:w=" + w);
+        for (const std::string& spec : specs) {
+          const hit::Layout l = hit::layout(spec, topo, shape);
+          expect_valid_layout(l, name_of(shape, topo, spec));
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 1000);
+}
+
+// `blocks`: along every distributed axis the first N mod P coordinates get one more element, in
+// order, and the blocks start where the previous one ended; undistributed axes are whole.
+TEST(LayoutProperties, BlocksSplitsEveryAxisAsHitmap) {
+  for (const std::string& text : shapes()) {
+    const hit::Shape shape = hit::Shape::parse(text);
+    for (int procs = 1; procs <= 9; ++procs) {
+      for (const hit::Topology& topo : topologies_for(shape, procs)) {
+        const hit::Layout l = hit::layout("blocks", topo, shape);
+        SCOPED_TRACE(name_of(shape, topo, "blocks"));
+        for (int p = 0; p < topo.grid_size(); ++p) {
+          const hit::Index c = topo.coords(p);
+          bool has_data = true;
+          for (int k = 0; k < topo.axes(); ++k) {
+            has_data = has_data && c[k] < shape.extent(k);
+          }
+          ASSERT_EQ(l.active(p), has_data && !shape.empty());
+          if (!l.active(p)) continue;
+          const hit::Shape b = l.block(p);
+          for (int k = 0; k < shape.rank(); ++k) {
+            if (k >= topo.axes()) {
+              EXPECT_EQ(b[k], shape[k]);
+              continue;
+            }
+            const hit::index_t n = shape.extent(k);
+            const hit::index_t parts = topo.dims()[static_cast<std::size_t>(k)];
+            const hit::index_t size = n / parts + (c[k] < n % parts ? 1 : 0);
+            hit::index_t start = 0;
+            for (hit::index_t j = 0; j < c[k]; ++j) start += n / parts + (j < n % parts ? 1 : 0);
+            EXPECT_EQ(b.extent(k), size);
+            EXPECT_EQ(b[k].begin(), shape[k].begin() + start * shape[k].stride());
+            EXPECT_EQ(b[k].stride(), shape[k].stride());
+          }
+        }
+        // Parts differ by at most one per axis (among the coordinates that get any).
+        for (int k = 0; k < topo.axes() && !shape.empty(); ++k) {
+          const auto parts = axis_parts(l, k, k);
+          hit::index_t lo = shape.extent(k), hi = 0;
+          for (std::size_t c = 0; c < parts.size() && c < static_cast<std::size_t>(shape.extent(k));
+               ++c) {
+            lo = std::min(lo, parts[c]);
+            hi = std::max(hi, parts[c]);
+          }
+          EXPECT_LE(hi - lo, 1);
+        }
+      }
+    }
+  }
+}
+
+TEST(LayoutProperties, CyclicGivesStridedSigs) {
+  for (const char* text : {"[0:10]", "[-5:7]", "[3:30:4]", "[0:3]"}) {
+    const hit::Shape shape = hit::Shape::parse(text);
+    for (int procs = 1; procs <= 9; ++procs) {
+      const hit::Layout l = hit::layout("cyclic", hit::topology("array", procs), shape);
+      for (int p = 0; p < procs; ++p) {
+        const hit::Sig& s = shape[0];
+        if (p >= s.size()) {
+          EXPECT_FALSE(l.active(p));
+          continue;
+        }
+        const hit::Shape b = l.block(p);
+        std::vector<hit::index_t> got, expect;
+        b.for_each([&](const hit::Index& i) { got.push_back(i[0]); });
+        for (hit::index_t j = p; j < s.size(); j += procs)
+          expect.push_back(s.begin() + j * s.stride());
+        EXPECT_EQ(got, expect) << text << " procs " << procs << " proc " << p;
+      }
+    }
+  }
+}
+
+TEST(LayoutProperties, BlockCyclicDealsBlocksRoundRobin) {
+  for (int b = 1; b <= 4; ++b) {
+    for (int procs = 1; procs <= 5; ++procs) {
+      const hit::Shape shape = hit::Shape::parse("[-3:20:2]");  // 12 indices
+      const hit::Layout l =
+          hit::layout("blockCyclic:b=" + std::to_string(b), hit::topology("array", procs), shape);
+      for (hit::index_t pos = 0; pos < shape.extent(0); ++pos) {
+        const hit::index_t index = shape[0].to_array(pos);
+        EXPECT_EQ(l.owner(hit::Index{index}), (pos / b) % procs) << "b=" << b << " procs " << procs;
+      }
+      for (int p = 0; p < procs; ++p) {
+        for (const hit::Shape& block : l.blocks(p)) EXPECT_LE(block.extent(0), b);
+      }
+    }
+  }
+}
+
+TEST(LayoutProperties, WeightedPartsAreWithinOneOfTheirExactShare) {
+  std::mt19937 gen(12345);
+  std::uniform_real_distribution<double> weight(0.05, 10.0);
+  std::uniform_int_distribution<int> size(0, 200);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int procs = 1 + trial % 9;
+    const hit::index_t n = size(gen);
+    std::vector<double> w(static_cast<std::size_t>(procs));
+    std::string text;
+    for (auto& x : w) {
+      x = std::round(weight(gen) * 100) / 100;  // exactly representable in the spec text
+      text += (text.empty() ? "" : ",") + fmt::format("{}", x);
+    }
+    const hit::Shape shape = hit::Shape::extents({n, 3});
+    const hit::Layout l = hit::layout("weighted:w=" + text, hit::topology("array", procs), shape);
+    expect_valid_layout(l, "weighted:w=" + text);
+    double sum = 0;
+    for (double x : w) sum += x;
+    hit::index_t total = 0;
+    for (int p = 0; p < procs; ++p) {
+      const double exact = static_cast<double>(n) * w[static_cast<std::size_t>(p)] / sum;
+      const auto part = l.active(p) ? l.block(p).extent(0) : 0;
+      EXPECT_LT(std::abs(static_cast<double>(part) - exact), 1.0)
+          << text << " n=" << n << " p=" << p;
+      total += part;
+    }
+    EXPECT_EQ(total, n);
+  }
+}
+
+TEST(LayoutProperties, BlocksLbPartsAreWithinOneOfTheirExactShare) {
+  for (int procs = 3; procs <= 9; ++procs) {
+    for (double factor : {0.1, 0.5, 0.75, 0.975}) {
+      for (hit::index_t n : {0, 1, 7, 100, 1001}) {
+        const std::string spec = fmt::format("blocksLB:factor={},fast=0,2", factor);
+        const hit::Layout l =
+            hit::layout(spec, hit::topology("array", procs), hit::Shape::extents({n}));
+        expect_valid_layout(l, spec);
+        const int n_fast = 2;
+        const int n_slow = procs - n_fast;
+        for (int p = 0; p < procs; ++p) {
+          const bool fast = p == 0 || p == 2;
+          const double exact =
+              static_cast<double>(n) * (fast ? factor / n_fast : (1 - factor) / n_slow);
+          EXPECT_LT(std::abs(static_cast<double>(l.elements(p)) - exact), 1.0)
+              << spec << " n=" << n << " p=" << p;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace

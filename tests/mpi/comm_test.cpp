@@ -1,0 +1,294 @@
+// hit-test-procs: 1 2 3 4
+// Communication derived from layouts: every Comm on uneven sizes and with inactive ranks, every
+// received element checked against the global index it must hold.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "hit/comm.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/layout.hpp"
+#include "hit/tile.hpp"
+#include "hit/topology.hpp"
+
+namespace {
+
+using hit::Index;
+using hit::index_t;
+using hit::Shape;
+using hit::Tile;
+using ::testing::HasSubstr;
+
+// A value that identifies a global index of a 2-D (or 1-D) array.
+double value_at(const Index& i) {
+  double v = 1.0 + static_cast<double>(i[0]) * 1000.0;
+  if (i.rank() > 1) v += static_cast<double>(i[1]);
+  return v;
+}
+
+int rank() { return hit::Environment::current().rank(); }
+int procs() { return hit::Environment::current().size(); }
+
+std::vector<Tile<double>> tiles_for(const hit::Layout& layout, int r, hit::TileOptions options = {}) {
+  std::vector<Tile<double>> out;
+  if (r >= layout.procs()) return out;
+  for (const Shape& b : layout.blocks(r)) out.emplace_back(b, options);
+  return out;
+}
+
+void fill_from_index(std::vector<Tile<double>>& tiles) {
+  for (auto& t : tiles) t.for_each([](const Index& i, double& v) { v = value_at(i); });
+}
+
+TEST(Shift, OneDimensionalUnevenWithInactiveRanks) {
+  for (index_t n : {index_t{1}, index_t{2}, index_t{7}, index_t{10}}) {
+    const auto topo = hit::topology("array");
+    const auto lay = hit::layout("blocks", topo, Shape::extents({n}));
+    hit::TileOptions padded;
+    padded.max_shape = lay.max_extents();
+    const Shape mine = lay.block(rank());
+    Tile<double> tile = (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, padded);
+    if (!tile.is_null()) tile.for_each([](const Index& i, double& v) { v = value_at(i); });
+    for (int offset : {1, -1, 2}) {
+      if (!tile.is_null()) {
+        tile.padded().fill(0.0);
+        tile.for_each([](const Index& i, double& v) { v = value_at(i); });
+      }
+      hit::shift(lay, 0, offset, tile).run();
+      if (tile.is_null()) continue;
+      // I now hold the block of the active process `offset` places back (cyclically).
+      const int actives = lay.active_extent(0);
+      const int source = ((rank() - offset) % actives + actives) % actives;
+      const Shape theirs = lay.block(source);
+      const std::vector<double> got = tile.padded().to_vector();
+      for (index_t p = 0; p < static_cast<index_t>(got.size()); ++p) {
+        const double want = p < theirs.size() ? value_at(Index{theirs[0].begin() + p}) : 0.0;
+        EXPECT_EQ(got[static_cast<std::size_t>(p)], want)
+            << "n=" << n << " offset=" << offset << " position " << p;
+      }
+    }
+  }
+}
+
+TEST(Shift, TwoDimensionalPaddedBlocksTravelWhole) {
+  const auto topo = hit::topology("mesh2d");
+  const Shape shape = Shape::extents({7, 5});
+  const auto lay = hit::layout("blocks", topo, shape);
+  hit::TileOptions padded;
+  padded.max_shape = lay.max_extents();
+  const Shape mine = lay.block(rank());
+  Tile<double> tile = (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, padded);
+  if (!tile.is_null()) tile.for_each([](const Index& i, double& v) { v = value_at(i); });
+  hit::Comm c = hit::shift(lay, 1, 1, tile);
+  c.start();
+  c.wait();
+  if (tile.is_null()) return;
+  const auto source = lay.neighbor(rank(), 1, -1, true);
+  if (!source) { ADD_FAILURE() << "no source"; return; }
+  const Shape theirs = lay.block(*source);
+  // The source's block occupies the leading positions of my padded buffer, row-major by its extents.
+  const Tile<double> buffer = tile.padded();
+  for (index_t r = 0; r < theirs.extent(0); ++r) {
+    for (index_t q = 0; q < theirs.extent(1); ++q) {
+      EXPECT_EQ(buffer.data()[r * buffer.step(0) + q],
+                value_at(Index{theirs[0].begin() + r, theirs[1].begin() + q}));
+    }
+  }
+  if (*source != rank()) {
+    EXPECT_GT(c.bytes_sent(), 0u);
+  }
+}
+
+void check_halo(bool corners, bool periodic, const Shape& shape) {
+  const auto topo = hit::topology("mesh2d");
+  const auto lay = hit::layout("blocks", topo, shape);
+  hit::TileOptions ghosts;
+  ghosts.ghost = 1;
+  const Shape mine = lay.block(rank());
+  Tile<double> tile = (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, ghosts);
+  if (!tile.is_null()) {
+    tile.with_ghosts().fill(-1.0);
+    tile.for_each([](const Index& i, double& v) { v = value_at(i); });
+  }
+  hit::halo(lay, tile, 1, corners, periodic).run();
+  if (tile.is_null()) return;
+  const index_t rows = shape.extent(0);
+  const index_t cols = shape.extent(1);
+  Tile<double> g = tile.with_ghosts();
+  g.for_each([&](const Index& i, double& v) {
+    const bool in_row = i[0] >= mine[0].begin() && i[0] < mine[0].end();
+    const bool in_col = i[1] >= mine[1].begin() && i[1] < mine[1].end();
+    if (in_row && in_col) return;  // interior: untouched
+    const bool is_corner = !in_row && !in_col;
+    // Which neighbour would provide it, along each axis.
+    index_t gi = i[0];
+    index_t gj = i[1];
+    bool exists = true;
+    if (periodic) {
+      // Wrap only across the ends of the active grid (the topology's edges).
+      gi = (gi + rows) % rows;
+      gj = (gj + cols) % cols;
+    } else {
+      exists = gi >= 0 && gi < rows && gj >= 0 && gj < cols;
+    }
+    const bool along_distributed = true;
+    (void)along_distributed;
+    double want = -1.0;
+    if (exists && (!is_corner || corners)) want = value_at(Index{gi, gj});
+    // A neighbour along an axis exists only if another process holds data there; on an axis with
+    // one active process and no wrap the ghost stays untouched.
+    if (!periodic) {
+      if (!in_row && !lay.neighbor(rank(), 0, i[0] < mine[0].begin() ? -1 : 1, false)) want = -1.0;
+      if (!in_col && !lay.neighbor(rank(), 1, i[1] < mine[1].begin() ? -1 : 1, false)) want = -1.0;
+    }
+    EXPECT_EQ(v, want) << "ghost " << i << " of block " << mine << " corners=" << corners
+                       << " periodic=" << periodic;
+  });
+}
+
+TEST(Halo, FacesOnly) { check_halo(false, false, Shape::extents({9, 7})); }
+TEST(Halo, WithCorners) { check_halo(true, false, Shape::extents({9, 7})); }
+TEST(Halo, PeriodicWithCorners) { check_halo(true, true, Shape::extents({8, 6})); }
+
+TEST(Halo, NeedsGhostBorders) {
+  const auto topo = hit::topology("mesh2d");
+  const auto lay = hit::layout("blocks", topo, Shape::extents({8, 8}));
+  Tile<double> tile(lay.block(rank()));
+  try {
+    hit::halo(lay, tile, 1);
+    FAIL() << "expected an error";
+  } catch (const hit::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("ghost borders of at least 1"));
+  }
+}
+
+TEST(Bcast, AlongEachAxisFromEachRoot) {
+  const auto topo = hit::topology("mesh2d");
+  const auto lay = hit::layout("blocks", topo, Shape::extents({6, 6}));
+  hit::TileOptions padded;
+  padded.max_shape = lay.max_extents();
+  for (int axis = 0; axis < 2; ++axis) {
+    for (int root = 0; root < lay.active_extent(axis); ++root) {
+      Tile<double> tile(lay.block(rank()), padded);
+      tile.padded().fill(100.0 + rank());
+      hit::bcast(lay, axis, root, tile).run();
+      Index c = topo.coords(rank());
+      c[axis] = root;
+      const double want = 100.0 + topo.proc_at(c);
+      for (double x : tile.padded().to_vector()) EXPECT_EQ(x, want) << "axis " << axis << " root " << root;
+    }
+  }
+}
+
+std::vector<std::string> layouts_for(int p, int rank_of_shape) {
+  std::string w = "weighted:w=";
+  for (int i = 0; i < p; ++i) w += (i ? "," : "") + std::to_string(i + 1);
+  std::vector<std::string> out = {"blocks", "cyclic", "blockCyclic:b=2", w, "blocksLB:factor=0.7"};
+  out.push_back("dimBlocks:dim=" + std::to_string(rank_of_shape - 1));
+  return out;
+}
+
+void check_redistribute(const Shape& shape, const std::string& topo_spec) {
+  const auto topo = hit::topology(topo_spec);
+  for (const std::string& from_spec : layouts_for(procs(), shape.rank())) {
+    for (const std::string& to_spec : layouts_for(procs(), shape.rank())) {
+      const auto from = hit::layout(from_spec, topo, shape);
+      const auto to = hit::layout(to_spec, topo, shape);
+      auto a = tiles_for(from, rank());
+      auto b = tiles_for(to, rank());
+      fill_from_index(a);
+      for (auto& t : b) t.fill(-7.0);
+      hit::redistribute(from, a, to, b).run();
+      for (auto& t : b) {
+        t.for_each([&](const Index& i, double& v) {
+          EXPECT_EQ(v, value_at(i)) << from_spec << " -> " << to_spec << " at " << i;
+        });
+      }
+    }
+  }
+}
+
+TEST(Redistribute, EveryPairOfLayouts1D) { check_redistribute(Shape::extents({23}), "array"); }
+TEST(Redistribute, EveryPairOfLayouts2D) { check_redistribute(Shape::extents({9, 7}), "mesh2d"); }
+TEST(Redistribute, FewerElementsThanProcesses) { check_redistribute(Shape::extents({2}), "array"); }
+
+TEST(Redistribute, DifferentGlobalShapesIsAnError) {
+  const auto topo = hit::topology("array");
+  const auto a = hit::layout("blocks", topo, Shape::extents({10}));
+  const auto b = hit::layout("blocks", topo, Shape::extents({11}));
+  auto ta = tiles_for(a, rank());
+  auto tb = tiles_for(b, rank());
+  try {
+    hit::redistribute(a, ta, b, tb);
+    FAIL() << "expected an error";
+  } catch (const hit::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("different global shapes"));
+    EXPECT_THAT(e.what(), HasSubstr("[0:10]"));
+  }
+}
+
+TEST(Redistribute, WrongTileOnOneRankFailsOnEveryRank) {
+  const auto topo = hit::topology("array");
+  const auto lay = hit::layout("blocks", topo, Shape::extents({12}));
+  auto a = tiles_for(lay, rank());
+  auto b = tiles_for(lay, rank());
+  if (rank() == procs() - 1) b[0] = Tile<double>(Shape::extents({1}));
+  EXPECT_THROW(hit::redistribute(lay, a, lay, b), hit::Error);
+}
+
+TEST(GatherScatter, RoundTripThroughRoot) {
+  const auto topo = hit::topology("mesh2d");
+  const Shape shape = Shape::extents({5, 9});
+  for (const std::string spec : {"blocks", "cyclic", "blockCyclic:b=2"}) {
+    const auto lay = hit::layout(spec, topo, shape);
+    const int root = procs() - 1;
+    auto parts = tiles_for(lay, rank());
+    fill_from_index(parts);
+    Tile<double> whole = rank() == root ? Tile<double>(shape) : Tile<double>();
+    hit::gather(lay, parts, root, whole).run();
+    if (rank() == root) {
+      whole.for_each([&](const Index& i, double& v) { EXPECT_EQ(v, value_at(i)) << spec; });
+      whole.for_each([](const Index& i, double& v) { v = -value_at(i); });
+    }
+    for (auto& t : parts) t.fill(0.0);
+    hit::scatter(lay, whole, root, parts).run();
+    for (auto& t : parts) {
+      t.for_each([&](const Index& i, double& v) { EXPECT_EQ(v, -value_at(i)) << spec; });
+    }
+  }
+}
+
+TEST(Reduce, TilesAndScalars) {
+  Tile<double> t(Shape::extents({3, 4}));
+  t.for_each([](const Index& i, double& v) { v = value_at(i) + rank(); });
+  hit::allreduce(t, hit::ReduceOp::sum);
+  const double ranks_sum = procs() * (procs() - 1) / 2.0;
+  t.for_each([&](const Index& i, double& v) { EXPECT_EQ(v, procs() * value_at(i) + ranks_sum); });
+  EXPECT_EQ(hit::allreduce(rank(), hit::ReduceOp::max), procs() - 1);
+  EXPECT_EQ(hit::allreduce(static_cast<long>(rank() + 1), hit::ReduceOp::prod) > 0, true);
+  // A strided view reduces only its own elements.
+  Tile<double> u(Shape::extents({4, 4}));
+  u.fill(1.0);
+  Tile<double> every_other = u.select(Shape::parse("[0:4:2][0:4]"));
+  hit::allreduce(every_other, hit::ReduceOp::sum);
+  EXPECT_EQ(u(0, 0), procs());
+  EXPECT_EQ(u(1, 0), 1.0);
+}
+
+TEST(Pattern, ReusedAcrossIterations) {
+  const auto topo = hit::topology("array");
+  const auto lay = hit::layout("blocks", topo, Shape::extents({4 * procs()}));
+  hit::TileOptions padded;
+  padded.max_shape = lay.max_extents();
+  Tile<double> t(lay.block(rank()), padded);
+  t.for_each([](const Index& i, double& v) { v = value_at(i); });
+  hit::Pattern p;
+  p.add(hit::shift(lay, 0, 1, t));
+  for (int it = 0; it < procs(); ++it) p.run();
+  // After P shifts of one place every block is home again.
+  t.for_each([](const Index& i, double& v) { EXPECT_EQ(v, value_at(i)); });
+}
+
+}  // namespace

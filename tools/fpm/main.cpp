@@ -1,0 +1,424 @@
+// hit-fpm: build, inspect, use and draw functional performance models (DESIGN §7, seed 001).
+//
+//   hit-fpm build --kernel gemm|jacobi --min D --max D [--points K] [--out PATTERN] ...
+//   hit-fpm partition --model FILE [--model FILE ...] --n N [--algorithm NAME] [--json]
+//   hit-fpm show --model FILE [--json]
+//   hit-fpm plot --model FILE [--model FILE ...] --out FILE.svg [--n N] [--algorithm NAME]
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hit/core/collective.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
+#include "hit/core/program.hpp"
+#include "hit/fpm/benchmark.hpp"
+#include "hit/fpm/kernels.hpp"
+#include "hit/fpm/model_file.hpp"
+#include "hit/fpm/partition.hpp"
+#include "hit/fpm/plot.hpp"
+
+namespace {
+
+using hit::Error;
+using hit::ErrorKind;
+namespace fpm = hit::fpm;
+
+struct BuildOptions {
+  std::string kernel = "gemm";
+  int block = 64;
+  std::int64_t columns = 4096;
+  std::int64_t min = 1;
+  std::int64_t max = 0;
+  int points = 10;
+  std::string spacing = "linear";
+  std::string out;
+  double precision = 0.025;
+  int min_reps = 3;
+  int max_reps = 20;
+  double max_time = 2.0;
+  std::int64_t capacity = -1;
+  bool quiet = false;
+};
+
+struct ModelOptions {
+  std::vector<std::string> files;
+  std::string kind = "piecewise";
+  std::int64_t n = 0;
+  bool has_n = false;
+  std::string algorithm = "geometric";
+  bool json = false;
+  std::string out;
+  std::string title;
+};
+
+std::vector<std::int64_t> sizes(const BuildOptions& o) {
+  if (o.min < 1)
+    throw Error(ErrorKind::invalid_argument, fmt::format("--min {} must be >= 1", o.min));
+  if (o.max < o.min) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("--max {} must be >= --min {}", o.max, o.min));
+  }
+  if (o.points < 1 || o.points > 10000) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("--points {} (allowed 1 to 10000)", o.points));
+  }
+  std::vector<std::int64_t> out;
+  for (int i = 0; i < o.points; ++i) {
+    const double f = o.points == 1 ? 1.0 : static_cast<double>(i) / (o.points - 1);
+    double x = 0;
+    if (o.spacing == "linear") {
+      x = static_cast<double>(o.min) + f * static_cast<double>(o.max - o.min);
+    } else if (o.spacing == "log") {
+      x = std::exp(
+          std::log(static_cast<double>(o.min)) +
+          f * (std::log(static_cast<double>(o.max)) - std::log(static_cast<double>(o.min))));
+    } else {
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("--spacing '{}' (allowed: linear, log)", o.spacing));
+    }
+    out.push_back(std::clamp<std::int64_t>(std::llround(x), o.min, o.max));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string replace_all(std::string text, const std::string& what, const std::string& with) {
+  for (auto pos = text.find(what); pos != std::string::npos;
+       pos = text.find(what, pos + with.size())) {
+    text.replace(pos, what.size(), with);
+  }
+  return text;
+}
+
+std::string now_iso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// A communicator of the ranks sharing this node, freed on scope exit.
+class NodeComm {
+ public:
+  explicit NodeComm(MPI_Comm comm) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    hit::check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &comm_),
+                   "MPI_Comm_split_type");
+  }
+  ~NodeComm() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
+  NodeComm(const NodeComm&) = delete;
+  NodeComm& operator=(const NodeComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+int run_build(hit::Environment& env, const BuildOptions& o) {
+  const std::vector<std::int64_t> ds = sizes(o);
+  fpm::BenchmarkKernel kernel;
+  if (o.kernel == "gemm") {
+    kernel = fpm::gemm_block_kernel(o.block);
+  } else if (o.kernel == "jacobi") {
+    kernel = fpm::jacobi_row_kernel(o.columns);
+  } else {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("--kernel '{}' (built-in kernels: gemm, jacobi)", o.kernel));
+  }
+  std::string pattern = o.out.empty() ? fmt::format("fpm-{}-{{rank}}.csv", o.kernel) : o.out;
+  if (env.size() > 1 && pattern.find("{rank}") == std::string::npos) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("--out '{}' has no {{rank}}: the {} ranks would write the same file",
+                            pattern, env.size()));
+  }
+  const std::string path = replace_all(pattern, "{rank}", std::to_string(env.rank()));
+  fpm::Precision precision;
+  precision.rel_ci = o.precision;
+  precision.min_reps = o.min_reps;
+  precision.max_reps = o.max_reps;
+  precision.max_seconds = o.max_time;
+
+  fpm::Model model(fpm::ModelKind::piecewise);
+  if (o.capacity >= 0) model.set_capacity(o.capacity);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const auto binding = env.config().get("devices");
+  model.set_info("kernel", kernel.name);
+  model.set_info("device", fmt::format("{} (rank {} of {}, host {})",
+                                       binding ? "see --devices " + *binding : std::string("cpu"),
+                                       env.rank(), env.size(), host));
+  model.set_info("date", now_iso());
+  model.set_info("flops_per_unit", fmt::format("{}", kernel.complexity(1)));
+
+  const NodeComm node(env.comm());
+  const bool progress = env.rank() == 0 && !o.quiet && isatty(fileno(stderr));
+  std::int64_t limit = model.capacity();  // sizes above it are not measured here
+  for (std::size_t k = 0; k < ds.size(); ++k) {
+    const std::int64_t d = ds[k] <= limit ? ds[k] : 0;
+    if (progress) {
+      const int width = 30;
+      const auto done = static_cast<int>(width * k / ds.size());
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu  d = %lld   ",
+                   std::string(static_cast<std::size_t>(done), '#').c_str(),
+                   std::string(static_cast<std::size_t>(width - done), '.').c_str(), k, ds.size(),
+                   static_cast<long long>(ds[k]));
+      std::fflush(stderr);
+    }
+    fpm::detail::Measurement m = fpm::detail::measure(kernel, d, precision, node.get());
+    std::exception_ptr failure = m.failure;
+    if (failure) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::out_of_memory) {
+          // The device holds less: record that as its capacity and measure no larger sizes.
+          limit = d - 1;
+          model.set_capacity(limit);
+          failure = nullptr;
+        }
+      } catch (...) {
+      }
+    }
+    hit::agree(env.comm(), failure);
+    if (!m.failure && !m.peer_failed && d > 0) model.add(m.point);
+  }
+  if (progress)
+    std::fprintf(stderr, "\r[%s] %zu/%zu done%20s\n", std::string(30, '#').c_str(), ds.size(),
+                 ds.size(), "");
+  hit::collectively(env.comm(), [&] {
+    if (model.empty()) {
+      throw Error(ErrorKind::device,
+                  fmt::format("no size could be measured (capacity {}); nothing written to '{}'",
+                              model.capacity(), path));
+    }
+    fpm::save_model(path, model);
+  });
+  if (env.rank() == 0) {
+    fmt::print("wrote {} model file{} ({} sizes, kernel {}): {}\n", env.size(),
+               env.size() > 1 ? "s" : "", ds.size(), kernel.name, env.size() > 1 ? pattern : path);
+  }
+  return hit::exit_ok;
+}
+
+std::vector<fpm::Model> load_all(hit::Environment& env, const ModelOptions& o) {
+  if (o.files.empty()) {
+    throw Error(ErrorKind::invalid_argument, "no models: give one --model FILE per device");
+  }
+  const fpm::ModelKind kind = fpm::parse_model_kind(o.kind);
+  std::vector<fpm::Model> models;
+  hit::collectively(env.comm(), [&] {
+    for (const std::string& f : o.files) models.push_back(fpm::load_model(f, kind));
+  });
+  return models;
+}
+
+int run_partition(hit::Environment& env, const ModelOptions& o) {
+  const std::vector<fpm::Model> models = load_all(env, o);
+  fpm::Distribution dist;
+  hit::collectively(env.comm(), [&] { dist = fpm::partition(o.algorithm, models, o.n); });
+  if (env.rank() != 0) return hit::exit_ok;
+  if (o.json) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const fpm::Part& p : dist.parts) {
+      nlohmann::json part;
+      part["d"] = p.d;
+      part["t"] = std::isfinite(p.t) ? nlohmann::json(p.t) : nlohmann::json(nullptr);
+      parts.push_back(part);
+    }
+    nlohmann::json j;
+    j["n"] = dist.n;
+    j["algorithm"] = dist.algorithm;
+    j["parts"] = parts;
+    j["makespan"] = dist.makespan;
+    fmt::print("{}\n", j.dump());
+    return hit::exit_ok;
+  }
+  fmt::print("{} units over {} devices, algorithm {}\n", dist.n, dist.parts.size(), dist.algorithm);
+  fmt::print("{:>6}  {:<32} {:>14} {:>8} {:>14}\n", "device", "model", "units", "share",
+             "predicted t/s");
+  for (std::size_t i = 0; i < dist.parts.size(); ++i) {
+    const fpm::Part& p = dist.parts[i];
+    const double share =
+        dist.n > 0 ? 100.0 * static_cast<double>(p.d) / static_cast<double>(dist.n) : 0;
+    fmt::print("{:>6}  {:<32} {:>14} {:>7.2f}% {:>14.6g}\n", i, o.files[i], p.d, share, p.t);
+  }
+  fmt::print("makespan {:.6g} s, predicted imbalance {:.3g}\n", dist.makespan,
+             fpm::imbalance(dist.parts));
+  return hit::exit_ok;
+}
+
+int run_show(hit::Environment& env, const ModelOptions& o) {
+  const std::vector<fpm::Model> models = load_all(env, o);
+  if (env.rank() != 0) return hit::exit_ok;
+  nlohmann::json all = nlohmann::json::array();
+  for (std::size_t k = 0; k < models.size(); ++k) {
+    const fpm::Model& m = models[k];
+    double flops = 0;
+    if (auto it = m.info().find("flops_per_unit"); it != m.info().end()) {
+      try {
+        flops = std::stod(it->second);
+      } catch (...) {
+        flops = 0;
+      }
+    }
+    if (o.json) {
+      nlohmann::json j;
+      j["file"] = o.files[k];
+      j["kind"] = std::string(fpm::to_string(m.kind()));
+      j["capacity"] =
+          m.capacity() == fpm::unlimited ? nlohmann::json(nullptr) : nlohmann::json(m.capacity());
+      j["info"] = m.info();
+      j["monotone"] = m.monotone();
+      nlohmann::json pts = nlohmann::json::array();
+      for (const fpm::Point& p : m.points()) {
+        pts.push_back({{"d", p.d},
+                       {"t", p.t},
+                       {"reps", p.reps},
+                       {"ci", p.ci},
+                       {"speed", static_cast<double>(p.d) / p.t}});
+      }
+      j["points"] = pts;
+      all.push_back(j);
+      continue;
+    }
+    fmt::print("{} ({} model)\n", o.files[k], fpm::to_string(m.kind()));
+    for (const auto& [key, value] : m.info()) fmt::print("  {}: {}\n", key, value);
+    fmt::print("  capacity: {}\n", m.capacity() == fpm::unlimited ? std::string("unlimited")
+                                                                  : std::to_string(m.capacity()));
+    fmt::print("  {:>12} {:>14} {:>6} {:>12} {:>16}{}\n", "d", "t/s", "reps", "ci/s", "units/s",
+               flops > 0 ? fmt::format(" {:>10}", "GFLOP/s") : "");
+    for (const fpm::Point& p : m.points()) {
+      const double speed = static_cast<double>(p.d) / p.t;
+      fmt::print("  {:>12} {:>14.6g} {:>6} {:>12.3g} {:>16.6g}{}\n", p.d, p.t, p.reps, p.ci, speed,
+                 flops > 0 ? fmt::format(" {:>10.4g}", speed * flops * 1e-9) : "");
+    }
+    fmt::print("  time never decreases: {}\n",
+               m.monotone() ? "yes" : "no (partitioners use its running maximum)");
+  }
+  if (o.json) fmt::print("{}\n", all.size() == 1 ? all[0].dump() : all.dump());
+  return hit::exit_ok;
+}
+
+int run_plot(hit::Environment& env, const ModelOptions& o) {
+  const std::vector<fpm::Model> models = load_all(env, o);
+  if (o.out.empty()) throw Error(ErrorKind::invalid_argument, "plot: --out FILE.svg is required");
+  std::optional<fpm::Distribution> dist;
+  if (o.has_n) {
+    hit::collectively(env.comm(), [&] { dist = fpm::partition(o.algorithm, models, o.n); });
+  }
+  if (env.rank() != 0) return hit::exit_ok;
+  fpm::PlotOptions po;
+  po.title = o.title.empty() ? (dist ? fmt::format("Speed functions and the {} partition of n = {}",
+                                                   dist->algorithm, dist->n)
+                                     : std::string("Speed functions"))
+                             : o.title;
+  for (const std::string& f : o.files)
+    po.labels.push_back(std::filesystem::path(f).filename().string());
+  fpm::write_file_atomically(o.out, fpm::speed_plot_svg(models, dist, po));
+  fmt::print("wrote {}\n", o.out);
+  return hit::exit_ok;
+}
+
+int body(hit::Environment& env, int argc, char** argv) {
+  CLI::App app{
+      "hit-fpm: functional performance models — build them by benchmarking, partition "
+      "work with them, show and plot them"};
+  app.require_subcommand(1);
+  BuildOptions b;
+  ModelOptions m;
+
+  auto* build = app.add_subcommand("build",
+                                   "benchmark a built-in kernel over a size range and "
+                                   "write one model file per rank");
+  build
+      ->add_option("--kernel", b.kernel,
+                   "gemm (block update, seed 001 §4.1) or jacobi (row update)")
+      ->capture_default_str();
+  build->add_option("--block", b.block, "gemm block size b (a unit is one b×b block update)")
+      ->capture_default_str();
+  build->add_option("--columns", b.columns, "jacobi system size N (a unit is one row of N)")
+      ->capture_default_str();
+  build->add_option("--min", b.min, "smallest size, in units")->capture_default_str();
+  build->add_option("--max", b.max, "largest size, in units")->required();
+  build->add_option("--points", b.points, "number of sizes")->capture_default_str();
+  build->add_option("--spacing", b.spacing, "linear or log")->capture_default_str();
+  build->add_option("--out", b.out,
+                    "output file; {rank} is replaced by the rank "
+                    "(default fpm-<kernel>-{rank}.csv)");
+  build->add_option("--precision", b.precision, "relative half-width of the confidence interval")
+      ->capture_default_str();
+  build->add_option("--min-reps", b.min_reps, "repetitions at least")->capture_default_str();
+  build->add_option("--max-reps", b.max_reps, "repetitions at most")->capture_default_str();
+  build->add_option("--max-time", b.max_time, "seconds of repetitions per size at most")
+      ->capture_default_str();
+  build->add_option("--capacity", b.capacity, "declare the most units the device holds");
+  build->add_flag("--quiet", b.quiet, "no progress bar");
+
+  auto add_model_options = [&](CLI::App* sub, bool many) {
+    sub->add_option("--model,-m", m.files,
+                    many ? "a model file, one per device, in device order"
+                         : "a model file (repeat to show several)")
+        ->required();
+    sub->add_option("--kind", m.kind, "interpolation: piecewise, akima or constant")
+        ->capture_default_str();
+  };
+  auto* part = app.add_subcommand("partition", "split n units over the devices of the models");
+  add_model_options(part, true);
+  part->add_option("--n", m.n, "units to distribute")->required();
+  part->add_option(
+          "--algorithm,-a", m.algorithm,
+          "even, proportional, geometric, numerical, exact or dp (with :key=value options)")
+      ->capture_default_str();
+  part->add_flag("--json", m.json, "one JSON object on stdout");
+
+  auto* show = app.add_subcommand("show", "print a model's points and derived speeds");
+  add_model_options(show, false);
+  show->add_flag("--json", m.json, "JSON instead of a table");
+
+  auto* plot = app.add_subcommand("plot", "draw speed functions (and a partition) as SVG");
+  add_model_options(plot, true);
+  plot->add_option("--out,-o", m.out, "the SVG file to write")->required();
+  auto* n_opt = plot->add_option("--n", m.n, "also draw the partition of n units");
+  plot->add_option("--algorithm,-a", m.algorithm, "partitioner for --n")->capture_default_str();
+  plot->add_option("--title", m.title, "picture title");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (env.rank() == 0) fmt::print("{}", app.help());
+    return hit::exit_ok;
+  } catch (const CLI::CallForAllHelp&) {
+    if (env.rank() == 0) fmt::print("{}", app.help("", CLI::AppFormatMode::All));
+    return hit::exit_ok;
+  } catch (const CLI::ParseError& e) {
+    throw Error(ErrorKind::parse, fmt::format("{} (see hit-fpm --help)", e.what()));
+  }
+  m.has_n = n_opt->count() > 0;
+  if (*build) return run_build(env, b);
+  if (*part) return run_partition(env, m);
+  if (*show) return run_show(env, m);
+  return run_plot(env, m);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hit::run_program(argc, argv, "hit-fpm", body);
+}

@@ -1,0 +1,289 @@
+#include "svg.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "hit/core/error.hpp"
+
+namespace hit::tools {
+
+namespace {
+
+// Most part boundaries one axis draws exactly; past that the axis is sampled.
+constexpr std::size_t max_cuts = 240;
+constexpr int max_legend = 40;
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Distinguishable fills for the first ranks, then golden-angle hues.
+std::string colour(int rank) {
+  static const char* palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                  "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+                                  "#1f77b4", "#aec7e8", "#98df8a", "#c5b0d5", "#ffbb78",
+                                  "#8c564b", "#17becf", "#bcbd22", "#dbdb8d", "#9edae5"};
+  constexpr int n = sizeof(palette) / sizeof(palette[0]);
+  if (rank < n) return palette[rank];
+  const double hue = std::fmod(rank * 137.508, 360.0);
+  return fmt::format("hsl({:.0f},55%,62%)", hue);
+}
+
+// Positions (0..n) where some block starts or ends along `axis`; sampled evenly when too many.
+std::vector<index_t> cuts_of(const Layout& layout, int axis, bool& sampled) {
+  const Sig& g = layout.shape()[axis];
+  const index_t n = g.size();
+  std::set<index_t> cuts = {0, n};
+  bool too_many = false;
+  for (int p = 0; p < layout.procs() && !too_many; ++p) {
+    for (const Shape& b : layout.blocks(p)) {
+      const Sig& s = b[axis];
+      const index_t first = g.to_tile(s.begin());
+      const index_t step = s.size() > 1 ? s.stride() / g.stride() : 1;
+      if (step == 1) {
+        cuts.insert(first);
+        cuts.insert(first + s.size());
+      } else {
+        for (index_t j = 0; j < s.size() && cuts.size() <= max_cuts; ++j) {
+          cuts.insert(first + j * step);
+          cuts.insert(first + j * step + 1);
+        }
+      }
+      if (cuts.size() > max_cuts) {
+        too_many = true;
+        break;
+      }
+    }
+  }
+  if (!too_many) return {cuts.begin(), cuts.end()};
+  sampled = true;
+  const index_t width = (n + static_cast<index_t>(max_cuts) - 1) / static_cast<index_t>(max_cuts);
+  std::vector<index_t> even;
+  for (index_t x = 0; x < n; x += width) even.push_back(x);
+  even.push_back(n);
+  return even;
+}
+
+}  // namespace
+
+std::string layout_svg(const Layout& layout, const std::string& note,
+                       const std::vector<DeviceBinding>& devices) {
+  const Shape& shape = layout.shape();
+  const Topology& topo = layout.topology();
+  const int rank = shape.rank();
+  const int row_axis = rank >= 2 ? 0 : -1;
+  const int col_axis = rank >= 2 ? 1 : 0;
+  const index_t rows = row_axis >= 0 ? shape.extent(row_axis) : 1;
+  const index_t cols = shape.extent(col_axis);
+
+  bool sampled = false;
+  const std::vector<index_t> row_cuts =
+      row_axis >= 0 ? cuts_of(layout, row_axis, sampled) : std::vector<index_t>{0, 1};
+  const std::vector<index_t> col_cuts = cuts_of(layout, col_axis, sampled);
+
+  // Cells as square as the space allows, never thinner than a readable strip.
+  const double area_w = 720, area_h = 560;
+  const double square =
+      std::min({48.0, area_w / std::max<index_t>(cols, 1), area_h / std::max<index_t>(rows, 1)});
+  const double cw = std::max(square, std::min(48.0, 240.0 / std::max<index_t>(cols, 1)));
+  const double ch = std::max(square, std::min(48.0, 160.0 / std::max<index_t>(rows, 1)));
+  const double grid_w = cw * static_cast<double>(cols);
+  const double grid_h = ch * static_cast<double>(rows);
+  const double ox = 78, oy = 106;
+  const double legend_x = ox + std::max(grid_w, 120.0) + 36;
+  const int legend_rows =
+      std::min(layout.procs(), max_legend) + (layout.procs() > max_legend ? 1 : 0);
+  const double width = legend_x + 340;
+  const double height = std::max(oy + grid_h + 56, oy + 24 + 20.0 * legend_rows + 20);
+
+  std::string out;
+  out += fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
+      "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"DejaVu Sans, Helvetica, Arial, "
+      "sans-serif\">\n",
+      width, height);
+  out +=
+      fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", width, height);
+  out += fmt::format("<text x=\"16\" y=\"28\" font-size=\"17\" font-weight=\"bold\">{}</text>\n",
+                     escape(fmt::format("layout {} of {}", layout.spec(), shape.str())));
+  std::string sub = fmt::format("on {}", topo.str());
+  for (int k = 2; k < rank; ++k) sub += fmt::format("; slice axis {} = {}", k, shape[k].begin());
+  if (sampled) sub += "; too many parts to draw each: sampled";
+  out += fmt::format("<text x=\"16\" y=\"48\" font-size=\"13\" fill=\"#444\">{}</text>\n",
+                     escape(sub));
+  if (!note.empty()) {
+    out += fmt::format("<text x=\"16\" y=\"66\" font-size=\"12\" fill=\"#666\">{}</text>\n",
+                       escape(note));
+  }
+
+  // Axis names and the array index at each part boundary (when they fit).
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#444\">axis {} &#8594;</text>\n", ox,
+      oy - 22, col_axis);
+  if (row_axis >= 0) {
+    out += fmt::format(
+        "<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" fill=\"#444\" "
+        "transform=\"rotate(-90 {0:.1f} {1:.1f})\" text-anchor=\"end\">axis 0 &#8594;</text>\n",
+        ox - 46, oy);
+  }
+  const auto tick_labels = [&](const std::vector<index_t>& cuts, const Sig& sig, bool horizontal,
+                               double cell) {
+    if (cuts.size() > 17) return;
+    double last = -1e9;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+      const double at = static_cast<double>(cuts[i]) * cell;
+      if (at - last < 30) continue;
+      last = at;
+      const index_t index = sig.to_array(cuts[i]);
+      if (horizontal) {
+        out += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\">{}</text>\n",
+            ox + at + 1, oy - 6, index);
+      } else {
+        out += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\" "
+            "text-anchor=\"end\">{}</text>\n",
+            ox - 6, oy + at + 11, index);
+      }
+    }
+  };
+  tick_labels(col_cuts, shape[col_axis], true, cw);
+  if (row_axis >= 0) tick_labels(row_cuts, shape[row_axis], false, ch);
+
+  // The parts: one rectangle per run of equal owners along a row band.
+  std::string labels;
+  if (shape.empty()) {
+    out +=
+        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\">the shape is empty</text>\n",
+                    ox, oy + 20);
+  } else {
+    Index at = shape.first();
+    const bool lines = cw >= 4 && ch >= 4;
+    for (std::size_t i = 0; i + 1 < row_cuts.size(); ++i) {
+      if (row_axis >= 0) at[row_axis] = shape[row_axis].to_array(row_cuts[i]);
+      std::size_t j = 0;
+      while (j + 1 < col_cuts.size()) {
+        at[col_axis] = shape[col_axis].to_array(col_cuts[j]);
+        const int owner = layout.owner(at);
+        std::size_t k = j + 1;
+        while (k + 1 < col_cuts.size()) {
+          at[col_axis] = shape[col_axis].to_array(col_cuts[k]);
+          if (layout.owner(at) != owner) break;
+          ++k;
+        }
+        const double x = ox + static_cast<double>(col_cuts[j]) * cw;
+        const double y = oy + static_cast<double>(row_cuts[i]) * ch;
+        const double w = static_cast<double>(col_cuts[k] - col_cuts[j]) * cw;
+        const double h = static_cast<double>(row_cuts[i + 1] - row_cuts[i]) * ch;
+        out += fmt::format(
+            "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"{}/>\n",
+            x, y, w, h, colour(owner), lines ? " stroke=\"#ffffff\" stroke-width=\"1\"" : "");
+        const std::string text = std::to_string(owner);
+        const double size = std::min(15.0, h * 0.6);
+        if (size >= 8 && w >= size * 0.65 * static_cast<double>(text.size()) + 4) {
+          labels += fmt::format(
+              "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{:.0f}\" text-anchor=\"middle\" "
+              "dominant-baseline=\"central\" fill=\"#111\" stroke=\"#fff\" stroke-width=\"3\" "
+              "paint-order=\"stroke\">{}</text>\n",
+              x + w / 2, y + h / 2, size, text);
+        }
+        j = k;
+      }
+    }
+  }
+  out += labels;
+  out += fmt::format(
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
+      "stroke=\"#333\" stroke-width=\"1\"/>\n",
+      ox, oy, grid_w, grid_h);
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\">{} x {} positions</text>\n",
+      ox, oy + grid_h + 18, rows, cols);
+
+  // Legend: every rank (the first ones when there are many).
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" font-weight=\"bold\">rank (coords){}: "
+      "elements</text>\n",
+      legend_x, oy - 6, devices.empty() ? "" : " device");
+  for (int p = 0; p < std::min(layout.procs(), max_legend); ++p) {
+    const double y = oy + 20.0 * p;
+    const Index c = topo.coords(p);
+    std::string coords = c.rank() > 0 ? c.str() : "(outside the grid)";
+    if (static_cast<std::size_t>(p) < devices.size()) {
+      coords += " " + devices[static_cast<std::size_t>(p)].str();
+    }
+    if (layout.active(p)) {
+      out +=
+          fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"14\" fill=\"{}\"/>\n",
+                      legend_x, y, colour(p));
+      std::string text = fmt::format("{} {}: {}", p, coords, layout.elements(p));
+      if (layout.blocks(p).size() > 1)
+        text += fmt::format(" in {} blocks", layout.blocks(p).size());
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\">{}</text>\n",
+                         legend_x + 20, y + 11.5, escape(text));
+    } else {
+      out += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"14\" fill=\"#ffffff\" "
+          "stroke=\"#999\" stroke-dasharray=\"3,2\"/>\n",
+          legend_x, y);
+      out += fmt::format(
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#888\">{} {}: inactive</text>\n",
+          legend_x + 20, y + 11.5, p, escape(coords));
+    }
+  }
+  if (layout.procs() > max_legend) {
+    out += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#666\">... and {} more "
+        "ranks</text>\n",
+        legend_x, oy + 20.0 * max_legend + 11.5, layout.procs() - max_legend);
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    std::remove(tmp.c_str());
+    throw Error(ErrorKind::io, fmt::format("cannot write '{}': the write failed", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw Error(ErrorKind::io, fmt::format("cannot rename '{}' to '{}': {}", tmp, path, why));
+  }
+}
+
+}  // namespace hit::tools

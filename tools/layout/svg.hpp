@@ -1,0 +1,25 @@
+#pragma once
+// hit-layout --svg: a picture of a layout, the 2-D domain (or the first two axes) coloured by
+// owner.
+
+#include <string>
+#include <vector>
+
+#include "hit/device_binding.hpp"
+#include "hit/layout.hpp"
+
+namespace hit::tools {
+
+// The SVG document: the domain in position (tile) coordinates, one colour per rank, rank labels on
+// the parts large enough to hold one, index labels at the part boundaries, and a legend with every
+// rank's coordinates and element count. A 1-D shape is drawn as one row; for 3 or more axes the
+// slice at the first index of the axes past the second is drawn. `note` goes under the title;
+// `devices` (empty, or one per process) are named in the legend.
+std::string layout_svg(const Layout& layout, const std::string& note,
+                       const std::vector<DeviceBinding>& devices = {});
+
+// Writes `text` to `path` through `path`.tmp and a rename, so a failure never leaves a partial file
+// under the final name. Error(io) naming the path on failure.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace hit::tools
