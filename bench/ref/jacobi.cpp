@@ -45,7 +45,7 @@ void sweep(const std::vector<double>& in, std::vector<double>& out, const Block&
       if (gi == 0 || gi == n - 1 || gj == 0 || gj == n - 1) {
         o[j] = c[j];
       } else {
-        o[j] = 0.25 * ((c[j - ld] + c[j + ld]) + (c[j - 1] + c[j + 1]));
+        o[j] = 0.25 * (c[j - ld] + c[j + ld] + c[j - 1] + c[j + 1]);
       }
     }
   }

@@ -12,7 +12,11 @@
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
+#include "hit/device.hpp"
 #include "hit/device_binding.hpp"
+#include "hit/kernel.hpp"
+#include "hit/partition.hpp"
+#include "hit/physical_topology.hpp"
 #include "hit/layout.hpp"
 #include "hit/tile.hpp"
 #include "hit/tile_io.hpp"
@@ -21,24 +25,30 @@
 namespace hit::cannon {
 namespace {
 
-// The one local operation of the algorithm, C += A·B over the padded blocks: padding is zero, so
-// the padded part of the inner dimension adds nothing.
+// The serial reference of --check: one BLAS call on rank 0, independent of the device layer.
 template <class T>
-void local_multiply(const Tile<T>& a, const Tile<T>& b, Tile<T>& c, index_t inner) {
-  if (c.is_null() || c.empty() || inner == 0) return;
+void serial_product(const Tile<T>& a, const Tile<T>& b, Tile<T>& c) {
   const auto rows = static_cast<int>(c.shape().extent(0));
   const auto cols = static_cast<int>(c.shape().extent(1));
-  const auto kk = static_cast<int>(inner);
-  const auto lda = static_cast<int>(a.step(0));
-  const auto ldb = static_cast<int>(b.step(0));
-  const auto ldc = static_cast<int>(c.step(0));
+  const auto inner = static_cast<int>(a.shape().extent(1));
   if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, kk, 1.0, a.data(), lda,
-                b.data(), ldb, 1.0, c.data(), ldc);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, inner, 1.0, a.data(),
+                static_cast<int>(a.step(0)), b.data(), static_cast<int>(b.step(0)), 0.0, c.data(),
+                static_cast<int>(c.step(0)));
   } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, kk, 1.0f, a.data(), lda,
-                b.data(), ldb, 1.0f, c.data(), ldc);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, inner, 1.0f, a.data(),
+                static_cast<int>(a.step(0)), b.data(), static_cast<int>(b.step(0)), 0.0f, c.data(),
+                static_cast<int>(c.step(0)));
   }
+}
+
+// The one local operation of the algorithm, C += A·B, launched on the rank's device. The padded
+// blocks travel whole: their padding is zero, so the padded part of the inner dimension adds
+// nothing. Returns the launch's time (device lock wait excluded).
+template <class T>
+double local_multiply(const Kernel<View<const T>, View<const T>, View<T>>& gemm,
+                      const Partition& part, const Tile<T>& a, const Tile<T>& b, Tile<T>& c) {
+  return launch(gemm, part, in(a.padded()), in(b.padded()), inout(c)).seconds;
 }
 
 // Cannon is correct only when the blocks line up: A's row blocks are C's, B's column blocks are
@@ -58,6 +68,16 @@ void check_compatible(const Layout& a, const Layout& b, const Layout& c, const O
     }
   }
   const Topology& topo = c.topology();
+  for (const Layout* l : {&a, &b, &c}) {
+    for (int p = 0; p < topo.grid_size(); ++p) {
+      if (l->blocks(p).size() > 1) {
+        throw Error(ErrorKind::invalid_argument,
+                    "Cannon needs layouts with one block per process; '" + l->spec() +
+                        "' gives rank " + std::to_string(p) + " " +
+                        std::to_string(l->blocks(p).size()) + " blocks");
+      }
+    }
+  }
   for (int p = 0; p < topo.grid_size(); ++p) {
     if (!c.active(p)) continue;
     const Shape bc = c.block(p);
@@ -112,8 +132,8 @@ int run_typed(Environment& env, const Options& o) {
   const Shape shape_b = Shape::extents({o.m, o.k});
   const Shape shape_c = Shape::extents({o.n, o.k});
   const Topology topo = topology("square");
-  std::vector<DeviceBinding> devices;
-  if (auto spec = env.config().get("devices")) devices = parse_device_spec(*spec, env.size());
+  // The physical topology and the device binding (collective on first use).
+  const std::vector<DeviceBinding> devices = PhysicalTopology::of(env).bindings();
   const Layout lay_a = layout(o.layout_a, topo, shape_a, "a", devices);
   const Layout lay_b = layout(o.layout_b, topo, shape_b, "b", devices);
   const Layout lay_c = layout(o.layout_c, topo, shape_c, "c", devices);
@@ -145,14 +165,17 @@ int run_typed(Environment& env, const Options& o) {
   Pattern step_shift(Pattern::Order::unordered);
   step_shift.add(shift(lay_a, 1, -1, a)).add(shift(lay_b, 0, -1, b));
   const int steps = std::max(lay_a.active_extent(1), lay_b.active_extent(0));
-  const index_t inner = lay_a.max_extents().extent(1);
+  const auto gemm = gemm_accumulate<T>();
+  const Partition part =
+      active ? partition(env, o.partition, c.shape(), gemm.access(), {}, "c") : Partition();
 
   std::vector<double> times;
   app::RankStats stats;
   for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
     if (rep > 0) {
-      if (!a.is_null()) a.copy_from(a0);
-      if (!b.is_null()) b.copy_from(b0);
+      // Whole padded buffers: after the shifts the padding holds other blocks' wider data.
+      if (!a.is_null()) a.padded().copy_from(a0.padded());
+      if (!b.is_null()) b.padded().copy_from(b0.padded());
     }
     if (!c.is_null()) c.fill(T(0));
     double compute = 0;
@@ -168,11 +191,7 @@ int run_typed(Environment& env, const Options& o) {
       comm += t.seconds();
     }
     for (int s = 0; s < steps; ++s) {
-      {
-        Timer t;
-        if (active) local_multiply(a, b, c, inner);
-        compute += t.seconds();
-      }
+      if (active) compute += local_multiply(gemm, part, a, b, c);
       if (s + 1 < steps) {  // the last step is unrolled: no shift after the last product
         Timer t;
         step_shift.run();
@@ -214,7 +233,7 @@ int run_typed(Environment& env, const Options& o) {
     double err = 0;
     if (rank == 0) {
       Tile<T> ref(shape_c);
-      local_multiply(whole_a, whole_b, ref, o.m);
+      serial_product(whole_a, whole_b, ref);
       double scale = 0;
       double diff = 0;
       const std::vector<T> got = whole_c.to_vector();
@@ -233,15 +252,12 @@ int run_typed(Environment& env, const Options& o) {
   }
 
   const auto all = app::gather_stats(stats, env.comm());
+  const auto labels = app::gather_labels(device(env).label(), env.comm());
   if (rank == 0) {
     const double t = app::median(times);
     const double flops = 2.0 * static_cast<double>(o.n) * static_cast<double>(o.m) *
                          static_cast<double>(o.k);
-    nlohmann::json devices_json = nlohmann::json::array();
-    for (int r = 0; r < env.size(); ++r) {
-      devices_json.push_back(devices.empty() ? std::string("cpu")
-                                             : devices[static_cast<std::size_t>(r)].str());
-    }
+    nlohmann::json devices_json = labels;
     nlohmann::json result = {
         {"app", "cannon"},
         {"n", o.n},
@@ -252,7 +268,7 @@ int run_typed(Environment& env, const Options& o) {
         {"grid", {topo.dims()[0], topo.dims()[1]}},
         {"devices", devices_json},
         {"layouts", {{"a", lay_a.spec()}, {"b", lay_b.spec()}, {"c", lay_c.spec()}}},
-        {"partition", "single"},
+        {"partition", part.spec().empty() ? o.partition : part.spec()},
         {"reps", o.reps},
         {"time_s", t},
         {"time_min_s", *std::min_element(times.begin(), times.end())},

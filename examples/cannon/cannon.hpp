@@ -19,6 +19,7 @@ struct Options {
   std::string layout_b = "blocks";
   std::string layout_c = "blocks";
   std::string devices;
+  std::string partition = "single";
   int reps = 3;
   int warmup = 1;
   bool check = false;

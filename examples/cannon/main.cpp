@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
     cli.add_option("--layout-b", o.layout_b, "layout spec of B (HIT_LAYOUT_B overrides)");
     cli.add_option("--layout-c", o.layout_c, "layout spec of C (HIT_LAYOUT_C overrides)");
     cli.add_option("--devices", o.devices, "device binding of the ranks (HIT_DEVICES)");
+    cli.add_option("--partition", o.partition,
+                   "partition spec of the local product on each device (HIT_PARTITION_C overrides)");
     cli.add_option("--reps", o.reps, "timed repetitions (the median is reported)")
         ->check(CLI::PositiveNumber);
     cli.add_option("--warmup", o.warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);

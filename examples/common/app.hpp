@@ -79,6 +79,33 @@ inline nlohmann::json stats_json(const std::vector<RankStats>& stats, const char
   return out;
 }
 
+// Every rank's string (a device label), on rank 0.
+inline std::vector<std::string> gather_labels(const std::string& mine, MPI_Comm comm) {
+  int size = 1;
+  int rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size));
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  std::vector<int> offsets(static_cast<std::size_t>(size), 0);
+  int total = 0;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(static_cast<std::size_t>(rank == 0 ? total : 0), ' ');
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+              0, comm);
+  std::vector<std::string> out;
+  if (rank == 0) {
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+    }
+  }
+  return out;
+}
+
 struct CheckResult {
   bool ran = false;
   bool passed = false;

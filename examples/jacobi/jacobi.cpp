@@ -10,7 +10,11 @@
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
+#include "hit/device.hpp"
 #include "hit/device_binding.hpp"
+#include "hit/kernel.hpp"
+#include "hit/partition.hpp"
+#include "hit/physical_topology.hpp"
 #include "hit/layout.hpp"
 #include "hit/tile.hpp"
 #include "hit/tile_io.hpp"
@@ -27,9 +31,9 @@ T initial_value(index_t i, index_t j, index_t n) {
   return T(0);
 }
 
-// One sweep over the block of `out`: interior points get the mean of their neighbours in `in`
-// (whose ghost cells hold the neighbours' values), boundary points are copied. The arithmetic is
-// the same expression in the same order as the serial run, so results agree bit for bit.
+// The serial reference of --check: one sweep over the whole grid, interior points the mean of
+// their neighbours, boundary points copied. The expression and its order are those of the
+// device kernel (hit::jacobi5), so a correct distributed run agrees bit for bit.
 template <class T>
 void sweep(const Tile<T>& in, Tile<T>& out, index_t n) {
   const Shape& s = out.shape();
@@ -52,7 +56,7 @@ void sweep(const Tile<T>& in, Tile<T>& out, index_t n) {
     const T* up = c - in_step;
     const T* down = c + in_step;
     for (index_t j = 0; j < jlo; ++j) o[j] = c[j];
-    for (index_t j = jlo; j < jhi; ++j) o[j] = T(0.25) * ((up[j] + down[j]) + (c[j - 1] + c[j + 1]));
+    for (index_t j = jlo; j < jhi; ++j) o[j] = T(0.25) * (up[j] + down[j] + c[j - 1] + c[j + 1]);
     for (index_t j = jhi; j < cols; ++j) o[j] = c[j];
   }
 }
@@ -83,8 +87,8 @@ int run_typed(Environment& env, const Options& o) {
   const int rank = env.rank();
   const Shape grid = Shape::extents({o.n, o.n});
   const Topology topo = topology(o.topology);
-  std::vector<DeviceBinding> devices;
-  if (auto spec = env.config().get("devices")) devices = parse_device_spec(*spec, env.size());
+  // The physical topology and the device binding (collective on first use).
+  const std::vector<DeviceBinding> devices = PhysicalTopology::of(env).bindings();
   const Layout lay = layout(o.layout, topo, grid, "grid", devices);
   if (lay.blocks(rank < lay.procs() ? rank : 0).size() > 1) {
     throw Error(ErrorKind::invalid_argument, "hit-jacobi needs a layout with one block per rank; '" +
@@ -99,6 +103,14 @@ int run_typed(Environment& env, const Options& o) {
   // Two halos, one per buffer: the buffers swap roles every iteration.
   Comm halo_u = halo(lay, u, 1);
   Comm halo_v = halo(lay, v, 1);
+  // The device updates the interior points of the block; boundary points never change and are
+  // already in both buffers.
+  const auto kernel = jacobi5<T>();
+  const Shape interior = Shape::extents({o.n - 2, o.n - 2}).displace(Index{1, 1});
+  const Shape domain = active ? block.intersect(interior) : Shape();
+  const bool computes = active && !domain.empty();
+  const Partition part =
+      computes ? partition(env, o.partition, domain, kernel.access(), {}, "grid") : Partition();
 
   std::vector<double> times;
   app::RankStats stats;
@@ -118,9 +130,7 @@ int run_typed(Environment& env, const Options& o) {
         (it % 2 == 0 ? halo_u : halo_v).run();
         comm += t.seconds();
       }
-      Timer t;
-      if (active) sweep(cur, nxt, o.n);
-      compute += t.seconds();
+      if (computes) compute += launch(kernel, part, in(cur), out(nxt)).seconds;
     }
     MPI_Barrier(env.comm());
     const double elapsed = total.seconds();
@@ -176,14 +186,11 @@ int run_typed(Environment& env, const Options& o) {
   }
 
   const auto all = app::gather_stats(stats, env.comm());
+  const auto labels = app::gather_labels(device(env).label(), env.comm());
   if (rank == 0) {
     const double t = app::median(times);
     const double cells = static_cast<double>(o.n - 2) * static_cast<double>(o.n - 2) * o.iters;
-    nlohmann::json devices_json = nlohmann::json::array();
-    for (int r = 0; r < env.size(); ++r) {
-      devices_json.push_back(devices.empty() ? std::string("cpu")
-                                             : devices[static_cast<std::size_t>(r)].str());
-    }
+    nlohmann::json devices_json = labels;
     nlohmann::json result_json = {
         {"app", "jacobi"},
         {"n", o.n},
@@ -193,7 +200,7 @@ int run_typed(Environment& env, const Options& o) {
         {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
         {"devices", devices_json},
         {"layout", lay.spec()},
-        {"partition", "single"},
+        {"partition", computes ? part.spec() : o.partition},
         {"reps", o.reps},
         {"time_s", t},
         {"time_min_s", *std::min_element(times.begin(), times.end())},
@@ -213,8 +220,8 @@ int run_typed(Environment& env, const Options& o) {
       std::printf("  time %.4f s (median of %d), %.1f Mcells/s, residual %.3e, checksum %.10g\n", t,
                   o.reps, result_json["mcells_per_s"].get<double>(), residual, checksum);
       for (std::size_t r = 0; r < all.size(); ++r) {
-        std::printf("  rank %zu: compute %.4f s, comm %.4f s, %.0f cells\n", r, all[r].compute_s,
-                    all[r].comm_s, all[r].work);
+        std::printf("  rank %zu (%s): compute %.4f s, comm %.4f s, %.0f cells\n", r, labels[r].c_str(),
+                    all[r].compute_s, all[r].comm_s, all[r].work);
       }
       if (check.ran) {
         std::printf("  check: %s\n", check.passed ? "bit-for-bit equal to the serial run"

@@ -17,6 +17,7 @@ struct Options {
   std::string layout = "blocks";
   std::string topology = "mesh2d";
   std::string devices;
+  std::string partition = "single";
   int reps = 3;
   int warmup = 1;
   bool check = false;

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
     cli.add_option("--layout", o.layout, "layout spec of the grid (HIT_LAYOUT_GRID overrides)");
     cli.add_option("--topology", o.topology, "virtual topology spec");
     cli.add_option("--devices", o.devices, "device binding of the ranks (HIT_DEVICES)");
+    cli.add_option("--partition", o.partition,
+                   "partition spec of the sweep on each device (HIT_PARTITION_GRID overrides)");
     cli.add_option("--reps", o.reps, "timed repetitions (the median is reported)")
         ->check(CLI::PositiveNumber);
     cli.add_option("--warmup", o.warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);

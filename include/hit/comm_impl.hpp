@@ -158,6 +158,14 @@ Comm halo(const Layout& layout, Tile<T>& tile, index_t width, bool corners, bool
   collectively(ctx.comm, [&] {
     if (!active) return;
     detail::require_tile_matches(layout, ctx.rank, tile, "halo");
+    for (int k = 0; k < tile.shape().rank(); ++k) {
+      if (tile.shape()[k].stride() != 1) {
+        throw Error(ErrorKind::shape, "halo needs contiguous blocks (stride 1); layout '" +
+                                          layout.spec() + "' gives rank " +
+                                          std::to_string(ctx.rank) + " the strided block " +
+                                          tile.shape().str());
+      }
+    }
     if (tile.ghost() < width) {
       throw Error(ErrorKind::invalid_argument, "halo of width " + std::to_string(width) +
                                                    " needs a tile with ghost borders of at least " +

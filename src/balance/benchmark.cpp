@@ -212,6 +212,25 @@ Measurement measure(const BenchmarkKernel& kernel, std::int64_t d, const Precisi
 
 }  // namespace detail
 
+std::int64_t units_that_fit(const BenchmarkKernel& kernel, std::uint64_t bytes) {
+  if (!kernel.device_bytes) return unlimited;
+  constexpr std::int64_t most = std::int64_t{1} << 40;
+  const auto fits = [&](std::int64_t d) { return kernel.device_bytes(d) <= bytes; };
+  if (!fits(1)) return 0;
+  // Doubling to a size that does not fit, then bisection: lo fits, hi does not.
+  std::int64_t lo = 1, hi = 2;
+  while (hi <= most && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > most) return most;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 Point benchmark(const BenchmarkKernel& kernel, std::int64_t d, const Precision& precision,
                 MPI_Comm sync_comm) {
   detail::Measurement m = detail::measure(kernel, d, precision, sync_comm);

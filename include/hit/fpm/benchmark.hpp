@@ -14,6 +14,7 @@
 
 #include "hit/core/error.hpp"
 
+#include "hit/fpm/model.hpp"
 #include "hit/fpm/point.hpp"
 
 namespace hit::fpm {
@@ -33,9 +34,16 @@ struct BenchmarkKernel {
   // Releases the data; optional; also called when a repetition fails.
   std::function<void()> teardown;
   // Instead of `run`: one execution that returns its own duration in seconds (device event timers,
-  // or simulated devices in tests). Used when set.
+  // launch records, or simulated devices in tests). Used when set.
   std::function<double()> timed_run;
+  // Device memory in bytes that d units occupy while the kernel runs (what one launch stages);
+  // optional. Turns a device's memory into a capacity in units (units_that_fit).
+  std::function<std::uint64_t(std::int64_t d)> device_bytes;
 };
+
+// The most units whose device_bytes fit in `bytes` (device_bytes must not decrease with d), at
+// most 2^40; `unlimited` when the kernel has no device_bytes. 0 when not even one unit fits.
+std::int64_t units_that_fit(const BenchmarkKernel& kernel, std::uint64_t bytes);
 
 struct Precision {
   int min_reps = 3;             // accepted repetitions at least (unless max_reps is reached)

@@ -1,11 +1,54 @@
 #pragma once
-// Built-in benchmark kernels for model building (hit-fpm build) on the host CPU.
+// Built-in benchmark kernels for model building (hit-fpm build, the dynamic loops, hit-bench-fpm).
+//
+// Two families:
+//  - launch kernels (gemm_launch_kernel, jacobi_launch_kernel, launch_kernel): run through
+//    hit::launch on the device the rank is bound to, so an emulated device applies its slowdown,
+//    bandwidth and capacity, and a GPU's point includes its transfers. Each run is timed by its
+//    launch records (the launch without waiting for the device lock).
+//  - host kernels (gemm_block_kernel, jacobi_row_kernel): plain loops and BLAS on the calling
+//    thread, timed with a wall clock; no device layer involved.
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "hit/fpm/benchmark.hpp"
 
+namespace hit {
+class Environment;
+}
+
 namespace hit::fpm {
+
+// ---- through hit::launch ---------------------------------------------------------------------
+
+// The block update of the column-based matrix product (seed 001 §4.1) as hit::gemm_accumulate<double>
+// launches: one unit is the update of one b×b block of C by a b×b block of the pivot column and one
+// of the pivot row; d units are a nearly square m×c arrangement of blocks (m = floor(sqrt(d)),
+// c = d / m) and a partial block row for the remainder (a second launch). 2·b³ flops per unit.
+// `partition`: the partition spec of the launches (default `single`: one BLAS call).
+// The kernel keeps a reference to `env`, which must outlive it. Error(invalid_argument) for a
+// block size outside 1..4096.
+BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string partition = "single");
+
+// One 5-point Jacobi sweep as a hit::jacobi5<double> launch: one unit is one row of N cells,
+// out(i,j) = (in(i±1,j) + in(i,j±1)) / 4 over d rows, `in` staged with its halo (d+2 rows of N+2)
+// and `out` (d rows of N) copied back. 4·N flops per unit. `partition` default: `threads` (the
+// rows split over the device's cores). Error(invalid_argument) for N outside 1..2^24.
+BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns,
+                                     std::string partition = "threads");
+
+struct LaunchKernelOptions {
+  int block = 64;               // gemm: b
+  std::int64_t columns = 4096;  // jacobi: N
+  std::string partition;        // empty: the kernel's default
+};
+// "gemm" or "jacobi" (Error(invalid_argument) listing them otherwise).
+BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
+                              const LaunchKernelOptions& options = {});
+
+// ---- on the host -----------------------------------------------------------------------------
 
 // The block update of the column-based matrix product (seed 001 §4.1, seed 000 §1.4): one unit is
 // the update of one b×b block of C by a b×b block of the pivot column and one of the pivot row.
