@@ -81,8 +81,9 @@ hit_layout_same(cyclic_halo "--shape|[-3:40:3]|--layout|cyclic|--comm|halo")
 # ---- bad input: one line naming the value, non-zero on every rank, no hang --------------------------
 function(hit_layout_error name expect args)
   add_test(NAME cli.layout.error.${name}
-           COMMAND ${CMAKE_COMMAND} -DHIT_LAYOUT=${_lay} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
-                   "-DARGS=${args}" "-DEXPECT=${expect}" -P ${_dir}/error_check.cmake)
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_lay} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
+                   "-DARGS=${args}" "-DEXPECT=${expect}"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
 endfunction()
 hit_layout_error(shape "cannot parse shape '\\[0:x\\]'" "--shape|[0:x]")
 hit_layout_error(no_shape "--shape is required" "--procs|2")

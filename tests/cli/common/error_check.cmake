@@ -1,12 +1,13 @@
-# Bad input to hit-layout under `mpiexec -n NP` (with a timeout, so a hang fails): every rank exits
-# non-zero, and stderr holds exactly one line, which matches EXPECT (a regex naming the value).
-#   Usage: cmake -DHIT_LAYOUT=... -DMPIEXEC=... -DNP=4 -DARGS=a|b -DEXPECT=regex -P error_check.cmake
+# Bad input to a hitmap++ program under `mpiexec -n NP` (with a timeout, so a hang fails): every
+# rank exits non-zero, and stderr holds exactly one line, `<program>: error: ...`, which matches
+# EXPECT (a regex naming the value).
+#   Usage: cmake -DPROGRAM=... -DMPIEXEC=... -DNP=4 -DARGS=a|b -DEXPECT=regex -P error_check.cmake
 string(REPLACE "|" ";" args "${ARGS}")
 # A shell around each rank reports that rank's exit status on stdout.
-execute_process(COMMAND ${MPIEXEC} -n ${NP} sh -c "\"$0\" \"$@\"; echo \"exit=$?\"" ${HIT_LAYOUT} ${args}
+execute_process(COMMAND ${MPIEXEC} -n ${NP} sh -c "\"$0\" \"$@\"; echo \"exit=$?\"" ${PROGRAM} ${args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
 if(rc MATCHES "timeout|Process terminated")
-  message(FATAL_ERROR "hit-layout ${args} did not finish: ${rc}")
+  message(FATAL_ERROR "${PROGRAM} ${args} did not finish: ${rc}")
 endif()
 string(REGEX MATCHALL "exit=[0-9]+" statuses "${out}")
 list(LENGTH statuses n)
@@ -22,8 +23,9 @@ string(STRIP "${err}" err)
 if(err MATCHES "\n")
   message(FATAL_ERROR "expected one line on stderr, got:\n${err}")
 endif()
-if(NOT err MATCHES "^hit-layout: error: ")
-  message(FATAL_ERROR "expected 'hit-layout: error: ...', got: ${err}")
+get_filename_component(name "${PROGRAM}" NAME)
+if(NOT err MATCHES "^${name}: error: ")
+  message(FATAL_ERROR "expected '${name}: error: ...', got: ${err}")
 endif()
 if(NOT err MATCHES "${EXPECT}")
   message(FATAL_ERROR "the message does not match '${EXPECT}': ${err}")

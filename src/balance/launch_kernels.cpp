@@ -1,0 +1,252 @@
+// Benchmark kernels run through hit::launch (docs/fpm.md "Building models"): the tiles live on the
+// host, every run stages them on the rank's device, executes the built-in kernel and copies the
+// result back, and the run's time is that of its launch records — so an emulated device's slowdown
+// and bandwidth, and a GPU's transfers, are part of every point.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
+#include "hit/fpm/kernels.hpp"
+#include "hit/kernel.hpp"
+#include "hit/partition.hpp"
+#include "hit/physical_topology.hpp"
+#include "hit/tile.hpp"
+
+namespace hit::fpm {
+namespace {
+
+index_t round_up(index_t a, index_t m) {
+  return m <= 1 ? a : (a + m - 1) / m * m;
+}
+
+// Device bytes of a 2-D tile of `rows` × `cols` doubles staged for a launch with partition `p`
+// (as hit::launch lays it out: rows `row_alignment()` bytes apart, padded to whole blocks when the
+// partition asks).
+std::uint64_t staged_bytes(index_t rows, index_t cols, const Partition& p) {
+  constexpr auto element = static_cast<index_t>(sizeof(double));
+  if (p.pad_to_blocks() && p.rank() == 2) {
+    rows = round_up(rows, p.block_extent(0));
+    cols = round_up(cols, p.block_extent(1));
+  }
+  const auto align = static_cast<index_t>(p.row_alignment());
+  if (align > element && align % element == 0) cols = round_up(cols, align / element);
+  return static_cast<std::uint64_t>(std::max<index_t>(rows, 1) * std::max<index_t>(cols, 1) *
+                                    element);
+}
+
+Shape rect(index_t r0, index_t r1, index_t c0, index_t c1) {
+  return Shape{Sig(r0, r1), Sig(c0, c1)};
+}
+
+// A tile of the shape, or Error(out_of_memory) naming the kernel and d when the host cannot hold it.
+Tile<double> host_tile(const Shape& shape, std::string_view kernel, std::int64_t d) {
+  try {
+    return Tile<double>(shape);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::out_of_memory) throw;
+    throw Error(ErrorKind::out_of_memory,
+                fmt::format("{} kernel at d = {} units: the host cannot hold a {} tile: {}", kernel,
+                            d, shape.str(), e.what()));
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::out_of_memory,
+                fmt::format("{} kernel at d = {} units: the host cannot hold a {} tile", kernel, d,
+                            shape.str()));
+  }
+}
+
+void fill(Tile<double>& t, int salt) {
+  const Shape& s = t.shape();
+  for (index_t i = s[0].begin(); i < s[0].end(); ++i) {
+    for (index_t j = s[1].begin(); j < s[1].end(); ++j) {
+      t(i, j) = 1.0 / static_cast<double>(1 + (i * 31 + j + salt) % 89);
+    }
+  }
+}
+
+// The partition of `domain` for this rank's device; checks the spec early, on every rank alike.
+Partition make_partition(Environment& env, const std::string& spec, const Shape& domain,
+                         const AccessPattern& access) {
+  return hit::partition(env, spec, domain, access);
+}
+
+// ---- gemm --------------------------------------------------------------------------------------
+
+struct GemmGeometry {
+  index_t rows = 0;       // block rows of the main rectangle
+  index_t cols = 0;       // block columns of the main rectangle
+  index_t remainder = 0;  // blocks of the extra partial row
+};
+
+GemmGeometry gemm_geometry(std::int64_t d) {
+  GemmGeometry g;
+  g.rows = std::max<index_t>(1, static_cast<index_t>(std::floor(std::sqrt(static_cast<double>(d)))));
+  while (g.rows * g.rows > d && g.rows > 1) --g.rows;  // floating-point sqrt of large d
+  g.cols = d / g.rows;
+  g.remainder = d - g.rows * g.cols;
+  return g;
+}
+
+struct GemmLaunchState {
+  Environment* env = nullptr;
+  int b = 0;
+  std::string spec;
+  Kernel<View<const double>, View<const double>, View<double>> kernel =
+      gemm_accumulate<double>();
+  // The main rectangle (A: rows·b × b, B: b × cols·b, C: rows·b × cols·b) and the partial row.
+  Tile<double> a, bm, c, a_extra, b_extra, c_extra;
+  std::optional<Partition> main, extra;
+
+  void release() {
+    a = bm = c = a_extra = b_extra = c_extra = Tile<double>();
+    main.reset();
+    extra.reset();
+  }
+};
+
+// ---- jacobi ------------------------------------------------------------------------------------
+
+struct JacobiLaunchState {
+  Environment* env = nullptr;
+  index_t columns = 0;
+  std::string spec;
+  Kernel<View<const double>, View<double>> kernel = jacobi5<double>();
+  Tile<double> in, out;  // in: [0:d+2][0:N+2] (the rows and their halo), out: [1:d+1][1:N+1]
+  std::optional<Partition> part;
+
+  void release() {
+    in = out = Tile<double>();
+    part.reset();
+  }
+};
+
+}  // namespace
+
+BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string partition) {
+  if (block < 1 || block > 4096) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("gemm kernel: block size {} (allowed 1 to 4096)", block));
+  }
+  PhysicalTopology::of(env);  // collective at its first use: before ranks diverge
+  auto s = std::make_shared<GemmLaunchState>();
+  s->env = &env;
+  s->b = block;
+  s->spec = std::move(partition);
+  const index_t b = block;
+  make_partition(env, s->spec, rect(0, b, 0, b), s->kernel.access());
+
+  BenchmarkKernel k;
+  k.name = fmt::format("gemm(b={})", block);
+  k.complexity = [b](std::int64_t d) {
+    return 2.0 * static_cast<double>(d) * static_cast<double>(b * b * b);
+  };
+  k.setup = [s, name = k.name](std::int64_t d) {
+    s->release();
+    const index_t bs = s->b;
+    const GemmGeometry g = gemm_geometry(d);
+    s->a = host_tile(rect(0, g.rows * bs, 0, bs), name, d);
+    s->bm = host_tile(rect(0, bs, 0, g.cols * bs), name, d);
+    s->c = host_tile(rect(0, g.rows * bs, 0, g.cols * bs), name, d);
+    fill(s->a, 1);
+    fill(s->bm, 2);
+    s->main = make_partition(*s->env, s->spec, s->c.shape(), s->kernel.access());
+    if (g.remainder > 0) {
+      s->a_extra = host_tile(rect(0, bs, 0, bs), name, d);
+      s->b_extra = host_tile(rect(0, bs, 0, g.remainder * bs), name, d);
+      s->c_extra = host_tile(rect(0, bs, 0, g.remainder * bs), name, d);
+      fill(s->a_extra, 3);
+      fill(s->b_extra, 4);
+      s->extra = make_partition(*s->env, s->spec, s->c_extra.shape(), s->kernel.access());
+    }
+  };
+  k.timed_run = [s] {
+    double t = hit::launch(*s->env, s->kernel, *s->main, hit::in(s->a), hit::in(s->bm),
+                           hit::inout(s->c))
+                   .seconds;
+    if (s->extra) {
+      t += hit::launch(*s->env, s->kernel, *s->extra, hit::in(s->a_extra), hit::in(s->b_extra),
+                       hit::inout(s->c_extra))
+               .seconds;
+    }
+    return t;
+  };
+  k.teardown = [s] { s->release(); };
+  k.device_bytes = [s](std::int64_t d) -> std::uint64_t {
+    if (d <= 0) return 0;
+    // The main launch holds the most; launches free their memory before the next one.
+    const index_t bs = s->b;
+    const GemmGeometry g = gemm_geometry(d);
+    const Partition p = make_partition(*s->env, s->spec, rect(0, g.rows * bs, 0, g.cols * bs),
+                                       s->kernel.access());
+    if (p.out_of_core()) return 0;  // staged chunk by chunk: no size limit from memory
+    return staged_bytes(g.rows * bs, bs, p) + staged_bytes(bs, g.cols * bs, p) +
+           staged_bytes(g.rows * bs, g.cols * bs, p);
+  };
+  return k;
+}
+
+BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns,
+                                     std::string partition) {
+  if (columns < 1 || columns > (std::int64_t{1} << 24)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("jacobi kernel: {} columns (allowed 1 to 2^24)", columns));
+  }
+  PhysicalTopology::of(env);  // collective at its first use: before ranks diverge
+  auto s = std::make_shared<JacobiLaunchState>();
+  s->env = &env;
+  s->columns = columns;
+  s->spec = std::move(partition);
+  make_partition(env, s->spec, rect(1, 2, 1, columns + 1), s->kernel.access());
+
+  BenchmarkKernel k;
+  k.name = fmt::format("jacobi5(N={})", columns);
+  k.complexity = [columns](std::int64_t d) {
+    return 4.0 * static_cast<double>(d) * static_cast<double>(columns);
+  };
+  k.setup = [s, name = k.name](std::int64_t d) {
+    s->release();
+    const index_t n = s->columns;
+    if (static_cast<double>(d + 2) * static_cast<double>(n + 2) > 1e12) {
+      throw Error(ErrorKind::out_of_memory,
+                  fmt::format("{} kernel: d = {} rows of {} columns is too large", name, d, n));
+    }
+    s->in = host_tile(rect(0, d + 2, 0, n + 2), name, d);
+    s->out = host_tile(rect(1, d + 1, 1, n + 1), name, d);
+    fill(s->in, 5);
+    s->part = make_partition(*s->env, s->spec, s->out.shape(), s->kernel.access());
+  };
+  k.timed_run = [s] {
+    return hit::launch(*s->env, s->kernel, *s->part, hit::in(s->in), hit::out(s->out)).seconds;
+  };
+  k.teardown = [s] { s->release(); };
+  k.device_bytes = [s](std::int64_t d) -> std::uint64_t {
+    if (d <= 0) return 0;
+    const index_t n = s->columns;
+    const Partition p =
+        make_partition(*s->env, s->spec, rect(1, d + 1, 1, n + 1), s->kernel.access());
+    if (p.out_of_core()) return 0;
+    return staged_bytes(d + 2, n + 2, p) + staged_bytes(d, n, p);
+  };
+  return k;
+}
+
+BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
+                              const LaunchKernelOptions& options) {
+  if (name == "gemm") {
+    return gemm_launch_kernel(env, options.block,
+                              options.partition.empty() ? "single" : options.partition);
+  }
+  if (name == "jacobi") {
+    return jacobi_launch_kernel(env, options.columns,
+                                options.partition.empty() ? "threads" : options.partition);
+  }
+  throw Error(ErrorKind::invalid_argument,
+              fmt::format("kernel '{}' (built-in kernels: gemm, jacobi)", name));
+}
+
+}  // namespace hit::fpm

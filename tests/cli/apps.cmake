@@ -1,0 +1,93 @@
+# Command-line tests of the examples: hit-cannon and hit-jacobi pass --check at several process
+# counts, sizes, layouts and element types; result files match an independent serial product;
+# bad input fails on every rank with one line, under a timeout.
+set(_cannon ${HIT_BIN}/hit-cannon)
+set(_jacobi ${HIT_BIN}/hit-jacobi)
+set(_appdir ${CMAKE_CURRENT_LIST_DIR}/apps)
+set(_errcheck ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+find_package(Python3 COMPONENTS Interpreter QUIET)
+
+# hit-cannon --check: name, process count, then the program's flags.
+function(hit_cannon_check name np)
+  add_test(NAME cli.cannon.${name}.np${np}
+           COMMAND ${MPIEXEC_EXECUTABLE} -n ${np} ${_cannon} --check --reps 1 --warmup 0 ${ARGN})
+  set_tests_properties(cli.cannon.${name}.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                       ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+                       PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
+endfunction()
+# n in {1, 7, 64, 257, 2039} at 1, 4 and 9 processes; layouts mixed per matrix; double and float.
+foreach(np 1 4 9)
+  hit_cannon_check(n1 ${np} --n 1)
+  hit_cannon_check(n7_float ${np} --n 7 --type float)
+  hit_cannon_check(n64_mixed ${np} --n 64 --layout-a blocksLB:factor=0.7,fast=0 --layout-b blocks
+                   --layout-c blocksLB:factor=0.7,fast=0)
+  hit_cannon_check(n257_cyclic_float ${np} --n 257 --layout cyclic --type float)
+  hit_cannon_check(n2039 ${np} --n 2039)
+endforeach()
+hit_cannon_check(rectangular 4 --n 50 --m 37 --k 23 --layout-a weighted:w=1,3 --layout-c weighted:w=1,3)
+hit_cannon_check(emulated_devices 4 --n 200 --devices "emu:0(slowdown=2)*1,cpu*3"
+                 --layout-a blocksLB:factor=0.4 --layout-c blocksLB:factor=0.4)
+hit_cannon_check(env_layout_override 4 --n 30)
+set_tests_properties(cli.cannon.env_layout_override.np4 PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1;HIT_LAYOUT_A=cyclic;HIT_LAYOUT_B=cyclic;HIT_LAYOUT_C=cyclic"
+  PASS_REGULAR_EXPRESSION "layouts: A cyclic, B cyclic, C cyclic(.|\n)*check: passed")
+
+# Result files against a serial product computed in Python.
+if(Python3_Interpreter_FOUND)
+  foreach(case "4;64;64;64;double" "4;30;50;20;float" "9;40;41;42;double" "1;17;5;9;double")
+    list(GET case 0 np)
+    list(GET case 1 n)
+    list(GET case 2 m)
+    list(GET case 3 k)
+    list(GET case 4 type)
+    set(name cli.cannon.files.${n}x${m}x${k}_${type}.np${np})
+    add_test(NAME ${name}
+             COMMAND ${Python3_EXECUTABLE} ${_appdir}/cannon_files.py ${n} ${m} ${k} ${type}
+                     ${CMAKE_CURRENT_BINARY_DIR}/${name} -- ${MPIEXEC_EXECUTABLE} -n ${np} ${_cannon}
+                     --reps 1 --warmup 0)
+    set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                         ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  endforeach()
+endif()
+
+# hit-jacobi --check: bit for bit against a serial run.
+function(hit_jacobi_check name np)
+  add_test(NAME cli.jacobi.${name}.np${np}
+           COMMAND ${MPIEXEC_EXECUTABLE} -n ${np} ${_jacobi} --check --reps 1 --warmup 0 ${ARGN})
+  set_tests_properties(cli.jacobi.${name}.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "check: bit-for-bit equal" FAIL_REGULAR_EXPRESSION "FAILED")
+endfunction()
+foreach(np 1 2 3 4)
+  hit_jacobi_check(n61 ${np} --n 61 --iters 25)
+  hit_jacobi_check(n40_float ${np} --n 40 --iters 9 --type float)
+endforeach()
+hit_jacobi_check(nonsquare_grid 4 --n 37 --iters 15 --topology mesh:dims=4x1)
+hit_jacobi_check(nonsquare_mesh2d 3 --n 50 --iters 15)
+hit_jacobi_check(weighted 4 --n 45 --iters 11 --layout weighted:w=1,3)
+hit_jacobi_check(emulated 4 --n 40 --iters 6 --devices "emu:0(slowdown=2)*2,cpu*2")
+hit_jacobi_check(inactive_ranks 4 --n 3 --iters 4 --topology array)
+
+# Bad input: every rank exits non-zero with one line naming the value, no hang (4 processes).
+function(hit_app_error program name expect args)
+  add_test(NAME cli.${program}.error.${name}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-${program} -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                   -DNP=4 "-DARGS=${args}" "-DEXPECT=${expect}" -P ${_errcheck})
+  set_tests_properties(cli.${program}.error.${name} PROPERTIES LABELS "cli;apps" TIMEOUT 180)
+endfunction()
+hit_app_error(cannon size_zero "n: Value 0 not in range|--n" "--n|0")
+hit_app_error(cannon size_m_zero "sizes must be at least 1, got n=5 m=0" "--n|5|--m|0")
+hit_app_error(cannon unknown_layout "unknown layout plug-in 'nope'.*registered: " "--n|8|--layout-a|nope")
+hit_app_error(cannon bad_param "no parameter 'q'" "--n|8|--layout-c|blocks:q=1")
+hit_app_error(cannon missing_file "/nonexistent/a.raw" "--n|8|--a|/nonexistent/a.raw")
+hit_app_error(cannon wrong_size_file "expected 512 bytes" "--n|8|--a|${CMAKE_CURRENT_LIST_DIR}/apps/cannon_files.py")
+hit_app_error(cannon unwritable_output "/nonexistent/dir/c.raw" "--n|8|--c-out|/nonexistent/dir/c.raw")
+hit_app_error(cannon bad_devices "unknown device kind 'gpu'" "--n|8|--devices|gpu*4")
+hit_app_error(cannon incompatible_layouts "A's row blocks to equal C's" "--n|8|--layout-a|cyclic")
+hit_app_error(jacobi too_small "--n must be at least 3.*got 2" "--n|2")
+hit_app_error(jacobi strided_layout "halo needs contiguous blocks" "--n|20|--layout|cyclic")
+hit_app_error(jacobi bad_topology "unknown topology plug-in 'torus'" "--n|20|--topology|torus")
+# Non-square process counts (needs 3 processes, not 4).
+add_test(NAME cli.cannon.error.non_square
+         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cannon} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3
+                 "-DARGS=--n|8" "-DEXPECT=got 3 \\(nearest squares: 1 and 4\\)" -P ${_errcheck})
+set_tests_properties(cli.cannon.error.non_square PROPERTIES LABELS "cli;apps" TIMEOUT 180)
