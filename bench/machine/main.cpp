@@ -31,9 +31,12 @@ int main(int argc, char** argv) {
   long stream_mib = 256;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
-    if (k == "--n") n = std::atol(argv[i + 1]);
-    else if (k == "--reps") reps = std::atoi(argv[i + 1]);
-    else if (k == "--stream-mib") stream_mib = std::atol(argv[i + 1]);
+    if (k == "--n")
+      n = std::atol(argv[i + 1]);
+    else if (k == "--reps")
+      reps = std::atoi(argv[i + 1]);
+    else if (k == "--stream-mib")
+      stream_mib = std::atol(argv[i + 1]);
   }
   const auto nn = static_cast<std::size_t>(n * n);
   std::vector<double> a(nn, 0.5), b(nn, 0.25), c(nn, 0.0);
@@ -59,8 +62,9 @@ int main(int argc, char** argv) {
   }
   const double triad_t = median(triad_times);
   const double bandwidth = 3.0 * static_cast<double>(len) * sizeof(double) / triad_t * 1e-9;
-  std::printf("{\"app\":\"machine\",\"dgemm_n\":%ld,\"dgemm_gflops\":%.3f,\"dgemm_time_s\":%.6f,"
-              "\"triad_gb_per_s\":%.3f,\"triad_mib\":%ld,\"check\":%g}\n",
-              n, gflops, gemm_t, bandwidth, stream_mib, x[len / 2] + c[nn / 2] * 0.0);
+  std::printf(
+      "{\"app\":\"machine\",\"dgemm_n\":%ld,\"dgemm_gflops\":%.3f,\"dgemm_time_s\":%.6f,"
+      "\"triad_gb_per_s\":%.3f,\"triad_mib\":%ld,\"check\":%g}\n",
+      n, gflops, gemm_t, bandwidth, stream_mib, x[len / 2] + c[nn / 2] * 0.0);
   return 0;
 }

@@ -30,11 +30,16 @@ Args parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : ""; };
-    if (k == "--n") a.n = std::atol(next());
-    else if (k == "--reps") a.reps = std::atoi(next());
-    else if (k == "--warmup") a.warmup = std::atoi(next());
-    else if (k == "--seed") a.seed = std::strtoul(next(), nullptr, 10);
-    else if (k == "--check") a.check = true;
+    if (k == "--n")
+      a.n = std::atol(next());
+    else if (k == "--reps")
+      a.reps = std::atoi(next());
+    else if (k == "--warmup")
+      a.warmup = std::atoi(next());
+    else if (k == "--seed")
+      a.seed = std::strtoul(next(), nullptr, 10);
+    else if (k == "--check")
+      a.check = true;
   }
   return a;
 }
@@ -50,7 +55,8 @@ int main(int argc, char** argv) {
   const int q = static_cast<int>(std::lround(std::sqrt(static_cast<double>(size))));
   if (q * q != size || args.n % q != 0 || args.n < 1 || args.reps < 1) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) std::fprintf(stderr, "ref-cannon: needs a square process count and n %% sqrt(P) == 0\n");
+    if (rank == 0)
+      std::fprintf(stderr, "ref-cannon: needs a square process count and n %% sqrt(P) == 0\n");
     MPI_Finalize();
     return 2;
   }
@@ -104,7 +110,8 @@ int main(int argc, char** argv) {
       t_comp += MPI_Wtime() - t;
       if (s + 1 < q) {
         t = MPI_Wtime();
-        MPI_Sendrecv_replace(A.data(), count, MPI_DOUBLE, left, 3, right, 3, grid, MPI_STATUS_IGNORE);
+        MPI_Sendrecv_replace(A.data(), count, MPI_DOUBLE, left, 3, right, 3, grid,
+                             MPI_STATUS_IGNORE);
         MPI_Sendrecv_replace(B.data(), count, MPI_DOUBLE, up, 4, down, 4, grid, MPI_STATUS_IGNORE);
         t_comm += MPI_Wtime() - t;
       }
@@ -135,9 +142,9 @@ int main(int argc, char** argv) {
           fb[i * n + j] = hit::app::hashed_value(args.seed + 1, i, j);
         }
       }
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
-                  static_cast<int>(n), 1.0, fa.data(), static_cast<int>(n), fb.data(),
-                  static_cast<int>(n), 0.0, ref.data(), static_cast<int>(n));
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
+                  static_cast<int>(n), static_cast<int>(n), 1.0, fa.data(), static_cast<int>(n),
+                  fb.data(), static_cast<int>(n), 0.0, ref.data(), static_cast<int>(n));
       double scale = 0;
       double diff = 0;
       for (int p = 0; p < size; ++p) {
@@ -145,8 +152,10 @@ int main(int argc, char** argv) {
         MPI_Cart_coords(grid, p, 2, pc);
         for (long i = 0; i < b; ++i) {
           for (long j = 0; j < b; ++j) {
-            const double got = blocks[static_cast<std::size_t>(p) * elems + static_cast<std::size_t>(i * b + j)];
-            const double want = ref[static_cast<std::size_t>((pc[0] * b + i) * args.n + pc[1] * b + j)];
+            const double got =
+                blocks[static_cast<std::size_t>(p) * elems + static_cast<std::size_t>(i * b + j)];
+            const double want =
+                ref[static_cast<std::size_t>((pc[0] * b + i) * args.n + pc[1] * b + j)];
             scale = std::max(scale, std::abs(want));
             diff = std::max(diff, std::abs(got - want));
           }
@@ -163,14 +172,16 @@ int main(int argc, char** argv) {
   MPI_Reduce(&compute, &max_compute, 1, MPI_DOUBLE, MPI_MAX, 0, grid);
   if (rank == 0) {
     std::sort(times.begin(), times.end());
-    const double med = times.size() % 2 ? times[times.size() / 2]
-                                        : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    const double med = times.size() % 2
+                           ? times[times.size() / 2]
+                           : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
     const double flops = 2.0 * std::pow(static_cast<double>(args.n), 3.0);
-    std::printf("{\"app\":\"ref-cannon\",\"n\":%ld,\"ranks\":%d,\"reps\":%d,\"time_s\":%.6f,"
-                "\"time_min_s\":%.6f,\"time_max_s\":%.6f,\"gflops\":%.3f,\"compute_s\":%.6f,"
-                "\"comm_s\":%.6f,\"check\":{\"ran\":%s,\"passed\":%s,\"max_rel_error\":%.3e}}\n",
-                args.n, size, args.reps, med, times.front(), times.back(), flops / med * 1e-9,
-                max_compute, comm, args.check ? "true" : "false", passed ? "true" : "false", max_rel);
+    std::printf(
+        "{\"app\":\"ref-cannon\",\"n\":%ld,\"ranks\":%d,\"reps\":%d,\"time_s\":%.6f,"
+        "\"time_min_s\":%.6f,\"time_max_s\":%.6f,\"gflops\":%.3f,\"compute_s\":%.6f,"
+        "\"comm_s\":%.6f,\"check\":{\"ran\":%s,\"passed\":%s,\"max_rel_error\":%.3e}}\n",
+        args.n, size, args.reps, med, times.front(), times.back(), flops / med * 1e-9, max_compute,
+        comm, args.check ? "true" : "false", passed ? "true" : "false", max_rel);
   }
   MPI_Comm_free(&grid);
   MPI_Finalize();

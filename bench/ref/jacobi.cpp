@@ -69,11 +69,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : "0"; };
-    if (k == "--n") n = std::atol(next());
-    else if (k == "--iters") iters = std::atoi(next());
-    else if (k == "--reps") reps = std::atoi(next());
-    else if (k == "--warmup") warmup = std::atoi(next());
-    else if (k == "--check") check = true;
+    if (k == "--n")
+      n = std::atol(next());
+    else if (k == "--iters")
+      iters = std::atoi(next());
+    else if (k == "--reps")
+      reps = std::atoi(next());
+    else if (k == "--warmup")
+      warmup = std::atoi(next());
+    else if (k == "--check")
+      check = true;
   }
   int size = 1;
   int rank = 0;
@@ -166,14 +171,16 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     std::sort(times.begin(), times.end());
-    const double med = times.size() % 2 ? times[times.size() / 2]
-                                        : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    const double med = times.size() % 2
+                           ? times[times.size() / 2]
+                           : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
     const double cells = static_cast<double>(n - 2) * static_cast<double>(n - 2) * iters;
-    std::printf("{\"app\":\"ref-jacobi\",\"n\":%ld,\"iters\":%d,\"ranks\":%d,\"reps\":%d,"
-                "\"time_s\":%.6f,\"time_min_s\":%.6f,\"time_max_s\":%.6f,\"mcells_per_s\":%.3f,"
-                "\"compute_s\":%.6f,\"comm_s\":%.6f,\"check\":{\"ran\":%s,\"passed\":%s}}\n",
-                n, iters, size, reps, med, times.front(), times.back(), cells / med * 1e-6, compute,
-                comm, check ? "true" : "false", passed ? "true" : "false");
+    std::printf(
+        "{\"app\":\"ref-jacobi\",\"n\":%ld,\"iters\":%d,\"ranks\":%d,\"reps\":%d,"
+        "\"time_s\":%.6f,\"time_min_s\":%.6f,\"time_max_s\":%.6f,\"mcells_per_s\":%.3f,"
+        "\"compute_s\":%.6f,\"comm_s\":%.6f,\"check\":{\"ran\":%s,\"passed\":%s}}\n",
+        n, iters, size, reps, med, times.front(), times.back(), cells / med * 1e-6, compute, comm,
+        check ? "true" : "false", passed ? "true" : "false");
   }
   MPI_Type_free(&column);
   MPI_Comm_free(&grid);

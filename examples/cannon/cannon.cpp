@@ -10,14 +10,16 @@
 #include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/file.hpp"
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/kernel.hpp"
+#include "hit/layout.hpp"
+#include "hit/layout_svg.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
-#include "hit/layout.hpp"
 #include "hit/tile.hpp"
 #include "hit/tile_io.hpp"
 #include "hit/topology.hpp"
@@ -61,8 +63,9 @@ void check_compatible(const Layout& a, const Layout& b, const Layout& c, const O
     if (e != ext[0]) {
       throw Error(ErrorKind::shape,
                   "Cannon needs every process of the active grid to hold a block of A, B and C; "
-                  "with n=" + std::to_string(o.n) + " m=" + std::to_string(o.m) + " k=" +
-                      std::to_string(o.k) + " on a " + std::to_string(side) + "x" +
+                  "with n=" +
+                      std::to_string(o.n) + " m=" + std::to_string(o.m) +
+                      " k=" + std::to_string(o.k) + " on a " + std::to_string(side) + "x" +
                       std::to_string(side) + " grid the layouts leave " +
                       "some without (use fewer processes or larger sizes)");
     }
@@ -138,6 +141,15 @@ int run_typed(Environment& env, const Options& o) {
   const Layout lay_b = layout(o.layout_b, topo, shape_b, "b", devices);
   const Layout lay_c = layout(o.layout_c, topo, shape_c, "c", devices);
   check_compatible(lay_a, lay_b, lay_c, o);
+  // Only rank 0 writes; a failure there is agreed so no rank waits in a collective.
+  collectively(env.comm(), [&] {
+    if (!o.svg.empty() && rank == 0) {
+      write_file_atomically(
+          o.svg, app::side_by_side_svg({layout_svg(lay_a, "A (" + lay_a.spec() + ")", devices),
+                                        layout_svg(lay_b, "B (" + lay_b.spec() + ")", devices),
+                                        layout_svg(lay_c, "C (" + lay_c.spec() + ")", devices)}));
+    }
+  });
 
   // Tiles: A and B padded to their layout's largest block, so every shifted block fits.
   Tile<T> a = tile_for<T>(lay_a, rank, true);
@@ -255,8 +267,8 @@ int run_typed(Environment& env, const Options& o) {
   const auto labels = app::gather_labels(device(env).label(), env.comm());
   if (rank == 0) {
     const double t = app::median(times);
-    const double flops = 2.0 * static_cast<double>(o.n) * static_cast<double>(o.m) *
-                         static_cast<double>(o.k);
+    const double flops =
+        2.0 * static_cast<double>(o.n) * static_cast<double>(o.m) * static_cast<double>(o.k);
     nlohmann::json devices_json = labels;
     nlohmann::json result = {
         {"app", "cannon"},
@@ -281,14 +293,15 @@ int run_typed(Environment& env, const Options& o) {
     if (o.json) {
       app::print_json(result);
     } else {
-      std::printf("hit-cannon: C(%ldx%ld) = A(%ldx%ld) * B(%ldx%ld), %s, %d ranks on a %dx%d grid\n",
-                  o.n, o.k, o.n, o.m, o.m, o.k, o.type.c_str(), env.size(), topo.dims()[0],
-                  topo.dims()[1]);
+      std::printf(
+          "hit-cannon: C(%ldx%ld) = A(%ldx%ld) * B(%ldx%ld), %s, %d ranks on a %dx%d grid\n", o.n,
+          o.k, o.n, o.m, o.m, o.k, o.type.c_str(), env.size(), topo.dims()[0], topo.dims()[1]);
       std::printf("  layouts: A %s, B %s, C %s\n", lay_a.spec().c_str(), lay_b.spec().c_str(),
                   lay_c.spec().c_str());
-      std::printf("  time %.4f s (median of %d, min %.4f, max %.4f), %.2f GFLOP/s, imbalance %.3f\n",
-                  t, o.reps, result["time_min_s"].get<double>(), result["time_max_s"].get<double>(),
-                  result["gflops"].get<double>(), result["imbalance"].get<double>());
+      std::printf(
+          "  time %.4f s (median of %d, min %.4f, max %.4f), %.2f GFLOP/s, imbalance %.3f\n", t,
+          o.reps, result["time_min_s"].get<double>(), result["time_max_s"].get<double>(),
+          result["gflops"].get<double>(), result["imbalance"].get<double>());
       for (std::size_t r = 0; r < all.size(); ++r) {
         std::printf("  rank %zu (%s): compute %.4f s, comm %.4f s\n", r,
                     devices_json[r].get<std::string>().c_str(), all[r].compute_s, all[r].comm_s);

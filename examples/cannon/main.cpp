@@ -8,7 +8,8 @@
 int main(int argc, char** argv) {
   return hit::run_program(argc, argv, "hit-cannon", [](hit::Environment& env, int ac, char** av) {
     hit::cannon::Options o;
-    CLI::App cli("Cannon's matrix multiplication C = A*B (A n x m, B m x k) on a square process grid");
+    CLI::App cli(
+        "Cannon's matrix multiplication C = A*B (A n x m, B m x k) on a square process grid");
     cli.add_option("--n", o.n, "rows of A and C")->check(CLI::PositiveNumber);
     cli.add_option("--m", o.m, "columns of A, rows of B (default n)");
     cli.add_option("--k", o.k, "columns of B and C (default n)");
@@ -19,11 +20,13 @@ int main(int argc, char** argv) {
     cli.add_option("--layout-b", o.layout_b, "layout spec of B (HIT_LAYOUT_B overrides)");
     cli.add_option("--layout-c", o.layout_c, "layout spec of C (HIT_LAYOUT_C overrides)");
     cli.add_option("--devices", o.devices, "device binding of the ranks (HIT_DEVICES)");
-    cli.add_option("--partition", o.partition,
-                   "partition spec of the local product on each device (HIT_PARTITION_C overrides)");
+    cli.add_option(
+        "--partition", o.partition,
+        "partition spec of the local product on each device (HIT_PARTITION_C overrides)");
     cli.add_option("--reps", o.reps, "timed repetitions (the median is reported)")
         ->check(CLI::PositiveNumber);
-    cli.add_option("--warmup", o.warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
+    cli.add_option("--warmup", o.warmup, "untimed repetitions first")
+        ->check(CLI::NonNegativeNumber);
     cli.add_flag("--check", o.check, "verify against a serial product (exit 1 when wrong)");
     cli.add_flag("--json", o.json, "print one JSON object on stdout");
     cli.add_option("--svg", o.svg, "draw the layouts of A, B and C to this SVG file");

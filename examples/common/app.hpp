@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,8 @@ inline std::vector<RankStats> gather_stats(const RankStats& mine, MPI_Comm comm)
   std::vector<double> all(static_cast<std::size_t>(3 * size));
   MPI_Gather(local, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, comm);
   std::vector<RankStats> out(static_cast<std::size_t>(size));
-  for (std::size_t r = 0; r < out.size(); ++r) out[r] = {all[3 * r], all[3 * r + 1], all[3 * r + 2]};
+  for (std::size_t r = 0; r < out.size(); ++r)
+    out[r] = {all[3 * r], all[3 * r + 1], all[3 * r + 2]};
   return out;
 }
 
@@ -100,10 +102,37 @@ inline std::vector<std::string> gather_labels(const std::string& mine, MPI_Comm 
   std::vector<std::string> out;
   if (rank == 0) {
     for (std::size_t r = 0; r < lengths.size(); ++r) {
-      out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+      out.push_back(
+          all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
     }
   }
   return out;
+}
+
+// Several SVG documents side by side in one picture (each keeps its own size).
+inline std::string side_by_side_svg(const std::vector<std::string>& documents) {
+  auto attribute = [](const std::string& doc, const std::string& name) {
+    const auto at = doc.find(name + "=\"");
+    if (at == std::string::npos) return 0.0;
+    return std::atof(doc.c_str() + at + name.size() + 2);
+  };
+  double width = 0;
+  double height = 0;
+  std::string body;
+  for (const std::string& doc : documents) {
+    const auto root = doc.find("<svg");
+    if (root == std::string::npos) continue;
+    const double w = attribute(doc.substr(root), "width");
+    const double h = attribute(doc.substr(root), "height");
+    body += "<g transform=\"translate(" + std::to_string(width) + ",0)\">" + doc.substr(root) +
+            "</g>\n";
+    width += w + 20;
+    height = std::max(height, h);
+  }
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+         "width=\"" +
+         std::to_string(width) + "\" height=\"" + std::to_string(height) + "\">\n" + body +
+         "</svg>\n";
 }
 
 struct CheckResult {

@@ -7,15 +7,18 @@
 
 #include "../common/app.hpp"
 #include "hit/comm.hpp"
+#include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/file.hpp"
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/kernel.hpp"
+#include "hit/layout.hpp"
+#include "hit/layout_svg.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
-#include "hit/layout.hpp"
 #include "hit/tile.hpp"
 #include "hit/tile_io.hpp"
 #include "hit/topology.hpp"
@@ -27,7 +30,8 @@ namespace {
 template <class T>
 T initial_value(index_t i, index_t j, index_t n) {
   if (i == 0) return T(1);
-  if (i == n - 1 || j == 0 || j == n - 1) return static_cast<T>(static_cast<double>(i) / static_cast<double>(n));
+  if (i == n - 1 || j == 0 || j == n - 1)
+    return static_cast<T>(static_cast<double>(i) / static_cast<double>(n));
   return T(0);
 }
 
@@ -43,7 +47,7 @@ void sweep(const Tile<T>& in, Tile<T>& out, index_t n) {
   const index_t cols = s.extent(1);
   const index_t in_step = in.step(0);
   const index_t out_step = out.step(0);
-  const index_t jlo = std::max<index_t>(j0, 1) - j0;        // first interior column, local
+  const index_t jlo = std::max<index_t>(j0, 1) - j0;             // first interior column, local
   const index_t jhi = std::min<index_t>(j0 + cols, n - 1) - j0;  // one past the last
   for (index_t r = 0; r < rows; ++r) {
     const index_t i = i0 + r;
@@ -91,9 +95,16 @@ int run_typed(Environment& env, const Options& o) {
   const std::vector<DeviceBinding> devices = PhysicalTopology::of(env).bindings();
   const Layout lay = layout(o.layout, topo, grid, "grid", devices);
   if (lay.blocks(rank < lay.procs() ? rank : 0).size() > 1) {
-    throw Error(ErrorKind::invalid_argument, "hit-jacobi needs a layout with one block per rank; '" +
-                                                 lay.spec() + "' gives several");
+    throw Error(
+        ErrorKind::invalid_argument,
+        "hit-jacobi needs a layout with one block per rank; '" + lay.spec() + "' gives several");
   }
+  // Only rank 0 writes; a failure there is agreed so no rank waits in a collective.
+  collectively(env.comm(), [&] {
+    if (!o.svg.empty() && rank == 0) {
+      write_file_atomically(o.svg, layout_svg(lay, "Jacobi grid (" + lay.spec() + ")", devices));
+    }
+  });
   const Shape block = rank < lay.procs() ? lay.block(rank) : Shape();
   const bool active = !block.is_null() && !block.empty();
   TileOptions with_ghosts;
@@ -178,7 +189,8 @@ int run_typed(Environment& env, const Options& o) {
           err = std::max(err, std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i])));
         }
       }
-      if (differ > 0 && err == 0) err = 1;  // NaN patterns or signed zeros differ: not bitwise equal
+      if (differ > 0 && err == 0)
+        err = 1;  // NaN patterns or signed zeros differ: not bitwise equal
     }
     MPI_Bcast(&err, 1, MPI_DOUBLE, 0, env.comm());
     check.max_rel_error = err;
@@ -220,8 +232,8 @@ int run_typed(Environment& env, const Options& o) {
       std::printf("  time %.4f s (median of %d), %.1f Mcells/s, residual %.3e, checksum %.10g\n", t,
                   o.reps, result_json["mcells_per_s"].get<double>(), residual, checksum);
       for (std::size_t r = 0; r < all.size(); ++r) {
-        std::printf("  rank %zu (%s): compute %.4f s, comm %.4f s, %.0f cells\n", r, labels[r].c_str(),
-                    all[r].compute_s, all[r].comm_s, all[r].work);
+        std::printf("  rank %zu (%s): compute %.4f s, comm %.4f s, %.0f cells\n", r,
+                    labels[r].c_str(), all[r].compute_s, all[r].comm_s, all[r].work);
       }
       if (check.ran) {
         std::printf("  check: %s\n", check.passed ? "bit-for-bit equal to the serial run"

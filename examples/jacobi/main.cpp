@@ -19,8 +19,10 @@ int main(int argc, char** argv) {
                    "partition spec of the sweep on each device (HIT_PARTITION_GRID overrides)");
     cli.add_option("--reps", o.reps, "timed repetitions (the median is reported)")
         ->check(CLI::PositiveNumber);
-    cli.add_option("--warmup", o.warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
-    cli.add_flag("--check", o.check, "compare with a serial run, bit for bit (exit 1 when not equal)");
+    cli.add_option("--warmup", o.warmup, "untimed repetitions first")
+        ->check(CLI::NonNegativeNumber);
+    cli.add_flag("--check", o.check,
+                 "compare with a serial run, bit for bit (exit 1 when not equal)");
     cli.add_flag("--json", o.json, "print one JSON object on stdout");
     cli.add_option("--svg", o.svg, "draw the layout to this SVG file");
     cli.add_option("--out", o.out, "write the final grid to this raw file");

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "hit/pattern.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/mpi_type.hpp"
 #include "hit/layout.hpp"
+#include "hit/pattern.hpp"
 #include "hit/tile.hpp"
 
 namespace hit {

@@ -29,10 +29,9 @@ struct CommContext {
 inline CommContext context_for(const Layout& layout, const char* what) {
   Environment& env = Environment::current();
   if (layout.procs() > env.size()) {
-    throw Error(ErrorKind::topology, std::string(what) + ": the layout has " +
-                                         std::to_string(layout.procs()) +
-                                         " processes but the run has only " +
-                                         std::to_string(env.size()));
+    throw Error(ErrorKind::topology,
+                std::string(what) + ": the layout has " + std::to_string(layout.procs()) +
+                    " processes but the run has only " + std::to_string(env.size()));
   }
   return {env.comm(), env.rank(), env.size()};
 }
@@ -43,10 +42,10 @@ void require_tile_matches(const Layout& layout, int rank, const Tile<T>& tile, c
   const Shape block = rank < layout.procs() ? layout.block(rank) : Shape();
   if (block.is_null() || block.empty()) return;
   if (tile.is_null() || !(tile.shape() == block)) {
-    throw Error(ErrorKind::shape, std::string(what) + ": rank " + std::to_string(rank) +
-                                      " passes a tile of shape " +
-                                      (tile.is_null() ? std::string("(null)") : tile.shape().str()) +
-                                      " but its block of the layout is " + block.str());
+    throw Error(ErrorKind::shape,
+                std::string(what) + ": rank " + std::to_string(rank) + " passes a tile of shape " +
+                    (tile.is_null() ? std::string("(null)") : tile.shape().str()) +
+                    " but its block of the layout is " + block.str());
   }
 }
 
@@ -94,7 +93,8 @@ void add_intersections(Phase& phase, const CommContext& ctx, int tag,
       }
     }
     if (!send.empty()) {
-      phase.sends.push_back({peer, tag, std::make_shared<Datatype>(send.build()), send.bytes(), send.base()});
+      phase.sends.push_back(
+          {peer, tag, std::make_shared<Datatype>(send.build()), send.bytes(), send.base()});
     }
     MessageBuilder recv(mpi_type<T>(), sizeof(T));
     if (from != nullptr) {
@@ -107,7 +107,8 @@ void add_intersections(Phase& phase, const CommContext& ctx, int tag,
       }
     }
     if (!recv.empty()) {
-      phase.recvs.push_back({peer, tag, std::make_shared<Datatype>(recv.build()), recv.bytes(), recv.base()});
+      phase.recvs.push_back(
+          {peer, tag, std::make_shared<Datatype>(recv.build()), recv.bytes(), recv.base()});
     }
   }
 }
@@ -147,8 +148,8 @@ Comm shift(const Layout& layout, int axis, int offset, Tile<T>& tile) {
 template <class T>
 Comm halo(const Layout& layout, Tile<T>& tile, index_t width, bool corners, bool periodic) {
   const auto ctx = detail::context_for(layout, "halo");
-  auto plan = std::make_shared<detail::CommPlan>("halo(width=" + std::to_string(width) + ")",
-                                                 ctx.comm);
+  auto plan =
+      std::make_shared<detail::CommPlan>("halo(width=" + std::to_string(width) + ")", ctx.comm);
   const int tag = detail::next_tag_base(ctx.comm);
   if (width < 1) {
     throw Error(ErrorKind::invalid_argument,
@@ -198,9 +199,9 @@ Comm halo(const Layout& layout, Tile<T>& tile, index_t width, bool corners, bool
       for (int j = 0; j < mine.rank(); ++j) {
         if (j != k && theirs.extent(j) != mine.extent(j)) {
           throw Error(ErrorKind::shape, "halo: the blocks of ranks " + std::to_string(ctx.rank) +
-                                            " " + mine.str() + " and " + std::to_string(*neighbour) +
-                                            " " + theirs.str() + " are not aligned on axis " +
-                                            std::to_string(j));
+                                            " " + mine.str() + " and " +
+                                            std::to_string(*neighbour) + " " + theirs.str() +
+                                            " are not aligned on axis " + std::to_string(j));
         }
       }
       if (own.size() < width || theirs.extent(k) < width) {
@@ -220,8 +221,10 @@ Comm halo(const Layout& layout, Tile<T>& tile, index_t width, bool corners, bool
       send.add(detail::region_of(tile.select(slab(boundary))));
       detail::MessageBuilder recv(mpi_type<T>(), sizeof(T));
       recv.add(detail::region_of(tile.select(slab(ghost))));
-      phase.sends.push_back({*neighbour, send_tag, std::make_shared<detail::Datatype>(send.build()), send.bytes(), send.base()});
-      phase.recvs.push_back({*neighbour, recv_tag, std::make_shared<detail::Datatype>(recv.build()), recv.bytes(), recv.base()});
+      phase.sends.push_back({*neighbour, send_tag, std::make_shared<detail::Datatype>(send.build()),
+                             send.bytes(), send.base()});
+      phase.recvs.push_back({*neighbour, recv_tag, std::make_shared<detail::Datatype>(recv.build()),
+                             recv.bytes(), recv.base()});
     }
     if (corners) plan->phases().push_back(std::move(axis_phase));
   }
@@ -239,10 +242,10 @@ Comm bcast(const Layout& layout, int axis, int root, Tile<T>& tile) {
                                                  std::to_string(topo.axes()) + " axes");
   }
   if (root < 0 || root >= layout.active_extent(axis)) {
-    throw Error(ErrorKind::invalid_argument,
-                "bcast root coordinate " + std::to_string(root) + " is outside 0.." +
-                    std::to_string(layout.active_extent(axis) - 1) + " on axis " +
-                    std::to_string(axis));
+    throw Error(ErrorKind::invalid_argument, "bcast root coordinate " + std::to_string(root) +
+                                                 " is outside 0.." +
+                                                 std::to_string(layout.active_extent(axis) - 1) +
+                                                 " on axis " + std::to_string(axis));
   }
   int color = MPI_UNDEFINED;
   int key = 0;
@@ -252,7 +255,8 @@ Comm bcast(const Layout& layout, int axis, int root, Tile<T>& tile) {
     const Index c = topo.coords(ctx.rank);
     color = 0;
     for (int k = 0; k < topo.axes(); ++k) {
-      if (k != axis) color = color * topo.dims()[static_cast<std::size_t>(k)] + static_cast<int>(c[k]);
+      if (k != axis)
+        color = color * topo.dims()[static_cast<std::size_t>(k)] + static_cast<int>(c[k]);
     }
     key = static_cast<int>(c[axis]);
     region = detail::region_of(tile.padded());
@@ -275,9 +279,8 @@ Comm redistribute(const Layout& from, std::vector<Tile<T>>& from_tiles, const La
     detail::require_tiles_match(from, ctx.rank, from_tiles, "redistribute (source)");
     detail::require_tiles_match(to, ctx.rank, to_tiles, "redistribute (target)");
   });
-  auto plan = std::make_shared<detail::CommPlan>("redistribute(" + from.spec() + " -> " +
-                                                     to.spec() + ")",
-                                                 ctx.comm);
+  auto plan = std::make_shared<detail::CommPlan>(
+      "redistribute(" + from.spec() + " -> " + to.spec() + ")", ctx.comm);
   const int tag = detail::next_tag_base(ctx.comm);
   detail::Phase phase;
   detail::add_intersections(phase, ctx, tag, detail::blocks_or_none(from, ctx.rank), from_tiles,

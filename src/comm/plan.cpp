@@ -1,18 +1,22 @@
 #include <algorithm>
 
-#include "hit/pattern.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/pattern.hpp"
 
 namespace hit {
 
 MPI_Op to_mpi(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return MPI_SUM;
-    case ReduceOp::prod: return MPI_PROD;
-    case ReduceOp::min: return MPI_MIN;
-    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::sum:
+      return MPI_SUM;
+    case ReduceOp::prod:
+      return MPI_PROD;
+    case ReduceOp::min:
+      return MPI_MIN;
+    case ReduceOp::max:
+      return MPI_MAX;
   }
   return MPI_SUM;
 }
@@ -70,9 +74,11 @@ MPI_Datatype region_type(const Region& r, MPI_Datatype element, std::size_t elem
   MPI_Datatype inner = MPI_DATATYPE_NULL;
   const std::size_t last = ext.size() - 1;
   if (step[last] == 1) {
-    check_mpi(MPI_Type_contiguous(static_cast<int>(ext[last]), element, &inner), "MPI_Type_contiguous");
+    check_mpi(MPI_Type_contiguous(static_cast<int>(ext[last]), element, &inner),
+              "MPI_Type_contiguous");
   } else {
-    check_mpi(MPI_Type_vector(static_cast<int>(ext[last]), 1, static_cast<int>(step[last]), element, &inner),
+    check_mpi(MPI_Type_vector(static_cast<int>(ext[last]), 1, static_cast<int>(step[last]), element,
+                              &inner),
               "MPI_Type_vector");
   }
   for (std::size_t k = last; k-- > 0;) {
@@ -148,8 +154,9 @@ void CommPlan::post(Phase& phase) {
 
 void CommPlan::complete() {
   if (!requests_.empty()) {
-    check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitall");
+    check_mpi(
+        MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
   }
   requests_.clear();
   pack_buffers_.clear();
@@ -246,7 +253,8 @@ int next_tag_base(MPI_Comm /*comm*/) {
   return base;
 }
 
-void reduce_in_place(void* data, int count, MPI_Datatype type, ReduceOp op, int root, MPI_Comm comm) {
+void reduce_in_place(void* data, int count, MPI_Datatype type, ReduceOp op, int root,
+                     MPI_Comm comm) {
   if (root < 0) {
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, count, type, to_mpi(op), comm), "MPI_Allreduce");
     return;
@@ -268,8 +276,12 @@ void Comm::start() {
 void Comm::wait() {
   if (plan_) plan_->wait();
 }
-std::size_t Comm::bytes_sent() const { return plan_ ? plan_->bytes_sent() : 0; }
-std::size_t Comm::bytes_received() const { return plan_ ? plan_->bytes_received() : 0; }
+std::size_t Comm::bytes_sent() const {
+  return plan_ ? plan_->bytes_sent() : 0;
+}
+std::size_t Comm::bytes_received() const {
+  return plan_ ? plan_->bytes_received() : 0;
+}
 const std::string& Comm::name() const {
   static const std::string none = "null";
   return plan_ ? plan_->name() : none;

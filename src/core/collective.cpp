@@ -42,7 +42,8 @@ void check_mpi(int code, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(code, text, &len);
-  throw Error(ErrorKind::mpi, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+  throw Error(ErrorKind::mpi,
+              std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
 }  // namespace hit

@@ -8,7 +8,8 @@ namespace hit {
 std::string Config::env_name(const std::string& key) {
   std::string out = "HIT_";
   for (char c : key) {
-    out += (c == '-' || c == '.') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += (c == '-' || c == '.') ? '_'
+                                  : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return out;
 }

@@ -2,8 +2,8 @@
 
 #include <dlfcn.h>
 
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 
 #include "hit/core/error.hpp"
 
@@ -15,9 +15,13 @@ Environment* g_current = nullptr;
 
 }  // namespace
 
-Environment::Environment(int& argc, char**& argv) { init(&argc, &argv); }
+Environment::Environment(int& argc, char**& argv) {
+  init(&argc, &argv);
+}
 
-Environment::Environment() { init(nullptr, nullptr); }
+Environment::Environment() {
+  init(nullptr, nullptr);
+}
 
 void Environment::init(int* argc, char*** argv) {
   if (g_current != nullptr) {
@@ -77,8 +81,8 @@ void Environment::load_plugins(const std::string& path_list) {
       } else if (fs::exists(item, ec)) {
         files.emplace_back(item);
       } else {
-        throw Error(ErrorKind::plugin, "HIT_PLUGIN_PATH entry '" + item +
-                                           "' is neither a shared object nor a folder");
+        throw Error(ErrorKind::plugin,
+                    "HIT_PLUGIN_PATH entry '" + item + "' is neither a shared object nor a folder");
       }
     }
     if (colon == std::string::npos) break;
@@ -109,6 +113,8 @@ Environment& Environment::current() {
   return *g_current;
 }
 
-bool Environment::exists() noexcept { return g_current != nullptr; }
+bool Environment::exists() noexcept {
+  return g_current != nullptr;
+}
 
 }  // namespace hit

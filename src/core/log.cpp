@@ -17,7 +17,9 @@ Level level() {
   return Level::warn;
 }
 
-bool enabled(Level at) { return static_cast<int>(at) <= static_cast<int>(level()); }
+bool enabled(Level at) {
+  return static_cast<int>(at) <= static_cast<int>(level());
+}
 
 void write(Level at, bool root_only, std::string_view text) {
   int rank = 0;

@@ -19,8 +19,8 @@ endfunction()
 foreach(np 1 4 9)
   hit_cannon_check(n1 ${np} --n 1)
   hit_cannon_check(n7_float ${np} --n 7 --type float)
-  hit_cannon_check(n64_mixed ${np} --n 64 --layout-a blocksLB:factor=0.7,fast=0 --layout-b blocks
-                   --layout-c blocksLB:factor=0.7,fast=0)
+  hit_cannon_check(n64_mixed ${np} --n 64 --layout-a blocksLB:factor=0.7,fast=0,1 --layout-b blocks
+                   --layout-c blocksLB:factor=0.7,fast=0,1)
   hit_cannon_check(n257_cyclic_float ${np} --n 257 --layout cyclic --type float)
   hit_cannon_check(n2039 ${np} --n 2039)
 endforeach()

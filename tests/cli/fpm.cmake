@@ -38,7 +38,7 @@ fpm_error_test(bad_option "bisection = 'golden'"
                partition -m a.csv --n 10 --algorithm geometric:bisection=golden)
 fpm_error_test(missing_n "--n is required" partition -m a.csv)
 fpm_error_test(unknown_kind "unknown model kind 'cubic'" show -m a.csv --kind cubic)
-fpm_error_test(unknown_kernel "--kernel 'fft'" build --kernel fft --max 10)
+fpm_error_test(unknown_kernel "kernel 'fft' (built-in kernels: gemm, jacobi)" build --kernel fft --max 10)
 
 add_test(NAME cli.fpm.build
          COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DWORK=${fpm_work}/build -DCASE=build
@@ -47,4 +47,9 @@ add_test(NAME cli.fpm.build.np2
          COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DWORK=${fpm_work}/build_np2
                  -DCASE=build -DPROCS=2 -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})
 set_tests_properties(cli.fpm.build cli.fpm.build.np2 PROPERTIES LABELS cli TIMEOUT 120
+                     ENVIRONMENT OPENBLAS_NUM_THREADS=1)
+add_test(NAME cli.fpm.build.devices
+         COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DWORK=${fpm_work}/build_devices
+                 -DCASE=devices -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})
+set_tests_properties(cli.fpm.build.devices PROPERTIES LABELS cli TIMEOUT 120
                      ENVIRONMENT OPENBLAS_NUM_THREADS=1)

@@ -114,8 +114,8 @@ elseif(CASE STREQUAL "build")
   expect_success("show")
   string(JSON points LENGTH "${out}" points)
   string(JSON kernel GET "${out}" info kernel)
-  if(NOT points EQUAL 4 OR NOT kernel STREQUAL "jacobi(N=256)")
-    message(FATAL_ERROR "show: expected 4 points of jacobi(N=256):\n${out}")
+  if(NOT points EQUAL 4 OR NOT kernel STREQUAL "jacobi5(N=256)")
+    message(FATAL_ERROR "show: expected 4 points of jacobi5(N=256):\n${out}")
   endif()
 
   run_fpm("${FPM}" partition ${models} -m a.csv --n 500 --json)
@@ -132,6 +132,43 @@ elseif(CASE STREQUAL "build")
       message(FATAL_ERROR "plot: the picture has no ${needle}")
     endif()
   endforeach()
+
+elseif(CASE STREQUAL "devices")
+  # Two ranks on unlike devices: an emulated one with 1 MiB of memory and a core group. Each model
+  # names its device; the emulated one has the capacity its memory allows (rows of 130 + 128
+  # doubles padded to 1088 + 1024 bytes on emu: (d + 2)·1088 + d·1024 <= 1 MiB gives d = 495), and
+  # sizes beyond it are not measured.
+  run_fpm("${MPIEXEC}" -n 2 "${FPM}" build --kernel jacobi --columns 128 --min 100 --max 800
+          --points 3 --max-time 0.2 --devices "emu:0(mem=1MiB,slowdown=2),cpu"
+          --out "{device}.csv")
+  expect_success("build --devices")
+  foreach(f emu0.csv cpu0.csv)
+    if(NOT EXISTS "${WORK}/${f}")
+      message(FATAL_ERROR "build wrote no ${f}:\n${out}")
+    endif()
+  endforeach()
+  file(READ "${WORK}/emu0.csv" emu)
+  foreach(needle "# capacity: 495" "# device: emu:0(mem=1MiB,slowdown=2) [emulated] (rank 0 of 2"
+                 "# kernel: jacobi5(N=128)" "# binding: emu:0(mem=1MiB,slowdown=2),cpu (")
+    string(FIND "${emu}" "${needle}" at)
+    if(at LESS 0)
+      message(FATAL_ERROR "emu0.csv has no '${needle}':\n${emu}")
+    endif()
+  endforeach()
+  if(emu MATCHES "\n800,")
+    message(FATAL_ERROR "emu0.csv measured 800 rows beyond its capacity:\n${emu}")
+  endif()
+  file(READ "${WORK}/cpu0.csv" cpu)
+  if(cpu MATCHES "capacity" OR NOT cpu MATCHES "# device: cpu:0 \\(rank 1 of 2"
+     OR NOT cpu MATCHES "\n800,")
+    message(FATAL_ERROR "cpu0.csv: expected all 3 sizes, the device, no capacity:\n${cpu}")
+  endif()
+  # A pattern that sends two ranks to one file is refused before anything runs.
+  run_fpm("${MPIEXEC}" -n 2 "${FPM}" build --kernel gemm --max 4 --devices "emu:0*2"
+          --out "{device}.csv")
+  if(rc EQUAL 0 OR NOT err MATCHES "gives ranks 0 and 1 the same file 'emu0.csv'")
+    message(FATAL_ERROR "expected a refusal of one file for two ranks:\n${err}")
+  endif()
 
 else()
   message(FATAL_ERROR "fpm_cli_check.cmake: unknown CASE '${CASE}'")

@@ -43,8 +43,8 @@ TEST(Spec, KeysValuesAndLists) {
 }
 
 TEST(Spec, MalformedTextIsAParseError) {
-  for (const char* bad : {"", ":", "blocks:", "blocks:=3", "blocks:b", "bl ocks", "blocks:b=",
-                          "blocks:b=1,b=2"}) {
+  for (const char* bad :
+       {"", ":", "blocks:", "blocks:=3", "blocks:b", "bl ocks", "blocks:b=", "blocks:b=1,b=2"}) {
     try {
       hit::Spec::parse(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -114,7 +114,8 @@ TEST(Environment, PluginPathErrorsNameTheEntry) {
   auto& env = hit::Environment::current();
   EXPECT_THAT(error_of([&] { env.load_plugins("/nonexistent/plugin.so"); }),
               HasSubstr("'/nonexistent/plugin.so' is neither a shared object nor a folder"));
-  EXPECT_THAT(error_of([&] { env.load_plugins("/etc/hostname"); }), HasSubstr("cannot load plug-in"));
+  EXPECT_THAT(error_of([&] { env.load_plugins("/etc/hostname"); }),
+              HasSubstr("cannot load plug-in"));
 }
 
 TEST(Error, KindsHaveNames) {

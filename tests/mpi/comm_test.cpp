@@ -28,10 +28,15 @@ double value_at(const Index& i) {
   return v;
 }
 
-int rank() { return hit::Environment::current().rank(); }
-int procs() { return hit::Environment::current().size(); }
+int rank() {
+  return hit::Environment::current().rank();
+}
+int procs() {
+  return hit::Environment::current().size();
+}
 
-std::vector<Tile<double>> tiles_for(const hit::Layout& layout, int r, hit::TileOptions options = {}) {
+std::vector<Tile<double>> tiles_for(const hit::Layout& layout, int r,
+                                    hit::TileOptions options = {}) {
   std::vector<Tile<double>> out;
   if (r >= layout.procs()) return out;
   for (const Shape& b : layout.blocks(r)) out.emplace_back(b, options);
@@ -49,7 +54,8 @@ TEST(Shift, OneDimensionalUnevenWithInactiveRanks) {
     hit::TileOptions padded;
     padded.max_shape = lay.max_extents();
     const Shape mine = lay.block(rank());
-    Tile<double> tile = (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, padded);
+    Tile<double> tile =
+        (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, padded);
     if (!tile.is_null()) tile.for_each([](const Index& i, double& v) { v = value_at(i); });
     for (int offset : {1, -1, 2}) {
       if (!tile.is_null()) {
@@ -79,16 +85,21 @@ TEST(Shift, TwoDimensionalPaddedBlocksTravelWhole) {
   hit::TileOptions padded;
   padded.max_shape = lay.max_extents();
   const Shape mine = lay.block(rank());
-  Tile<double> tile = (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, padded);
+  Tile<double> tile =
+      (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, padded);
   if (!tile.is_null()) tile.for_each([](const Index& i, double& v) { v = value_at(i); });
   hit::Comm c = hit::shift(lay, 1, 1, tile);
   c.start();
   c.wait();
   if (tile.is_null()) return;
   const auto source = lay.neighbor(rank(), 1, -1, true);
-  if (!source) { ADD_FAILURE() << "no source"; return; }
+  if (!source) {
+    ADD_FAILURE() << "no source";
+    return;
+  }
   const Shape theirs = lay.block(*source);
-  // The source's block occupies the leading positions of my padded buffer, row-major by its extents.
+  // The source's block occupies the leading positions of my padded buffer, row-major by its
+  // extents.
   const Tile<double> buffer = tile.padded();
   for (index_t r = 0; r < theirs.extent(0); ++r) {
     for (index_t q = 0; q < theirs.extent(1); ++q) {
@@ -107,7 +118,8 @@ void check_halo(bool corners, bool periodic, const Shape& shape) {
   hit::TileOptions ghosts;
   ghosts.ghost = 1;
   const Shape mine = lay.block(rank());
-  Tile<double> tile = (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, ghosts);
+  Tile<double> tile =
+      (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, ghosts);
   if (!tile.is_null()) {
     tile.with_ghosts().fill(-1.0);
     tile.for_each([](const Index& i, double& v) { v = value_at(i); });
@@ -148,9 +160,15 @@ void check_halo(bool corners, bool periodic, const Shape& shape) {
   });
 }
 
-TEST(Halo, FacesOnly) { check_halo(false, false, Shape::extents({9, 7})); }
-TEST(Halo, WithCorners) { check_halo(true, false, Shape::extents({9, 7})); }
-TEST(Halo, PeriodicWithCorners) { check_halo(true, true, Shape::extents({8, 6})); }
+TEST(Halo, FacesOnly) {
+  check_halo(false, false, Shape::extents({9, 7}));
+}
+TEST(Halo, WithCorners) {
+  check_halo(true, false, Shape::extents({9, 7}));
+}
+TEST(Halo, PeriodicWithCorners) {
+  check_halo(true, true, Shape::extents({8, 6}));
+}
 
 TEST(Halo, NeedsGhostBorders) {
   const auto topo = hit::topology("mesh2d");
@@ -177,7 +195,8 @@ TEST(Bcast, AlongEachAxisFromEachRoot) {
       Index c = topo.coords(rank());
       c[axis] = root;
       const double want = 100.0 + topo.proc_at(c);
-      for (double x : tile.padded().to_vector()) EXPECT_EQ(x, want) << "axis " << axis << " root " << root;
+      for (double x : tile.padded().to_vector())
+        EXPECT_EQ(x, want) << "axis " << axis << " root " << root;
     }
   }
 }
@@ -210,9 +229,15 @@ void check_redistribute(const Shape& shape, const std::string& topo_spec) {
   }
 }
 
-TEST(Redistribute, EveryPairOfLayouts1D) { check_redistribute(Shape::extents({23}), "array"); }
-TEST(Redistribute, EveryPairOfLayouts2D) { check_redistribute(Shape::extents({9, 7}), "mesh2d"); }
-TEST(Redistribute, FewerElementsThanProcesses) { check_redistribute(Shape::extents({2}), "array"); }
+TEST(Redistribute, EveryPairOfLayouts1D) {
+  check_redistribute(Shape::extents({23}), "array");
+}
+TEST(Redistribute, EveryPairOfLayouts2D) {
+  check_redistribute(Shape::extents({9, 7}), "mesh2d");
+}
+TEST(Redistribute, FewerElementsThanProcesses) {
+  check_redistribute(Shape::extents({2}), "array");
+}
 
 TEST(Redistribute, DifferentGlobalShapesIsAnError) {
   const auto topo = hit::topology("array");

@@ -1,6 +1,7 @@
 // hit-fpm: build, inspect, use and draw functional performance models (DESIGN §7, seed 001).
 //
-//   hit-fpm build --kernel gemm|jacobi --min D --max D [--points K] [--out PATTERN] ...
+//   hit-fpm build --kernel gemm|jacobi --min D --max D [--points K] [--out PATTERN]
+//                 [--devices SPEC] ...
 //   hit-fpm partition --model FILE [--model FILE ...] --n N [--algorithm NAME] [--json]
 //   hit-fpm show --model FILE [--json]
 //   hit-fpm plot --model FILE [--model FILE ...] --out FILE.svg [--n N] [--algorithm NAME]
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,11 +24,14 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
+#include "hit/device.hpp"
+#include "hit/device_params.hpp"
 #include "hit/fpm/benchmark.hpp"
 #include "hit/fpm/kernels.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/fpm/plot.hpp"
+#include "hit/physical_topology.hpp"
 
 namespace {
 
@@ -38,6 +43,8 @@ struct BuildOptions {
   std::string kernel = "gemm";
   int block = 64;
   std::int64_t columns = 4096;
+  std::string partition;
+  std::string devices;
   std::int64_t min = 1;
   std::int64_t max = 0;
   int points = 10;
@@ -111,44 +118,40 @@ std::string now_iso() {
   return buf;
 }
 
-// A communicator of the ranks sharing this node, freed on scope exit.
-class NodeComm {
- public:
-  explicit NodeComm(MPI_Comm comm) {
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-    hit::check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &comm_),
-                   "MPI_Comm_split_type");
-  }
-  ~NodeComm() {
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-  }
-  NodeComm(const NodeComm&) = delete;
-  NodeComm& operator=(const NodeComm&) = delete;
-  MPI_Comm get() const { return comm_; }
-
- private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
+// The output file of one rank: {rank} is the rank, {device} its device ("emu2", "cuda0", "cpu1").
+std::string output_path(const std::string& pattern, const hit::RankPlacement& r) {
+  return replace_all(replace_all(pattern, "{rank}", std::to_string(r.rank)), "{device}",
+                     fmt::format("{}{}", r.device.kind, r.device.index));
+}
 
 int run_build(hit::Environment& env, const BuildOptions& o) {
   const std::vector<std::int64_t> ds = sizes(o);
+  if (!o.devices.empty()) env.config().set("devices", o.devices);
+  // Collective: every rank learns the binding of every rank (and its node) before they diverge.
+  const hit::PhysicalTopology& topo = hit::PhysicalTopology::of(env);
+  fpm::LaunchKernelOptions ko;
+  ko.block = o.block;
+  ko.columns = o.columns;
+  ko.partition = o.partition;
   fpm::BenchmarkKernel kernel;
-  if (o.kernel == "gemm") {
-    kernel = fpm::gemm_block_kernel(o.block);
-  } else if (o.kernel == "jacobi") {
-    kernel = fpm::jacobi_row_kernel(o.columns);
-  } else {
-    throw Error(ErrorKind::invalid_argument,
-                fmt::format("--kernel '{}' (built-in kernels: gemm, jacobi)", o.kernel));
+  hit::collectively(env.comm(), [&] { kernel = fpm::launch_kernel(env, o.kernel, ko); });
+
+  const std::string pattern = o.out.empty() ? fmt::format("fpm-{}-{{rank}}.csv", o.kernel) : o.out;
+  // Every rank's file name is known everywhere (the placements are), so a pattern that would make
+  // two ranks write one file is refused on all ranks alike.
+  std::vector<std::string> paths;
+  for (const hit::RankPlacement& r : topo.ranks()) paths.push_back(output_path(pattern, r));
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    for (std::size_t j = i + 1; j < paths.size(); ++j) {
+      if (paths[i] == paths[j]) {
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("--out '{}' gives ranks {} and {} the same file '{}': put {{rank}} "
+                                "(or {{device}} when every rank has its own device) in it",
+                                pattern, i, j, paths[i]));
+      }
+    }
   }
-  std::string pattern = o.out.empty() ? fmt::format("fpm-{}-{{rank}}.csv", o.kernel) : o.out;
-  if (env.size() > 1 && pattern.find("{rank}") == std::string::npos) {
-    throw Error(ErrorKind::invalid_argument,
-                fmt::format("--out '{}' has no {{rank}}: the {} ranks would write the same file",
-                            pattern, env.size()));
-  }
-  const std::string path = replace_all(pattern, "{rank}", std::to_string(env.rank()));
+  const std::string path = paths[static_cast<std::size_t>(env.rank())];
   fpm::Precision precision;
   precision.rel_ci = o.precision;
   precision.min_reps = o.min_reps;
@@ -157,17 +160,28 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
 
   fpm::Model model(fpm::ModelKind::piecewise);
   if (o.capacity >= 0) model.set_capacity(o.capacity);
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  const auto binding = env.config().get("devices");
+  // A device with a memory limit holds only so many units: that is its capacity.
+  const hit::Device& dev = hit::device(env);
+  if (dev.capacity() != std::numeric_limits<std::uint64_t>::max()) {
+    model.set_capacity(std::min(model.capacity(), fpm::units_that_fit(kernel, dev.capacity())));
+  }
+  const hit::RankPlacement& me = topo.mine();
   model.set_info("kernel", kernel.name);
-  model.set_info("device", fmt::format("{} (rank {} of {}, host {})",
-                                       binding ? "see --devices " + *binding : std::string("cpu"),
-                                       env.rank(), env.size(), host));
+  model.set_info("device", fmt::format("{} (rank {} of {}, node {}, host {}{})", dev.label(),
+                                       env.rank(), env.size(), me.node, me.host,
+                                       me.sharing > 1
+                                           ? fmt::format(", shared by {} ranks", me.sharing)
+                                           : std::string()));
+  if (!me.description.empty()) model.set_info("device_description", me.description);
+  model.set_info("binding", fmt::format("{} ({})", topo.binding_spec().empty()
+                                                       ? hit::format_device_spec(topo.bindings())
+                                                       : topo.binding_spec(),
+                                        topo.binding_source()));
   model.set_info("date", now_iso());
   model.set_info("flops_per_unit", fmt::format("{}", kernel.complexity(1)));
+  model.set_info("timing", "hit::launch records: staging, execution and copy-back, without "
+                           "waiting for the device lock");
 
-  const NodeComm node(env.comm());
   const bool progress = env.rank() == 0 && !o.quiet && isatty(fileno(stderr));
   std::int64_t limit = model.capacity();  // sizes above it are not measured here
   for (std::size_t k = 0; k < ds.size(); ++k) {
@@ -181,7 +195,7 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
                    static_cast<long long>(ds[k]));
       std::fflush(stderr);
     }
-    fpm::detail::Measurement m = fpm::detail::measure(kernel, d, precision, node.get());
+    fpm::detail::Measurement m = fpm::detail::measure(kernel, d, precision, topo.node_comm());
     std::exception_ptr failure = m.failure;
     if (failure) {
       try {
@@ -213,6 +227,11 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
   if (env.rank() == 0) {
     fmt::print("wrote {} model file{} ({} sizes, kernel {}): {}\n", env.size(),
                env.size() > 1 ? "s" : "", ds.size(), kernel.name, env.size() > 1 ? pattern : path);
+    if (!o.quiet) {
+      for (std::size_t r = 0; r < paths.size(); ++r) {
+        fmt::print("  rank {}: {} -> {}\n", r, topo.ranks()[r].label(), paths[r]);
+      }
+    }
   }
   return hit::exit_ok;
 }
@@ -345,23 +364,28 @@ int body(hit::Environment& env, int argc, char** argv) {
   ModelOptions m;
 
   auto* build = app.add_subcommand("build",
-                                   "benchmark a built-in kernel over a size range and "
-                                   "write one model file per rank");
+                                   "benchmark a built-in kernel over a size range on every "
+                                   "rank's device and write one model file per rank");
   build
       ->add_option("--kernel", b.kernel,
-                   "gemm (block update, seed 001 §4.1) or jacobi (row update)")
+                   "gemm (block update, seed 001 §4.1) or jacobi (5-point row update), run "
+                   "through hit::launch on each rank's device")
       ->capture_default_str();
   build->add_option("--block", b.block, "gemm block size b (a unit is one b×b block update)")
       ->capture_default_str();
-  build->add_option("--columns", b.columns, "jacobi system size N (a unit is one row of N)")
+  build->add_option("--columns", b.columns, "jacobi row length N (a unit is one row of N cells)")
       ->capture_default_str();
+  build->add_option("--partition", b.partition,
+                    "partition of the launches (default: single for gemm, threads for jacobi)");
+  build->add_option("--devices", b.devices,
+                    "device binding of the ranks (HIT_DEVICES), e.g. 'emu:0(slowdown=4),cpu'");
   build->add_option("--min", b.min, "smallest size, in units")->capture_default_str();
   build->add_option("--max", b.max, "largest size, in units")->required();
   build->add_option("--points", b.points, "number of sizes")->capture_default_str();
   build->add_option("--spacing", b.spacing, "linear or log")->capture_default_str();
   build->add_option("--out", b.out,
-                    "output file; {rank} is replaced by the rank "
-                    "(default fpm-<kernel>-{rank}.csv)");
+                    "output file; {rank} is replaced by the rank, {device} by its device "
+                    "(e.g. emu2) (default fpm-<kernel>-{rank}.csv)");
   build->add_option("--precision", b.precision, "relative half-width of the confidence interval")
       ->capture_default_str();
   build->add_option("--min-reps", b.min_reps, "repetitions at least")->capture_default_str();

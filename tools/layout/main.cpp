@@ -22,7 +22,8 @@
 #include "hit/partition.hpp"
 #include "hit/topology.hpp"
 #include "report.hpp"
-#include "svg.hpp"
+#include "hit/core/file.hpp"
+#include "hit/layout_svg.hpp"
 
 namespace {
 
@@ -139,7 +140,7 @@ int body(hit::Environment& env, int argc, char** argv) {
     if (env.rank() != 0) return;
     if (!o.svg.empty()) {
       const std::string note = fmt::format("{} elements of {}", shape.size(), o.type);
-      hit::tools::write_file_atomically(o.svg, hit::tools::layout_svg(layout, note, devices));
+      hit::write_file_atomically(o.svg, hit::layout_svg(layout, note, devices));
     }
     if (o.json) {
       fmt::print("{}\n", hit::tools::layout_json(layout, alloc, sends).dump());

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "hit/core/file.hpp"
+
 #include "hit/fpm/model.hpp"
 
 namespace hit::fpm {
@@ -24,8 +26,6 @@ Model parse_model(std::string_view text, std::string_view name,
 void save_model(const std::string& path, const Model& model);
 std::string format_model(const Model& model);
 
-// Writes `text` to `path` through a temporary name in the same folder that is then renamed, so a
-// failed write never leaves a truncated file under the final name. Error(io) naming the path.
-void write_file_atomically(const std::string& path, const std::string& text);
+using hit::write_file_atomically;  // hit/core/file.hpp
 
 }  // namespace hit::fpm

@@ -1,4 +1,4 @@
-#include "svg.hpp"
+#include "hit/layout_svg.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 
 #include "hit/core/error.hpp"
 
-namespace hit::tools {
+namespace hit {
 
 namespace {
 
@@ -267,23 +267,4 @@ std::string layout_svg(const Layout& layout, const std::string& note,
   return out;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
-  }
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    std::remove(tmp.c_str());
-    throw Error(ErrorKind::io, fmt::format("cannot write '{}': the write failed", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw Error(ErrorKind::io, fmt::format("cannot rename '{}' to '{}': {}", tmp, path, why));
-  }
-}
-
-}  // namespace hit::tools
+}  // namespace hit

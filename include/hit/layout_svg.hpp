@@ -1,6 +1,6 @@
 #pragma once
-// hit-layout --svg: a picture of a layout, the 2-D domain (or the first two axes) coloured by
-// owner.
+// A picture of a layout (hit-layout --svg, the examples' --svg), the 2-D domain (or the first two
+// axes) coloured by owner.
 
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
 
-namespace hit::tools {
+namespace hit {
 
 // The SVG document: the domain in position (tile) coordinates, one colour per rank, rank labels on
 // the parts large enough to hold one, index labels at the part boundaries, and a legend with every
@@ -18,8 +18,4 @@ namespace hit::tools {
 std::string layout_svg(const Layout& layout, const std::string& note,
                        const std::vector<DeviceBinding>& devices = {});
 
-// Writes `text` to `path` through `path`.tmp and a rename, so a failure never leaves a partial file
-// under the final name. Error(io) naming the path on failure.
-void write_file_atomically(const std::string& path, const std::string& text);
-
-}  // namespace hit::tools
+}  // namespace hit

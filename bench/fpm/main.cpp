@@ -1,0 +1,450 @@
+// hit-bench-fpm: what functional performance models buy on unlike devices (issue 5, docs/fpm.md).
+//
+// On the devices the ranks are bound to (by default three emulated accelerators with slowdowns 1,
+// 3.8 and 14, the last one fast below a memory cliff), the same kernel workload of n units is
+// distributed three ways and run:
+//   even  equal shares (the homogeneous baseline);
+//   cpm   one measurement per device at n/p, shares proportional to the measured speeds;
+//   fpm   partial-FPM dynamic partitioning (partition_dynamic): measure, add the points, repartition
+//         until the measured times agree.
+// Each distribution's workload runs `--runs` times (interleaved with the others so drift of a
+// shared machine affects all alike, one untimed warm-up before every timed run, all ranks starting
+// together); per-rank compute time is the kernel's launch time. Reported: median makespan (max
+// per-rank time of a run) with min–max, imbalance = max/mean of the per-rank median compute times,
+// speed-up over even, and for cpm/fpm the cost of partitioning (and fpm's iterations).
+//
+//   mpiexec -n 3 hit-bench-fpm [--devices SPEC] [--kernel gemm|jacobi] [--n UNITS] [--runs 5]
+//                              [--eps 0.02] [--json] [--markdown FILE]
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <ranges>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hit/core/collective.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
+#include "hit/core/program.hpp"
+#include "hit/core/timer.hpp"
+#include "hit/device.hpp"
+#include "hit/fpm/benchmark.hpp"
+#include "hit/fpm/dynamic.hpp"
+#include "hit/fpm/kernels.hpp"
+#include "hit/fpm/partition.hpp"
+#include "hit/fpm/model_file.hpp"
+#include "hit/fpm/statistics.hpp"
+#include "hit/physical_topology.hpp"
+
+namespace {
+
+using hit::Error;
+using hit::ErrorKind;
+namespace fpm = hit::fpm;
+
+// 3 MiB of gemm(b=64) data is about 90 blocks: below it the third device runs at host speed, above
+// it 14 times slower. Its balanced share of the default n lies above the cliff, so a model taken at
+// n/p (below it) sends it too much.
+constexpr const char* default_devices =
+    "emu:0(slowdown=1),emu:1(slowdown=3.8),emu:2(slowdown=1;14@3MiB)";
+
+struct Options {
+  std::string devices = default_devices;
+  std::string kernel = "gemm";
+  int block = 64;
+  std::int64_t columns = 4096;
+  std::string partition;
+  std::int64_t n = 240;
+  int runs = 5;
+  double eps = 0.02;
+  int max_iterations = 12;
+  std::string algorithm = "geometric";
+  double precision = 0.025;
+  int min_reps = 3;
+  double max_time = 1.0;
+  bool json = false;
+  std::string markdown;
+  bool quiet = false;
+};
+
+struct Strategy {
+  std::string name;
+  fpm::Distribution dist;
+  double partition_seconds = 0;  // cost of building the distribution (its measurements)
+  int iterations = 0;            // fpm: dynamic-partitioning steps
+  std::string status;            // fpm: how the loop ended
+  std::vector<double> probe_t;   // cpm: the one measurement of each device (at n/p)
+  // Filled by the runs: per run, per rank compute seconds.
+  std::vector<std::vector<double>> times;
+};
+
+double median_of(std::vector<double> v) {
+  return v.empty() ? 0 : fpm::median(v);
+}
+
+struct Result {
+  double makespan = 0, makespan_min = 0, makespan_max = 0;
+  double imbalance = 0;
+  std::vector<double> rank_median;
+};
+
+Result summarise(const Strategy& s, int ranks) {
+  Result r;
+  std::vector<double> spans;
+  for (const auto& run : s.times) spans.push_back(*std::max_element(run.begin(), run.end()));
+  r.makespan = median_of(spans);
+  r.makespan_min = *std::min_element(spans.begin(), spans.end());
+  r.makespan_max = *std::max_element(spans.begin(), spans.end());
+  for (int k = 0; k < ranks; ++k) {
+    std::vector<double> mine;
+    for (const auto& run : s.times) mine.push_back(run[static_cast<std::size_t>(k)]);
+    r.rank_median.push_back(median_of(mine));
+  }
+  double sum = 0, most = 0;
+  for (double t : r.rank_median) {
+    sum += t;
+    most = std::max(most, t);
+  }
+  r.imbalance = sum > 0 ? most / (sum / ranks) : 0;
+  return r;
+}
+
+std::vector<double> allgather(MPI_Comm comm, double mine) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::vector<double> all(static_cast<std::size_t>(size));
+  hit::check_mpi(MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm),
+                 "hit-bench-fpm: MPI_Allgather");
+  return all;
+}
+
+std::vector<std::int64_t> allgather(MPI_Comm comm, std::int64_t mine) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size));
+  hit::check_mpi(MPI_Allgather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, comm),
+                 "hit-bench-fpm: MPI_Allgather");
+  return all;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(' '));
+        return v;
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string shell_quote(const std::string& a) {
+  if (!a.empty() && a.find_first_of(" '\"();*$`\\|&<>") == std::string::npos) return a;
+  std::string out = "'";
+  for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string command_line(int argc, char** argv, int ranks) {
+  std::string cmd = fmt::format("mpiexec.mpich -n {} build/bin/hit-bench-fpm", ranks);
+  for (int i = 1; i < argc; ++i) cmd += " " + shell_quote(argv[i]);
+  return cmd;
+}
+
+std::string shares(const fpm::Distribution& d) {
+  std::string out;
+  for (const fpm::Part& p : d.parts) out += (out.empty() ? "" : " / ") + std::to_string(p.d);
+  return out;
+}
+
+// The markdown section of docs/benchmarks.md (between <!-- BEGIN fpm --> and <!-- END fpm -->).
+std::string markdown(const Options& o, const std::vector<Strategy>& strategies,
+                     const std::vector<Result>& results, const std::vector<std::string>& devices,
+                     const std::string& kernel, const std::string& command, double total_seconds) {
+  std::ostringstream md;
+  md << "## FPM partitioning on emulated heterogeneous devices (`hit-bench-fpm`)\n\n";
+  md << fmt::format(
+      "The same workload of n = {} units of `{}` run through `hit::launch` on {} ranks, distributed "
+      "three ways: `even` (equal shares), `cpm` (one measurement per device at n/p, shares "
+      "proportional to speed) and `fpm` (partial-FPM dynamic partitioning, `{}`, eps = {}). "
+      "Makespan: the largest per-rank compute time of a run, median of {} runs (min–max); "
+      "imbalance: max/mean of the per-rank median compute times; partitioning: the seconds the "
+      "distribution's own measurements took.\n\n",
+      o.n, kernel, devices.size(), o.algorithm, o.eps, o.runs);
+  md << "Devices: ";
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    md << (r ? ", " : "") << fmt::format("rank {} `{}`", r, devices[r]);
+  }
+  md << ".\n\n";
+  md << "| partition | units per rank | makespan (s) | imbalance | speed-up over even | "
+        "partitioning (s) | iterations |\n";
+  md << "|---|---|---|---|---|---|---|\n";
+  const double even = results.front().makespan;
+  for (std::size_t i = 0; i < strategies.size(); ++i) {
+    const Strategy& s = strategies[i];
+    const Result& r = results[i];
+    md << fmt::format("| `{}` | {} | {:.4f} ({:.4f}–{:.4f}) | {:.3f} | {:.2f}× | {} | {} |\n", s.name,
+                      shares(s.dist), r.makespan, r.makespan_min, r.makespan_max, r.imbalance,
+                      even / r.makespan,
+                      s.name == "even" ? std::string("—") : fmt::format("{:.2f}", s.partition_seconds),
+                      s.name == "fpm" ? fmt::format("{} ({})", s.iterations, s.status)
+                                      : std::string("—"));
+  }
+  md << fmt::format(
+      "\nCommand: `{}` ({:.0f} s in all). Machine: {}, {} cores (shared with other work while "
+      "measured).\n",
+      command, total_seconds, cpu_model(), std::thread::hardware_concurrency());
+  return md.str();
+}
+
+// Replaces the text between the fpm markers of `path` (creating the file, or appending the
+// markers, when they are not there); the rest of the file is left as it is.
+void write_section(const std::string& path, const std::string& section) {
+  const std::string begin = "<!-- BEGIN fpm -->", end = "<!-- END fpm -->";
+  std::string text;
+  {
+    std::ifstream in(path);
+    if (in) {
+      std::ostringstream all;
+      all << in.rdbuf();
+      text = all.str();
+    }
+  }
+  const std::string block = begin + "\n" + section + end;
+  const auto b = text.find(begin);
+  const auto e = text.find(end);
+  if (b != std::string::npos && e != std::string::npos && e > b) {
+    text.replace(b, e + end.size() - b, block);
+  } else {
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    text += (text.empty() ? "" : "\n") + block + "\n";
+  }
+  fpm::write_file_atomically(path, text);
+}
+
+int body(hit::Environment& env, int argc, char** argv) {
+  CLI::App app{"hit-bench-fpm: even vs CPM vs partial-FPM partitioning of one kernel workload"};
+  Options o;
+  app.add_option("--devices", o.devices, "device binding of the ranks")->capture_default_str();
+  app.add_option("--kernel", o.kernel, "gemm (block update) or jacobi (5-point row update)")
+      ->capture_default_str();
+  app.add_option("--block", o.block, "gemm block size b")->capture_default_str();
+  app.add_option("--columns", o.columns, "jacobi row length N")->capture_default_str();
+  app.add_option("--partition", o.partition, "partition of the launches (default per kernel)");
+  app.add_option("--n", o.n, "units of the workload")->capture_default_str();
+  app.add_option("--runs", o.runs, "timed runs per distribution")->capture_default_str();
+  app.add_option("--eps", o.eps, "fpm: stop when (max t - min t)/min t <= eps")
+      ->capture_default_str();
+  app.add_option("--max-iterations", o.max_iterations, "fpm: dynamic-partitioning steps at most")
+      ->capture_default_str();
+  app.add_option("--algorithm", o.algorithm, "fpm: the partitioner of the partial models")
+      ->capture_default_str();
+  app.add_option("--precision", o.precision, "relative CI half-width of each measurement")
+      ->capture_default_str();
+  app.add_option("--min-reps", o.min_reps, "repetitions of each measurement at least")
+      ->capture_default_str();
+  app.add_option("--max-time", o.max_time, "seconds of repetitions per measurement at most")
+      ->capture_default_str();
+  app.add_flag("--json", o.json, "one JSON object on stdout");
+  app.add_option("--markdown", o.markdown,
+                 "write the table between <!-- BEGIN fpm --> and <!-- END fpm --> of FILE");
+  app.add_flag("--quiet", o.quiet, "no progress lines");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (env.rank() == 0) fmt::print("{}", app.help());
+    return hit::exit_ok;
+  } catch (const CLI::ParseError& e) {
+    throw Error(ErrorKind::parse, fmt::format("{} (see hit-bench-fpm --help)", e.what()));
+  }
+  if (o.n < env.size()) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("--n {} is smaller than the {} ranks", o.n, env.size()));
+  }
+  if (o.runs < 1) throw Error(ErrorKind::invalid_argument, fmt::format("--runs {} (>= 1)", o.runs));
+
+  const hit::Timer total;
+  env.config().set("devices", o.devices);
+  const hit::PhysicalTopology& topo = hit::PhysicalTopology::of(env);
+  const MPI_Comm comm = env.comm();
+  const int p = env.size();
+  fpm::LaunchKernelOptions ko;
+  ko.block = o.block;
+  ko.columns = o.columns;
+  ko.partition = o.partition;
+  fpm::BenchmarkKernel kernel;
+  hit::collectively(comm, [&] { kernel = fpm::launch_kernel(env, o.kernel, ko); });
+  const hit::Device& dev = hit::device(env);
+  std::vector<std::string> devices;
+  for (const hit::RankPlacement& r : topo.ranks()) devices.push_back(r.device.str());
+
+  // Capacities from device memory, known to every partitioner alike.
+  const std::int64_t my_cap = dev.capacity() == std::numeric_limits<std::uint64_t>::max()
+                                  ? fpm::unlimited
+                                  : fpm::units_that_fit(kernel, dev.capacity());
+  const std::vector<std::int64_t> caps = allgather(comm, my_cap);
+  auto models_of = [&](fpm::ModelKind kind) {
+    std::vector<fpm::Model> m(static_cast<std::size_t>(p), fpm::Model(kind));
+    for (int r = 0; r < p; ++r) m[static_cast<std::size_t>(r)].set_capacity(caps[static_cast<std::size_t>(r)]);
+    return m;
+  };
+  fpm::Precision precision;
+  precision.rel_ci = o.precision;
+  precision.min_reps = o.min_reps;
+  precision.max_seconds = o.max_time;
+  auto say = [&](const std::string& text) {
+    if (env.rank() == 0 && !o.quiet && !o.json) fmt::print(stderr, "{}\n", text);
+  };
+
+  std::vector<Strategy> strategies(3);
+  // even
+  strategies[0].name = "even";
+  strategies[0].dist = fpm::partition_even(models_of(fpm::ModelKind::piecewise), o.n);
+  // cpm: one measurement per device at n/p, proportional shares
+  {
+    Strategy& s = strategies[1];
+    s.name = "cpm";
+    say(fmt::format("cpm: measuring every device at n/p = {} units", o.n / p));
+    hit::check_mpi(MPI_Barrier(comm), "hit-bench-fpm: MPI_Barrier");
+    const hit::Timer t;
+    const std::int64_t probe = std::min<std::int64_t>(o.n / p, my_cap);
+    const fpm::Point pt = fpm::benchmark(kernel, probe, precision, topo.node_comm());
+    s.probe_t = allgather(comm, pt.t);
+    const std::vector<std::int64_t> probes = allgather(comm, probe);
+    std::vector<fpm::Model> models = models_of(fpm::ModelKind::constant);
+    for (int r = 0; r < p; ++r) {
+      const auto u = static_cast<std::size_t>(r);
+      if (probes[u] > 0) models[u].add(fpm::Point{probes[u], s.probe_t[u], 1, 0});
+    }
+    s.dist = fpm::partition("proportional", models, o.n);
+    s.partition_seconds = allgather(comm, t.seconds())[0];
+  }
+  // fpm: partial models built by dynamic partitioning
+  {
+    Strategy& s = strategies[2];
+    s.name = "fpm";
+    say(fmt::format("fpm: dynamic partitioning ({}, eps {})", o.algorithm, o.eps));
+    hit::check_mpi(MPI_Barrier(comm), "hit-bench-fpm: MPI_Barrier");
+    const hit::Timer t;
+    fpm::PartitionContext ctx(o.n, p, o.algorithm);
+    ctx.models = models_of(fpm::ModelKind::piecewise);
+    while (ctx.status == fpm::DynamicStatus::running && ctx.iterations < o.max_iterations) {
+      fpm::partition_iterate(ctx, comm, kernel, precision, o.eps, topo.node_comm());
+      std::string measured;
+      for (const fpm::Point& q : ctx.measured) {
+        measured += fmt::format("{}{}:{:.4f}s", measured.empty() ? "" : " ", q.d, q.t);
+      }
+      say(fmt::format("  step {}: measured {} (imbalance {:.3f}) -> {}", ctx.iterations, measured,
+                      ctx.imbalance, fpm::to_string(ctx.status)));
+    }
+    if (ctx.status == fpm::DynamicStatus::running) {
+      ctx.status = fpm::DynamicStatus::not_converged;
+      if (!ctx.best.parts.empty()) ctx.dist = ctx.best;
+    }
+    s.dist = ctx.dist;
+    s.iterations = ctx.iterations;
+    s.status = std::string(fpm::to_string(ctx.status));
+    s.partition_seconds = allgather(comm, t.seconds())[0];
+  }
+
+  // The workload of every distribution, interleaved run by run; all ranks start each run together.
+  fpm::Precision once;
+  once.min_reps = 1;
+  once.max_reps = 1;
+  once.warmup = 1;
+  for (int run = 0; run < o.runs; ++run) {
+    say(fmt::format("run {}/{}", run + 1, o.runs));
+    for (Strategy& s : strategies) {
+      const std::int64_t d = s.dist.parts[static_cast<std::size_t>(env.rank())].d;
+      const fpm::Point pt = fpm::benchmark(kernel, d, once, comm);
+      s.times.push_back(allgather(comm, d > 0 ? pt.t : 0.0));
+    }
+  }
+
+  std::vector<Result> results;
+  for (const Strategy& s : strategies) results.push_back(summarise(s, p));
+  const double seconds = allgather(comm, total.seconds())[0];
+  if (env.rank() != 0) return hit::exit_ok;
+
+  const double even = results.front().makespan;
+  const std::string command = command_line(argc, argv, p);
+  if (!o.markdown.empty()) {
+    write_section(o.markdown,
+                  markdown(o, strategies, results, devices, kernel.name, command, seconds));
+  }
+  if (o.json) {
+    nlohmann::json j;
+    j["app"] = "hit-bench-fpm";
+    j["kernel"] = kernel.name;
+    j["n"] = o.n;
+    j["ranks"] = p;
+    j["devices"] = devices;
+    j["runs"] = o.runs;
+    j["eps"] = o.eps;
+    j["algorithm"] = o.algorithm;
+    j["seconds"] = seconds;
+    nlohmann::json all = nlohmann::json::array();
+    for (std::size_t i = 0; i < strategies.size(); ++i) {
+      const Strategy& s = strategies[i];
+      const Result& r = results[i];
+      nlohmann::json e;
+      e["name"] = s.name;
+      e["parts"] = s.dist.sizes();
+      e["predicted_makespan"] = std::isfinite(s.dist.makespan) ? nlohmann::json(s.dist.makespan)
+                                                               : nlohmann::json(nullptr);
+      e["time_s"] = {{"median", r.makespan}, {"min", r.makespan_min}, {"max", r.makespan_max}};
+      e["compute_s"] = r.rank_median;
+      e["imbalance"] = r.imbalance;
+      e["speedup_over_even"] = even / r.makespan;
+      e["partition_s"] = s.partition_seconds;
+      if (s.name == "fpm") {
+        e["iterations"] = s.iterations;
+        e["status"] = s.status;
+      }
+      if (s.name == "cpm") e["probe_t"] = s.probe_t;
+      all.push_back(e);
+    }
+    j["strategies"] = all;
+    fmt::print("{}\n", j.dump());
+    return hit::exit_ok;
+  }
+  fmt::print("hit-bench-fpm: {} units of {} on {} ranks: {}\n", o.n, kernel.name, p,
+             fmt::join(devices, ", "));
+  fmt::print("{:<6} {:>24} {:>30} {:>9} {:>8} {:>12} {:>16}\n", "", "units per rank",
+             "makespan median (min-max) s", "imbalance", "speed-up", "partition s", "iterations");
+  for (std::size_t i = 0; i < strategies.size(); ++i) {
+    const Strategy& s = strategies[i];
+    const Result& r = results[i];
+    fmt::print("{:<6} {:>24} {:>30} {:>9.3f} {:>7.2f}x {:>12} {:>16}\n", s.name, shares(s.dist),
+               fmt::format("{:.4f} ({:.4f}-{:.4f})", r.makespan, r.makespan_min, r.makespan_max),
+               r.imbalance, even / r.makespan,
+               s.name == "even" ? std::string("-") : fmt::format("{:.2f}", s.partition_seconds),
+               s.name == "fpm" ? fmt::format("{} ({})", s.iterations, s.status) : std::string("-"));
+    fmt::print("{:<6} per-rank compute s: {}\n", "",
+               fmt::join(r.rank_median | std::views::transform([](double t) {
+                           return fmt::format("{:.4f}", t);
+                         }),
+                         " "));
+  }
+  fmt::print("{:.1f} s in all\n", seconds);
+  return hit::exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hit::run_program(argc, argv, "hit-bench-fpm", body);
+}
