@@ -1,5 +1,7 @@
 #include "hit/fpm/plot.hpp"
 
+#include "hit/core/file.hpp"
+
 #include <fmt/format.h>
 #include <algorithm>
 #include <array>
@@ -10,29 +12,6 @@ namespace {
 
 constexpr std::array<const char*, 8> palette = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                                 "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // A "nice" tick step (1, 2 or 5 × 10^k) giving about `count` ticks over [0, top].
 double tick_step(double top, int count) {
@@ -98,7 +77,7 @@ std::string speed_plot_svg(std::span<const Model> models, const std::optional<Di
       "{1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{3}</text>\n",
-      w, h, left + pw / 2, escape(options.title));
+      w, h, left + pw / 2, xml_escape(options.title));
 
   // Axes, grid and ticks.
   const double xs = tick_step(xmax, 8), ys = tick_step(ymax, 6);
@@ -144,7 +123,7 @@ std::string speed_plot_svg(std::span<const Model> models, const std::optional<Di
     svg += fmt::format(
         "<line x1=\"{0:.2f}\" y1=\"{1:.2f}\" x2=\"{2:.2f}\" y2=\"{1:.2f}\" stroke=\"{3}\" "
         "stroke-width=\"2\"/>\n<text x=\"{4:.2f}\" y=\"{5:.2f}\">{6}</text>\n",
-        left + 10, ly, left + 34, color, left + 40, ly + 4, escape(label));
+        left + 10, ly, left + 34, color, left + 40, ly + 4, xml_escape(label));
   }
 
   if (dist && dist->makespan > 0 && std::isfinite(dist->makespan)) {
@@ -156,8 +135,8 @@ std::string speed_plot_svg(std::span<const Model> models, const std::optional<Di
         "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"black\" "
         "stroke-dasharray=\"6 4\"/>\n"
         "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">{} of n = {}: T = {:.4g} s</text>\n",
-        sx(0), sy(0), sx(x_end), sy(x_end / T), left + pw - 8, top + 16, escape(dist->algorithm),
-        dist->n, T);
+        sx(0), sy(0), sx(x_end), sy(x_end / T), left + pw - 8, top + 16,
+        xml_escape(dist->algorithm), dist->n, T);
     for (std::size_t i = 0; i < dist->parts.size() && i < models.size(); ++i) {
       const Part& part = dist->parts[i];
       if (part.d <= 0 || !(part.t > 0)) continue;

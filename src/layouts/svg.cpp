@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hit/core/error.hpp"
+#include "hit/core/file.hpp"
 
 namespace hit {
 
@@ -19,29 +20,6 @@ namespace {
 // Most part boundaries one axis draws exactly; past that the axis is sampled.
 constexpr std::size_t max_cuts = 240;
 constexpr int max_legend = 40;
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // Distinguishable fills for the first ranks, then golden-angle hues.
 std::string colour(int rank) {
@@ -131,15 +109,15 @@ std::string layout_svg(const Layout& layout, const std::string& note,
   out +=
       fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", width, height);
   out += fmt::format("<text x=\"16\" y=\"28\" font-size=\"17\" font-weight=\"bold\">{}</text>\n",
-                     escape(fmt::format("layout {} of {}", layout.spec(), shape.str())));
+                     xml_escape(fmt::format("layout {} of {}", layout.spec(), shape.str())));
   std::string sub = fmt::format("on {}", topo.str());
   for (int k = 2; k < rank; ++k) sub += fmt::format("; slice axis {} = {}", k, shape[k].begin());
   if (sampled) sub += "; too many parts to draw each: sampled";
   out += fmt::format("<text x=\"16\" y=\"48\" font-size=\"13\" fill=\"#444\">{}</text>\n",
-                     escape(sub));
+                     xml_escape(sub));
   if (!note.empty()) {
     out += fmt::format("<text x=\"16\" y=\"66\" font-size=\"12\" fill=\"#666\">{}</text>\n",
-                       escape(note));
+                       xml_escape(note));
   }
 
   // Axis names and the array index at each part boundary (when they fit).
@@ -246,7 +224,7 @@ std::string layout_svg(const Layout& layout, const std::string& note,
       if (layout.blocks(p).size() > 1)
         text += fmt::format(" in {} blocks", layout.blocks(p).size());
       out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\">{}</text>\n",
-                         legend_x + 20, y + 11.5, escape(text));
+                         legend_x + 20, y + 11.5, xml_escape(text));
     } else {
       out += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"14\" fill=\"#ffffff\" "
@@ -254,7 +232,7 @@ std::string layout_svg(const Layout& layout, const std::string& note,
           legend_x, y);
       out += fmt::format(
           "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#888\">{} {}: inactive</text>\n",
-          legend_x + 20, y + 11.5, p, escape(coords));
+          legend_x + 20, y + 11.5, p, xml_escape(coords));
     }
   }
   if (layout.procs() > max_legend) {
