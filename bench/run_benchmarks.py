@@ -135,9 +135,9 @@ def write_markdown(r, path):
     d = r["dgemm_gflops_1thread"]
     t = r["triad_gb_per_s"]
     lines = [
-        "# Benchmarks",
+        "## Framework against hand-written references (Cannon, Jacobi)",
         "",
-        "Framework against hand-written references, run alternately in the same session;",
+        "Framework and reference run alternately in the same session;",
         f"each figure is the median of {r['runs']} runs, [min-max] in brackets. Ratio = framework",
         "time / reference time, per pair of runs (below 1: the framework is faster).",
         "",
@@ -149,7 +149,7 @@ def write_markdown(r, path):
         "",
         "Command: `python3 bench/run_benchmarks.py` (after `bash scripts/setup.sh`).",
         "",
-        "## Cannon (hit-cannon vs bench/ref/cannon.cpp: MPI_Cart_create + MPI_Sendrecv_replace + dgemm)",
+        "### Cannon (hit-cannon vs bench/ref/cannon.cpp: MPI_Cart_create + MPI_Sendrecv_replace + dgemm)",
         "",
         "| n | procs | hit-cannon s | reference s | ratio | GFLOP/s | of plain dgemm (1 proc) |",
         "|---|---|---|---|---|---|---|",
@@ -161,7 +161,7 @@ def write_markdown(r, path):
         frac = f"{c['gflops'] / d['median']:.2f}" if c["procs"] == 1 else "-"
         lines.append(f"| {c['n']} | {c['procs']} | {fmt(c['framework_s'])} | {fmt(c['reference_s'])} | "
                      f"{fmt(c['ratio'])} | {c['gflops']:.2f} | {frac} |")
-    lines += ["", "## Jacobi (hit-jacobi vs bench/ref/jacobi.cpp: Cartesian grid + MPI_Sendrecv, vector datatype)", "",
+    lines += ["", "### Jacobi (hit-jacobi vs bench/ref/jacobi.cpp: Cartesian grid + MPI_Sendrecv, vector datatype)", "",
               "| N | procs | iters | hit-jacobi s | reference s | ratio | Mcells/s | of STREAM bound |",
               "|---|---|---|---|---|---|---|---|"]
     for c in r["cases"]:
@@ -172,9 +172,26 @@ def write_markdown(r, path):
                      f"{c['stream_fraction']:.2f} |")
     lines += ["", "The STREAM bound of Jacobi is triad bandwidth / 16 bytes per cell (one read and one",
               "write of a double per cell update, neighbours served from cache).", ""]
+    replace_section(path, "comm", "\n".join(lines))
+
+
+def replace_section(path, name, text):
+    """Writes `text` between the markers <!-- BEGIN name --> and <!-- END name --> of `path`,
+    leaving every other section of the file (written by other benchmarks) as it is."""
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    try:
+        old = open(path).read()
+    except FileNotFoundError:
+        old = "# Benchmarks\n\n"
+    block = f"{begin}\n{text}\n{end}"
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + block + old[old.index(end) + len(end):]
+    else:
+        head, sep, rest = old.partition("\n\n")
+        new = f"{head}{sep}{block}\n\n{rest}" if sep else f"{old}\n{block}\n"
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        f.write("\n".join(lines))
+        f.write(new)
     os.replace(tmp, path)
 
 

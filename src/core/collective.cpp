@@ -5,7 +5,7 @@
 
 namespace hit {
 
-void agree(MPI_Comm comm, std::exception_ptr failure) {
+void agree(MPI_Comm comm, const std::exception_ptr& failure) {
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(comm, &rank);

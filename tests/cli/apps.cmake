@@ -17,10 +17,18 @@ function(hit_cannon_check name np)
 endfunction()
 # n in {1, 7, 64, 257, 2039} at 1, 4 and 9 processes; layouts mixed per matrix; double and float.
 foreach(np 1 4 9)
+  # The ranks of the first grid row are the fast class of blocksLB.
+  if(np EQUAL 1)
+    set(fast 0)
+  elseif(np EQUAL 4)
+    set(fast 0,1)
+  else()
+    set(fast 0,1,2)
+  endif()
   hit_cannon_check(n1 ${np} --n 1)
   hit_cannon_check(n7_float ${np} --n 7 --type float)
-  hit_cannon_check(n64_mixed ${np} --n 64 --layout-a blocksLB:factor=0.7,fast=0,1 --layout-b blocks
-                   --layout-c blocksLB:factor=0.7,fast=0,1)
+  hit_cannon_check(n64_mixed ${np} --n 64 --layout-a blocksLB:factor=0.7,fast=${fast}
+                   --layout-b blocks --layout-c blocksLB:factor=0.7,fast=${fast})
   hit_cannon_check(n257_cyclic_float ${np} --n 257 --layout cyclic --type float)
   hit_cannon_check(n2039 ${np} --n 2039)
 endforeach()

@@ -13,7 +13,7 @@ namespace hit {
 
 // Collective over `comm`. If any rank passes a non-null `failure`, every rank throws the Error of
 // the lowest failing rank (its kind and message, prefixed with that rank when size > 1).
-void agree(MPI_Comm comm, std::exception_ptr failure);
+void agree(MPI_Comm comm, const std::exception_ptr& failure);
 
 // Runs `fn` on every rank of `comm` and agrees on its outcome: returns only if it succeeded on all.
 template <class F>
