@@ -18,8 +18,8 @@ the host kernel, so the fast class runs at host speed and the slow classes are r
 4. Prints predicted vs measured best, writes a JSON with every run and draws time against factor
    (SVG, log time axis as in the paper's Fig. 4).
 
-    python3 bench/lb/lb_sweep.py [--build build] [--n 1792] [--passes 2] [--reps 3]
-                                 [--scenarios A3-B1,A2-C2] [--quick]
+    python3 bench/lb/lb_sweep.py [--build build] [--n 1536] [--passes 3] [--reps 2]
+                                 [--scenarios A3-B1,A2-C2] [--quick] [--replot JSON]
 """
 import argparse
 import datetime
@@ -179,8 +179,8 @@ def log_ticks(lo, hi):
 
 
 def draw_svg(res, path):
-    W, H = 960, 580
-    left, right, top, bottom = 80, 250, 92, 70
+    W, H = 990, 580
+    left, right, top, bottom = 80, 280, 92, 70
     pw, ph = W - left - right, H - top - bottom
     scen = res["scenarios"]
     all_t = [v for s in scen for p in s["points"] for v in (p["time_s"]["min"], p["time_s"]["max"])]
@@ -223,10 +223,11 @@ def draw_svg(res, path):
     for k, s in enumerate(scen):
         c = COLORS[k % len(COLORS)]
         pts = s["points"]
+        dx = (k - (len(scen) - 1) / 2) * 4  # side by side where scenarios share a factor
         o.append('<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>'.format(
-            c, " ".join(f'{X(p["factor"]):.1f},{Y(p["time_s"]["median"]):.1f}' for p in pts)))
+            c, " ".join(f'{X(p["factor"]) + dx:.1f},{Y(p["time_s"]["median"]):.1f}' for p in pts)))
         for p in pts:
-            x = X(p["factor"])
+            x = X(p["factor"]) + dx
             o.append(f'<line x1="{x:.1f}" y1="{Y(p["time_s"]["min"]):.1f}" x2="{x:.1f}" '
                      f'y2="{Y(p["time_s"]["max"]):.1f}" stroke="{c}" stroke-width="1.2"/>')
             o.append(f'<circle cx="{x:.1f}" cy="{Y(p["time_s"]["median"]):.1f}" r="3.5" fill="{c}"/>')
@@ -241,7 +242,7 @@ def draw_svg(res, path):
             o.append(f'<line x1="{bal:.1f}" y1="{top}" x2="{bal:.1f}" y2="{top + ph}" stroke="{c}" '
                      'stroke-width="1.2" stroke-dasharray="1.5 3"/>')
         best = s["best"]
-        bx, by = X(best["factor"]), Y(best["time_s"]["median"])
+        bx, by = X(best["factor"]) + dx, Y(best["time_s"]["median"])
         o.append(f'<circle cx="{bx:.1f}" cy="{by:.1f}" r="9" fill="none" stroke="{c}" stroke-width="2"/>')
         o.append(f'<text x="{bx:.1f}" y="{by + 24:.1f}" font-size="11" text-anchor="middle" fill="{c}" '
                  f'stroke="#fff" stroke-width="3" paint-order="stroke">best {best["factor"]:.3f}</text>')
@@ -254,6 +255,7 @@ def draw_svg(res, path):
                  f'seed {s["formula"]} = {pred:.3f}',
                  f'binding-balanced = {s["balanced_factor"]:.3f}',
                  f'best {best["factor"]:.3f}: {best["time_s"]["median"]:.3f} s',
+                 f'{len(s["within_best_spread"])}/{len(pts)} medians within its min-max',
                  f'at {pts[0]["factor"]:g}: {pts[0]["time_s"]["median"]:.3f} s']
         for i, text in enumerate(lines):
             o.append(f'<text x="{lx + 32}" y="{ly + 30 + 15 * i}" font-size="11" fill="#333">{esc(text)}</text>')
@@ -270,17 +272,23 @@ def draw_svg(res, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build folder with bin/hit-cannon")
-    ap.add_argument("--n", type=int, default=1792, help="matrix size (square)")
+    ap.add_argument("--n", type=int, default=1536, help="matrix size (square)")
     ap.add_argument("--scenarios", default="A3-B1,A2-C2", help=f"from {', '.join(SCENARIOS)}")
     ap.add_argument("--factors", default="0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,0.975")
-    ap.add_argument("--passes", type=int, default=2, help="sweeps over all factors (alternating order)")
-    ap.add_argument("--reps", type=int, default=3, help="timed runs per invocation (<=3 keeps every run)")
+    ap.add_argument("--passes", type=int, default=3, help="sweeps over all factors (alternating order)")
+    ap.add_argument("--reps", type=int, default=2, help="timed runs per invocation (<=3 keeps every run)")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--r-rounds", type=int, default=3, help="alternations of the speed-ratio measurement")
     ap.add_argument("--quick", action="store_true", help="small smoke run (n=512, 1 pass, 3 factors)")
     ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "lb", "results", "lb-sweep.json"))
     ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "img", "lb-sweep.svg"))
+    ap.add_argument("--replot", metavar="JSON", help="only redraw the SVG from a JSON this script wrote")
     args = ap.parse_args()
+    if args.replot:
+        with open(args.replot) as f:
+            draw_svg(json.load(f), args.svg)
+        print(f"wrote {args.svg}")
+        return
     if args.quick:
         args.n, args.passes, args.r_rounds, args.factors = 512, 1, 1, "0.5,0.75,0.975"
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
