@@ -5,7 +5,8 @@
 // distributed three ways and run:
 //   even  equal shares (the homogeneous baseline);
 //   cpm   one measurement per device at n/p, shares proportional to the measured speeds;
-//   fpm   partial-FPM dynamic partitioning (partition_dynamic): measure, add the points, repartition
+//   fpm   partial-FPM dynamic partitioning (partition_dynamic): measure, add the points,
+//   repartition
 //         until the measured times agree.
 // Each distribution's workload runs `--runs` times (interleaved with the others so drift of a
 // shared machine affects all alike, one untimed warm-up before every timed run, all ranks starting
@@ -39,8 +40,8 @@
 #include "hit/fpm/benchmark.hpp"
 #include "hit/fpm/dynamic.hpp"
 #include "hit/fpm/kernels.hpp"
-#include "hit/fpm/partition.hpp"
 #include "hit/fpm/model_file.hpp"
+#include "hit/fpm/partition.hpp"
 #include "hit/fpm/statistics.hpp"
 #include "hit/physical_topology.hpp"
 
@@ -50,28 +51,29 @@ using hit::Error;
 using hit::ErrorKind;
 namespace fpm = hit::fpm;
 
-// 3 MiB of gemm(b=64) data is about 90 blocks: below it the third device runs at host speed, above
-// it 14 times slower. Its balanced share of the default n lies above the cliff, so a model taken at
-// n/p (below it) sends it too much.
+// The third device is 2.5 times slower than the host while a launch stages less than 40 MiB (about
+// 290 blocks of gemm(b=128)), and 14 times slower beyond: a memory cliff. Its share n/p of the
+// default n lies beyond the cliff, its balanced share below it.
 constexpr const char* default_devices =
-    "emu:0(slowdown=1),emu:1(slowdown=3.8),emu:2(slowdown=1;14@3MiB)";
+    "emu:0(slowdown=1),emu:1(slowdown=3.8),emu:2(slowdown=2.5;14@40MiB)";
 
 struct Options {
   std::string devices = default_devices;
   std::string kernel = "gemm";
-  int block = 64;
+  int block = 128;
   std::int64_t columns = 4096;
   std::string partition;
-  std::int64_t n = 240;
+  std::int64_t n = 960;
   int runs = 5;
   double eps = 0.02;
   int max_iterations = 12;
   std::string algorithm = "geometric";
   double precision = 0.025;
-  int min_reps = 3;
-  double max_time = 1.0;
+  int min_reps = 5;
+  double max_time = 2.0;
   bool json = false;
   std::string markdown;
+  std::string label = "default";
   bool quiet = false;
 };
 
@@ -82,6 +84,7 @@ struct Strategy {
   int iterations = 0;            // fpm: dynamic-partitioning steps
   std::string status;            // fpm: how the loop ended
   std::vector<double> probe_t;   // cpm: the one measurement of each device (at n/p)
+  nlohmann::json steps = nlohmann::json::array();  // fpm: what every step measured
   // Filled by the runs: per run, per rank compute seconds.
   std::vector<std::vector<double>> times;
 };
@@ -170,50 +173,68 @@ std::string shares(const fpm::Distribution& d) {
   return out;
 }
 
-// The markdown section of docs/benchmarks.md (between <!-- BEGIN fpm --> and <!-- END fpm -->).
-std::string markdown(const Options& o, const std::vector<Strategy>& strategies,
-                     const std::vector<Result>& results, const std::vector<std::string>& devices,
-                     const std::string& kernel, const std::string& command, double total_seconds) {
+const std::string section_begin = "<!-- BEGIN fpm -->";
+const std::string section_end = "<!-- END fpm -->";
+const std::string scenario_begin = "<!-- fpm scenario: ";
+const std::string scenario_end = "<!-- fpm scenario end -->";
+
+// What every scenario's table means (the top of the section).
+std::string section_intro() {
+  return "## FPM partitioning on emulated heterogeneous devices (`hit-bench-fpm`)\n\n"
+         "One kernel workload of n units, run through `hit::launch` on the device of every rank "
+         "(so each time includes the transfers), distributed three ways: `even` (equal shares), "
+         "`cpm` (one measurement per device at n/p, shares proportional to the measured speeds) "
+         "and `fpm` (partial-FPM dynamic partitioning: measure, add the points to partial "
+         "piecewise models, repartition until the measured times agree within eps or nothing "
+         "better is predicted). Every distribution's workload runs `--runs` times, interleaved "
+         "with the others, each timed run after an untimed warm-up and started by all ranks "
+         "together. *Makespan*: the largest per-rank compute time of a run, median over the runs "
+         "(min–max); *imbalance*: max/mean of the per-rank median compute times; *partitioning*: "
+         "seconds spent measuring to build the distribution. See docs/fpm.md for what the "
+         "numbers show.\n";
+}
+
+// The block of one scenario (between its markers).
+std::string scenario_block(const Options& o, const std::vector<Strategy>& strategies,
+                           const std::vector<Result>& results,
+                           const std::vector<std::string>& devices, const std::string& kernel,
+                           const std::string& command, double total_seconds) {
   std::ostringstream md;
-  md << "## FPM partitioning on emulated heterogeneous devices (`hit-bench-fpm`)\n\n";
-  md << fmt::format(
-      "The same workload of n = {} units of `{}` run through `hit::launch` on {} ranks, distributed "
-      "three ways: `even` (equal shares), `cpm` (one measurement per device at n/p, shares "
-      "proportional to speed) and `fpm` (partial-FPM dynamic partitioning, `{}`, eps = {}). "
-      "Makespan: the largest per-rank compute time of a run, median of {} runs (min–max); "
-      "imbalance: max/mean of the per-rank median compute times; partitioning: the seconds the "
-      "distribution's own measurements took.\n\n",
-      o.n, kernel, devices.size(), o.algorithm, o.eps, o.runs);
+  md << scenario_begin << o.label << " -->\n";
+  md << fmt::format("### {}: n = {} units of `{}` on {} ranks\n\n", o.label, o.n, kernel,
+                    devices.size());
   md << "Devices: ";
   for (std::size_t r = 0; r < devices.size(); ++r) {
     md << (r ? ", " : "") << fmt::format("rank {} `{}`", r, devices[r]);
   }
-  md << ".\n\n";
-  md << "| partition | units per rank | makespan (s) | imbalance | speed-up over even | "
-        "partitioning (s) | iterations |\n";
+  md << fmt::format(". fpm: `{}`, eps = {}, at most {} steps.\n\n", o.algorithm, o.eps,
+                    o.max_iterations);
+  md << "| partition | units per rank | makespan (s), median (min–max) | imbalance | speed-up "
+        "over even | partitioning (s) | fpm steps |\n";
   md << "|---|---|---|---|---|---|---|\n";
   const double even = results.front().makespan;
   for (std::size_t i = 0; i < strategies.size(); ++i) {
     const Strategy& s = strategies[i];
     const Result& r = results[i];
-    md << fmt::format("| `{}` | {} | {:.4f} ({:.4f}–{:.4f}) | {:.3f} | {:.2f}× | {} | {} |\n", s.name,
-                      shares(s.dist), r.makespan, r.makespan_min, r.makespan_max, r.imbalance,
-                      even / r.makespan,
-                      s.name == "even" ? std::string("—") : fmt::format("{:.2f}", s.partition_seconds),
-                      s.name == "fpm" ? fmt::format("{} ({})", s.iterations, s.status)
-                                      : std::string("—"));
+    md << fmt::format(
+        "| `{}` | {} | {:.4f} ({:.4f}–{:.4f}) | {:.3f} | {:.2f}× | {} | {} |\n", s.name,
+        shares(s.dist), r.makespan, r.makespan_min, r.makespan_max, r.imbalance, even / r.makespan,
+        s.name == "even" ? std::string("—") : fmt::format("{:.2f}", s.partition_seconds),
+        s.name == "fpm" ? fmt::format("{} ({})", s.iterations, s.status) : std::string("—"));
   }
   md << fmt::format(
-      "\nCommand: `{}` ({:.0f} s in all). Machine: {}, {} cores (shared with other work while "
-      "measured).\n",
+      "\nCommand: `{}` ({:.0f} s in all). Machine: {}, {} cores, shared with other work while "
+      "measured.\n",
       command, total_seconds, cpu_model(), std::thread::hardware_concurrency());
+  md << scenario_end << "\n";
   return md.str();
 }
 
-// Replaces the text between the fpm markers of `path` (creating the file, or appending the
-// markers, when they are not there); the rest of the file is left as it is.
-void write_section(const std::string& path, const std::string& section) {
-  const std::string begin = "<!-- BEGIN fpm -->", end = "<!-- END fpm -->";
+// Writes the scenario into the fpm section of `path` (between <!-- BEGIN fpm --> and
+// <!-- END fpm -->): replaces the block with the same label, or appends it; the other scenarios
+// and everything outside the markers stay as they are. Creates the file or the section when
+// missing.
+void write_section(const std::string& path, const std::string& label, const std::string& block) {
   std::string text;
   {
     std::ifstream in(path);
@@ -223,14 +244,38 @@ void write_section(const std::string& path, const std::string& section) {
       text = all.str();
     }
   }
-  const std::string block = begin + "\n" + section + end;
-  const auto b = text.find(begin);
-  const auto e = text.find(end);
-  if (b != std::string::npos && e != std::string::npos && e > b) {
-    text.replace(b, e + end.size() - b, block);
+  const auto b = text.find(section_begin);
+  const auto e = b == std::string::npos ? std::string::npos : text.find(section_end, b);
+  const bool have = b != std::string::npos && e != std::string::npos;
+  const std::string old =
+      have ? text.substr(b + section_begin.size(), e - b - section_begin.size()) : std::string();
+  // The scenario blocks already there, in order.
+  std::vector<std::pair<std::string, std::string>> blocks;
+  for (auto at = old.find(scenario_begin); at != std::string::npos;
+       at = old.find(scenario_begin, at + 1)) {
+    const auto name_end = old.find(" -->", at);
+    const auto stop = old.find(scenario_end, at);
+    if (name_end == std::string::npos || stop == std::string::npos) break;
+    const std::string name =
+        old.substr(at + scenario_begin.size(), name_end - at - scenario_begin.size());
+    blocks.emplace_back(name, old.substr(at, stop + scenario_end.size() - at) + "\n");
+  }
+  bool replaced = false;
+  for (auto& [name, text_of] : blocks) {
+    if (name == label) {
+      text_of = block;
+      replaced = true;
+    }
+  }
+  if (!replaced) blocks.emplace_back(label, block);
+  std::string section = section_begin + "\n" + section_intro();
+  for (const auto& [name, text_of] : blocks) section += "\n" + text_of;
+  section += section_end;
+  if (have) {
+    text.replace(b, e + section_end.size() - b, section);
   } else {
     if (!text.empty() && text.back() != '\n') text += '\n';
-    text += (text.empty() ? "" : "\n") + block + "\n";
+    text += (text.empty() ? "" : "\n") + section + "\n";
   }
   fpm::write_file_atomically(path, text);
 }
@@ -261,6 +306,10 @@ int body(hit::Environment& env, int argc, char** argv) {
   app.add_flag("--json", o.json, "one JSON object on stdout");
   app.add_option("--markdown", o.markdown,
                  "write the table between <!-- BEGIN fpm --> and <!-- END fpm --> of FILE");
+  app.add_option("--label", o.label,
+                 "name of this scenario in the --markdown file (a block with the same name is "
+                 "replaced)")
+      ->capture_default_str();
   app.add_flag("--quiet", o.quiet, "no progress lines");
   try {
     app.parse(argc, argv);
@@ -275,6 +324,11 @@ int body(hit::Environment& env, int argc, char** argv) {
                 fmt::format("--n {} is smaller than the {} ranks", o.n, env.size()));
   }
   if (o.runs < 1) throw Error(ErrorKind::invalid_argument, fmt::format("--runs {} (>= 1)", o.runs));
+  if (o.label.empty() || o.label.find("-->") != std::string::npos ||
+      o.label.find('\n') != std::string::npos) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("--label '{}': one line of text, without '-->'", o.label));
+  }
 
   const hit::Timer total;
   env.config().set("devices", o.devices);
@@ -298,7 +352,8 @@ int body(hit::Environment& env, int argc, char** argv) {
   const std::vector<std::int64_t> caps = allgather(comm, my_cap);
   auto models_of = [&](fpm::ModelKind kind) {
     std::vector<fpm::Model> m(static_cast<std::size_t>(p), fpm::Model(kind));
-    for (int r = 0; r < p; ++r) m[static_cast<std::size_t>(r)].set_capacity(caps[static_cast<std::size_t>(r)]);
+    for (int r = 0; r < p; ++r)
+      m[static_cast<std::size_t>(r)].set_capacity(caps[static_cast<std::size_t>(r)]);
     return m;
   };
   fpm::Precision precision;
@@ -349,6 +404,16 @@ int body(hit::Environment& env, int argc, char** argv) {
       }
       say(fmt::format("  step {}: measured {} (imbalance {:.3f}) -> {}", ctx.iterations, measured,
                       ctx.imbalance, fpm::to_string(ctx.status)));
+      nlohmann::json step;
+      step["d"] = nlohmann::json::array();
+      step["t"] = nlohmann::json::array();
+      for (const fpm::Point& q : ctx.measured) {
+        step["d"].push_back(q.d);
+        step["t"].push_back(q.t);
+      }
+      step["imbalance"] = ctx.imbalance;
+      step["status"] = std::string(fpm::to_string(ctx.status));
+      s.steps.push_back(step);
     }
     if (ctx.status == fpm::DynamicStatus::running) {
       ctx.status = fpm::DynamicStatus::not_converged;
@@ -382,12 +447,13 @@ int body(hit::Environment& env, int argc, char** argv) {
   const double even = results.front().makespan;
   const std::string command = command_line(argc, argv, p);
   if (!o.markdown.empty()) {
-    write_section(o.markdown,
-                  markdown(o, strategies, results, devices, kernel.name, command, seconds));
+    write_section(o.markdown, o.label,
+                  scenario_block(o, strategies, results, devices, kernel.name, command, seconds));
   }
   if (o.json) {
     nlohmann::json j;
     j["app"] = "hit-bench-fpm";
+    j["label"] = o.label;
     j["kernel"] = kernel.name;
     j["n"] = o.n;
     j["ranks"] = p;
@@ -396,6 +462,8 @@ int body(hit::Environment& env, int argc, char** argv) {
     j["eps"] = o.eps;
     j["algorithm"] = o.algorithm;
     j["seconds"] = seconds;
+    // A benchmark kernel's result is not checked (the device layer's tests check the kernels).
+    j["check"] = {{"ran", false}, {"passed", false}, {"max_rel_error", nullptr}};
     nlohmann::json all = nlohmann::json::array();
     for (std::size_t i = 0; i < strategies.size(); ++i) {
       const Strategy& s = strategies[i];
@@ -403,16 +471,21 @@ int body(hit::Environment& env, int argc, char** argv) {
       nlohmann::json e;
       e["name"] = s.name;
       e["parts"] = s.dist.sizes();
-      e["predicted_makespan"] = std::isfinite(s.dist.makespan) ? nlohmann::json(s.dist.makespan)
-                                                               : nlohmann::json(nullptr);
+      // Even needs no model: it predicts nothing.
+      e["predicted_makespan"] = s.name != "even" && std::isfinite(s.dist.makespan)
+                                    ? nlohmann::json(s.dist.makespan)
+                                    : nlohmann::json(nullptr);
       e["time_s"] = {{"median", r.makespan}, {"min", r.makespan_min}, {"max", r.makespan_max}};
+      e["gflops"] = kernel.complexity(o.n) / r.makespan * 1e-9;
       e["compute_s"] = r.rank_median;
+      e["comm_s"] = std::vector<double>(static_cast<std::size_t>(p), 0.0);  // no communication
       e["imbalance"] = r.imbalance;
       e["speedup_over_even"] = even / r.makespan;
       e["partition_s"] = s.partition_seconds;
       if (s.name == "fpm") {
         e["iterations"] = s.iterations;
         e["status"] = s.status;
+        e["steps"] = s.steps;
       }
       if (s.name == "cpm") e["probe_t"] = s.probe_t;
       all.push_back(e);
@@ -434,9 +507,8 @@ int body(hit::Environment& env, int argc, char** argv) {
                s.name == "even" ? std::string("-") : fmt::format("{:.2f}", s.partition_seconds),
                s.name == "fpm" ? fmt::format("{} ({})", s.iterations, s.status) : std::string("-"));
     fmt::print("{:<6} per-rank compute s: {}\n", "",
-               fmt::join(r.rank_median | std::views::transform([](double t) {
-                           return fmt::format("{:.4f}", t);
-                         }),
+               fmt::join(r.rank_median | std::views::transform(
+                                             [](double t) { return fmt::format("{:.4f}", t); }),
                          " "));
   }
   fmt::print("{:.1f} s in all\n", seconds);

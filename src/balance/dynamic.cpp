@@ -24,15 +24,80 @@ std::vector<Model> empty_models(int devices, ModelKind kind) {
   return std::vector<Model>(static_cast<std::size_t>(devices), Model(kind));
 }
 
+// How much faster the lower end of a gap between two measured points must be than the upper end
+// for the straight line between them to count as a guess across a cliff.
+constexpr double cliff_speed_ratio = 2.0;
+
+// Gap exploration (dynamic partitioning only). Between two measured points the partial model is a
+// straight line; when the device's speed drops sharply from one point to the next (a memory
+// cliff somewhere in between, as seed 000 Fig. 1.4's GPU has), that line predicts the device
+// slower than it is everywhere below the cliff, so the partitioner gives it too little, the next
+// measurement lands a little higher, and the share creeps towards the balance by a small fraction
+// of the gap per step (tens of steps). Here a device whose proposed share falls inside such a gap
+// is instead given the share it would finish by the proposed makespan at the speed of the gap's
+// lower point, but at most the middle of the gap: either that share balances, or the measurement
+// there narrows the gap by half or more, so a cliff is located in log2(gap) steps. The other
+// devices share the rest as the partitioner decides. Returns `proposal` when nothing applies.
+Distribution explore_gaps(const std::string& algorithm, std::int64_t n,
+                          const std::vector<Model>& models, const Distribution& proposal) {
+  const double makespan = proposal.makespan;
+  if (!(makespan > 0) || !std::isfinite(makespan)) return proposal;
+  Sizes d = proposal.sizes();
+  std::vector<bool> fixed(models.size(), false);
+  std::int64_t fixed_sum = 0;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const auto& pts = models[i].points();
+    const std::int64_t share = d[i];
+    const auto above = std::upper_bound(pts.begin(), pts.end(), share,
+                                        [](std::int64_t x, const Point& q) { return x < q.d; });
+    if (share <= 0 || above == pts.begin() || above == pts.end()) continue;
+    const Point& a = *std::prev(above);
+    const Point& b = *above;
+    if (a.d == share) continue;  // measured there already
+    const double speed_a = static_cast<double>(a.d) / a.t;
+    const double speed_b = static_cast<double>(b.d) / b.t;
+    if (!(speed_a > cliff_speed_ratio * speed_b)) continue;
+    const auto optimistic = static_cast<std::int64_t>(std::floor(makespan * speed_a));
+    const std::int64_t middle = a.d + (b.d - a.d) / 2;
+    std::int64_t probe = std::max(share, std::min(optimistic, middle));
+    probe = std::min({probe, b.d - 1, models[i].capacity()});
+    if (probe <= share) continue;
+    d[i] = probe;
+    fixed[i] = true;
+    fixed_sum += probe;
+  }
+  if (fixed_sum == 0 || fixed_sum > n) return proposal;
+  std::vector<std::size_t> free;
+  std::vector<Model> sub;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    if (!fixed[i]) {
+      free.push_back(i);
+      sub.push_back(models[i]);
+    }
+  }
+  if (sub.empty()) return fixed_sum == n ? evaluate(models, d, algorithm) : proposal;
+  try {
+    const Distribution rest = partition(algorithm, sub, n - fixed_sum);
+    for (std::size_t k = 0; k < free.size(); ++k) d[free[k]] = rest.parts[k].d;
+  } catch (const Error&) {
+    return proposal;  // the others cannot hold the rest: keep what the partitioner said
+  }
+  return evaluate(models, d, algorithm);
+}
+
 // Partitions among the devices that have models; a device that has none yet (it never had work)
-// gets a probe share of one unit, taken from the largest share, so that it gets measured.
+// gets a probe share of one unit, taken from the largest share, so that it gets measured. With
+// `explore`, shares inside a gap across a cliff are probed (explore_gaps).
 Distribution repartition_local(const std::string& algorithm, std::int64_t n,
-                               const std::vector<Model>& models) {
+                               const std::vector<Model>& models, bool explore = false) {
   std::vector<std::size_t> known, unknown;
   for (std::size_t i = 0; i < models.size(); ++i) {
     (models[i].empty() && models[i].capacity() > 0 ? unknown : known).push_back(i);
   }
-  if (unknown.empty()) return partition(algorithm, models, n);
+  if (unknown.empty()) {
+    Distribution proposal = partition(algorithm, models, n);
+    return explore ? explore_gaps(algorithm, n, models, proposal) : proposal;
+  }
   const bool any_usable =
       std::any_of(known.begin(), known.end(), [&](std::size_t i) { return models[i].usable(); });
   if (!any_usable) {
@@ -56,12 +121,12 @@ Distribution repartition_local(const std::string& algorithm, std::int64_t n,
 
 // Rank 0 partitions and broadcasts the result, so every rank holds the very same distribution.
 Distribution repartition_mpi(MPI_Comm comm, const std::string& algorithm, std::int64_t n,
-                             const std::vector<Model>& models) {
+                             const std::vector<Model>& models, bool explore) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   Distribution out;
   collectively(comm, [&] {
-    if (rank == 0) out = repartition_local(algorithm, n, models);
+    if (rank == 0) out = repartition_local(algorithm, n, models, explore);
   });
   const std::size_t p = models.size();
   Sizes d(p);
@@ -227,7 +292,7 @@ DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const Benc
     obs[i].measured = row[5] != 0;
   }
   return advance(ctx, obs, eps, [&](const std::vector<Model>& models) {
-    return repartition_mpi(comm, ctx.algorithm, ctx.n, models);
+    return repartition_mpi(comm, ctx.algorithm, ctx.n, models, true);
   });
 }
 
@@ -249,7 +314,7 @@ DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const Benchmark
     obs[i].point = m.point;
   }
   return advance(ctx, obs, eps, [&](const std::vector<Model>& models) {
-    return repartition_local(ctx.algorithm, ctx.n, models);
+    return repartition_local(ctx.algorithm, ctx.n, models, true);
   });
 }
 
@@ -345,7 +410,7 @@ bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds) {
   // Every rank holds the same times and context, so every rank takes the same decisions (and
   // throws the same error for a bad time); only the partition itself comes from rank 0.
   return advance_balance(ctx, all, [&](const std::vector<Model>& models) {
-    return repartition_mpi(comm, ctx.algorithm, ctx.n, models);
+    return repartition_mpi(comm, ctx.algorithm, ctx.n, models, false);
   });
 }
 

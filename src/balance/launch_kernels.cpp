@@ -44,7 +44,8 @@ Shape rect(index_t r0, index_t r1, index_t c0, index_t c1) {
   return Shape{Sig(r0, r1), Sig(c0, c1)};
 }
 
-// A tile of the shape, or Error(out_of_memory) naming the kernel and d when the host cannot hold it.
+// A tile of the shape, or Error(out_of_memory) naming the kernel and d when the host cannot hold
+// it.
 Tile<double> host_tile(const Shape& shape, std::string_view kernel, std::int64_t d) {
   try {
     return Tile<double>(shape);
@@ -85,7 +86,8 @@ struct GemmGeometry {
 
 GemmGeometry gemm_geometry(std::int64_t d) {
   GemmGeometry g;
-  g.rows = std::max<index_t>(1, static_cast<index_t>(std::floor(std::sqrt(static_cast<double>(d)))));
+  g.rows =
+      std::max<index_t>(1, static_cast<index_t>(std::floor(std::sqrt(static_cast<double>(d)))));
   while (g.rows * g.rows > d && g.rows > 1) --g.rows;  // floating-point sqrt of large d
   g.cols = d / g.rows;
   g.remainder = d - g.rows * g.cols;
@@ -96,8 +98,7 @@ struct GemmLaunchState {
   Environment* env = nullptr;
   int b = 0;
   std::string spec;
-  Kernel<View<const double>, View<const double>, View<double>> kernel =
-      gemm_accumulate<double>();
+  Kernel<View<const double>, View<const double>, View<double>> kernel = gemm_accumulate<double>();
   // The main rectangle (A: rows·b × b, B: b × cols·b, C: rows·b × cols·b) and the partial row.
   Tile<double> a, bm, c, a_extra, b_extra, c_extra;
   std::optional<Partition> main, extra;
@@ -165,9 +166,9 @@ BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string part
     }
   };
   k.timed_run = [s] {
-    double t = hit::launch(*s->env, s->kernel, *s->main, hit::in(s->a), hit::in(s->bm),
-                           hit::inout(s->c))
-                   .seconds;
+    double t =
+        hit::launch(*s->env, s->kernel, *s->main, hit::in(s->a), hit::in(s->bm), hit::inout(s->c))
+            .seconds;
     if (s->extra) {
       t += hit::launch(*s->env, s->kernel, *s->extra, hit::in(s->a_extra), hit::in(s->b_extra),
                        hit::inout(s->c_extra))
@@ -181,8 +182,8 @@ BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string part
     // The main launch holds the most; launches free their memory before the next one.
     const index_t bs = s->b;
     const GemmGeometry g = gemm_geometry(d);
-    const Partition p = make_partition(*s->env, s->spec, rect(0, g.rows * bs, 0, g.cols * bs),
-                                       s->kernel.access());
+    const Partition p =
+        make_partition(*s->env, s->spec, rect(0, g.rows * bs, 0, g.cols * bs), s->kernel.access());
     if (p.out_of_core()) return 0;  // staged chunk by chunk: no size limit from memory
     return staged_bytes(g.rows * bs, bs, p) + staged_bytes(bs, g.cols * bs, p) +
            staged_bytes(g.rows * bs, g.cols * bs, p);

@@ -133,6 +133,93 @@ TEST(DynamicPartitioning, FewerUnitsThanDevicesProbesEveryDevice) {
   EXPECT_GT(devs[2]->setups, 0) << "the fastest device was never measured";
 }
 
+// A device with a memory cliff: `slow` times slower than its `fast` self beyond `cliff` units.
+// Time per unit in milliseconds: 1 (device 0), 3.8 (device 1) and the cliff device.
+struct CliffCase {
+  double fast, slow;
+  std::int64_t cliff;
+};
+
+double cliff_time(std::size_t device, const CliffCase& c, std::int64_t d) {
+  const double per_unit = device == 0 ? 1 : device == 1 ? 3.8 : (d <= c.cliff ? c.fast : c.slow);
+  return 1e-3 * per_unit * static_cast<double>(d);
+}
+
+std::vector<BenchmarkKernel> cliff_kernels(const CliffCase& c) {
+  std::vector<BenchmarkKernel> out;
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto dev = std::make_shared<test::VirtualDevice>();
+    dev->time = [i, c](std::int64_t d) { return cliff_time(i, c, d); };
+    out.push_back(kernel_of(dev));
+  }
+  return out;
+}
+
+// The optimum, from dense true models (the cliff is a jump in time, which exact handles).
+double cliff_optimum(const CliffCase& c, std::int64_t n) {
+  std::vector<Model> models;
+  for (std::size_t i = 0; i < 3; ++i) {
+    std::vector<Point> pts;
+    for (std::int64_t d = 1; d <= n; ++d) pts.push_back(Point{d, cliff_time(i, c, d), 1, 0});
+    models.emplace_back(pts);
+  }
+  return partition_exact(models, n).makespan;
+}
+
+double cliff_makespan(const CliffCase& c, const Distribution& dist) {
+  double worst = 0;
+  for (std::size_t i = 0; i < 3; ++i) worst = std::max(worst, cliff_time(i, c, dist.parts[i].d));
+  return worst;
+}
+
+TEST(DynamicPartitioning, FindsTheBalanceBelowAMemoryCliff) {
+  // n/p = 320 lies beyond the cliff (287), the balanced share of the cliff device (231) below it.
+  // The straight line between a point below the cliff and the one beyond it predicts the device
+  // far slower than it is; gap exploration probes the gap instead of creeping up the line (which
+  // took more than 30 steps).
+  const CliffCase c{2.5, 14, 287};
+  for (const char* algorithm : {"geometric", "numerical", "exact"}) {
+    PartitionContext ctx(960, 3, algorithm);
+    const DynamicStatus status = partition_dynamic(ctx, cliff_kernels(c), Precision{}, 0.02, 30);
+    EXPECT_EQ(status, DynamicStatus::converged) << algorithm;
+    EXPECT_LE(ctx.iterations, 6) << algorithm;
+    EXPECT_EQ(ctx.dist.sizes(), (std::vector<std::int64_t>{577, 152, 231})) << algorithm;
+    EXPECT_LE(cliff_makespan(c, ctx.dist), cliff_optimum(c, 960) * 1.001) << algorithm;
+  }
+}
+
+TEST(DynamicPartitioning, LocatesABindingMemoryCliff) {
+  // Below the cliff the device is as fast as device 0: the optimum fills it up to the cliff and
+  // balances the others, so its time stays below theirs and the times never agree within eps.
+  const CliffCase c{1, 14, 287};
+  for (const char* algorithm : {"geometric", "numerical"}) {
+    PartitionContext ctx(960, 3, algorithm);
+    const DynamicStatus status = partition_dynamic(ctx, cliff_kernels(c), Precision{}, 0.02, 30);
+    EXPECT_NE(status, DynamicStatus::not_converged) << algorithm;
+    EXPECT_LE(ctx.iterations, 10) << algorithm;
+    EXPECT_LE(ctx.dist.parts[2].d, 287) << algorithm;
+    EXPECT_GE(ctx.dist.parts[2].d, 280) << algorithm;
+    EXPECT_LE(cliff_makespan(c, ctx.dist), cliff_optimum(c, 960) * 1.01) << algorithm;
+  }
+}
+
+TEST(DynamicPartitioning, SmoothModelsAreNotProbed) {
+  // Speeds that change by less than half between measured points: every proposal is the
+  // partitioner's own (gap exploration leaves it alone).
+  std::vector<std::shared_ptr<test::VirtualDevice>> devs;
+  for (double s : speeds) devs.push_back(device_with_speed(s));
+  const auto kernels = kernels_for(devs);
+  PartitionContext ctx(20000, 3);
+  int steps = 0;
+  while (partition_iterate(ctx, kernels, Precision{}, 0.001) == DynamicStatus::running) {
+    EXPECT_EQ(ctx.dist.sizes(), partition("geometric", ctx.models, 20000).sizes())
+        << ctx.iterations;
+    ++steps;
+    ASSERT_LT(steps, 20);
+  }
+  EXPECT_GE(steps, 2);
+}
+
 TEST(DynamicPartitioning, BadUse) {
   EXPECT_THROW(PartitionContext(10, 0), Error);
   EXPECT_THROW(PartitionContext(-1, 2), Error);

@@ -53,3 +53,10 @@ add_test(NAME cli.fpm.build.devices
                  -DCASE=devices -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})
 set_tests_properties(cli.fpm.build.devices PROPERTIES LABELS cli TIMEOUT 120
                      ENVIRONMENT OPENBLAS_NUM_THREADS=1)
+
+# hit-bench-fpm, small (3 ranks on emulated devices).
+add_test(NAME cli.fpm.bench
+         COMMAND ${CMAKE_COMMAND} -DBENCH=${HIT_BIN}/hit-bench-fpm -DWORK=${fpm_work}/bench
+                 -DCASE=bench -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})
+set_tests_properties(cli.fpm.bench PROPERTIES LABELS cli TIMEOUT 120
+                     ENVIRONMENT OPENBLAS_NUM_THREADS=1)

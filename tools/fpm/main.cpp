@@ -167,20 +167,22 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
   }
   const hit::RankPlacement& me = topo.mine();
   model.set_info("kernel", kernel.name);
-  model.set_info("device", fmt::format("{} (rank {} of {}, node {}, host {}{})", dev.label(),
-                                       env.rank(), env.size(), me.node, me.host,
-                                       me.sharing > 1
-                                           ? fmt::format(", shared by {} ranks", me.sharing)
-                                           : std::string()));
+  model.set_info("device",
+                 fmt::format("{} (rank {} of {}, node {}, host {}{})", dev.label(), env.rank(),
+                             env.size(), me.node, me.host,
+                             me.sharing > 1 ? fmt::format(", shared by {} ranks", me.sharing)
+                                            : std::string()));
   if (!me.description.empty()) model.set_info("device_description", me.description);
-  model.set_info("binding", fmt::format("{} ({})", topo.binding_spec().empty()
-                                                       ? hit::format_device_spec(topo.bindings())
-                                                       : topo.binding_spec(),
-                                        topo.binding_source()));
+  model.set_info("binding",
+                 fmt::format("{} ({})",
+                             topo.binding_spec().empty() ? hit::format_device_spec(topo.bindings())
+                                                         : topo.binding_spec(),
+                             topo.binding_source()));
   model.set_info("date", now_iso());
   model.set_info("flops_per_unit", fmt::format("{}", kernel.complexity(1)));
-  model.set_info("timing", "hit::launch records: staging, execution and copy-back, without "
-                           "waiting for the device lock");
+  model.set_info("timing",
+                 "hit::launch records: staging, execution and copy-back, without "
+                 "waiting for the device lock");
 
   const bool progress = env.rank() == 0 && !o.quiet && isatty(fileno(stderr));
   std::int64_t limit = model.capacity();  // sizes above it are not measured here

@@ -23,13 +23,13 @@ namespace hit::fpm {
 
 // ---- through hit::launch ---------------------------------------------------------------------
 
-// The block update of the column-based matrix product (seed 001 §4.1) as hit::gemm_accumulate<double>
-// launches: one unit is the update of one b×b block of C by a b×b block of the pivot column and one
-// of the pivot row; d units are a nearly square m×c arrangement of blocks (m = floor(sqrt(d)),
-// c = d / m) and a partial block row for the remainder (a second launch). 2·b³ flops per unit.
-// `partition`: the partition spec of the launches (default `single`: one BLAS call).
-// The kernel keeps a reference to `env`, which must outlive it. Error(invalid_argument) for a
-// block size outside 1..4096.
+// The block update of the column-based matrix product (seed 001 §4.1) as
+// hit::gemm_accumulate<double> launches: one unit is the update of one b×b block of C by a b×b
+// block of the pivot column and one of the pivot row; d units are a nearly square m×c arrangement
+// of blocks (m = floor(sqrt(d)), c = d / m) and a partial block row for the remainder (a second
+// launch). 2·b³ flops per unit. `partition`: the partition spec of the launches (default `single`:
+// one BLAS call). The kernel keeps a reference to `env`, which must outlive it.
+// Error(invalid_argument) for a block size outside 1..4096.
 BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string partition = "single");
 
 // One 5-point Jacobi sweep as a hit::jacobi5<double> launch: one unit is one row of N cells,
