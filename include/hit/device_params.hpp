@@ -62,6 +62,7 @@ struct DeviceParams {
   std::optional<std::uint64_t> mem;  // emu: arena capacity in bytes
   std::optional<double> bw;          // emu: copy bandwidth in bytes/s (none: as fast as memcpy)
   SlowdownProfile slowdown;          // emu
+  bool cpu_clock = false;            // emu: the slowdown scales the kernel thread's CPU time
   std::optional<int> cores;          // host cores the rank uses (threads, BLAS, pinning)
 
   static DeviceParams of(const DeviceBinding& binding);

@@ -275,6 +275,10 @@ const std::vector<ParamInfo>& device_params(std::string_view kind) {
       {"mem", "memory capacity of the emulated device, e.g. 512MiB", "unlimited"},
       {"bw", "copy bandwidth between host and device, e.g. 10GB/s", "memcpy speed"},
       {"slowdown", "F, or a profile F0;F1@S1;... over the bytes a launch stages", "1"},
+      {"clock",
+       "what the slowdown scales: wall (the host kernel's elapsed time) or cpu (its thread's CPU "
+       "time: steady when the host is shared; for single-threaded bodies)",
+       "wall"},
       cores,
   };
   static const std::vector<ParamInfo> none;
@@ -300,6 +304,11 @@ DeviceParams DeviceParams::of(const DeviceBinding& b) {
                     fmt::format("cores={} is not a positive number of cores", value));
       }
       p.cores = n;
+    } else if (key == "clock") {
+      if (value != "wall" && value != "cpu") {
+        throw Error(ErrorKind::parse, fmt::format("clock={} is not wall or cpu", value));
+      }
+      p.cpu_clock = value == "cpu";
     }
   }
   return p;
@@ -309,7 +318,7 @@ DeviceParams DeviceParams::of(const DeviceBinding& b) {
 
 std::string_view device_spec_grammar() {
   return "spec = item[,item...]; item = kind[:index][(key=value[,key=value...])][*count]; "
-         "kind = cpu|cuda|emu; keys: cpu and cuda (cores), emu (mem, bw, slowdown, cores); "
+         "kind = cpu|cuda|emu; keys: cpu and cuda (cores), emu (mem, bw, slowdown, clock, cores); "
          "e.g. cuda:0*3,cuda:1 or emu:0(slowdown=4,mem=512MiB)*2,cpu*2";
 }
 
@@ -445,6 +454,9 @@ class SpecParser {
           throw Error(ErrorKind::parse, "expected a positive number of cores");
         }
         return std::to_string(n);
+      }
+      if (key == "clock" && value != "wall" && value != "cpu") {
+        throw Error(ErrorKind::parse, "expected wall or cpu");
       }
     } catch (const Error& e) {
       throw value_error(fmt::format("{}={} is not valid: {}", key, value, e.what()));

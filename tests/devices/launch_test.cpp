@@ -411,6 +411,31 @@ TEST_F(LaunchTest, EmulatedSlowdownMultipliesTheMeasuredTime) {
   EXPECT_NEAR(median(own), 3.0, 0.3);
 }
 
+TEST_F(LaunchTest, CpuClockScalesTheKernelThreadsCpuTime) {
+  // clock=cpu: the slowdown scales the CPU time of the thread that ran the body, so a busy kernel
+  // takes 3x its CPU time whatever else shares the core; a sleeping one uses no CPU and ends when
+  // the host body ends (the device never finishes before it).
+  const hit::Shape shape = hit::Shape::parse("[0:4][0:4]");
+  const auto a = filled<double>(shape);
+  hit::Kernel<hit::View<const double>, double> nap("nap");
+  nap.cpu([](const hit::KernelContext&, hit::View<const double>, double ms) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+  });
+  bind("emu:0(slowdown=3,clock=cpu)");
+  std::vector<double> busy, sleeping;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto rec = hit::launch(spin(), hit::partition("single", shape), hit::in(a), 30.0);
+    EXPECT_GT(rec.host_kernel_seconds, 0.0);
+    EXPECT_LE(rec.host_kernel_seconds, rec.kernel_seconds);
+    busy.push_back(rec.kernel_seconds / rec.host_kernel_seconds);
+    sleeping.push_back(
+        hit::launch(nap, hit::partition("single", shape), hit::in(a), 30.0).kernel_seconds);
+  }
+  EXPECT_NEAR(median(busy), 3.0, 0.3);
+  EXPECT_GE(median(sleeping), 0.03);
+  EXPECT_LT(median(sleeping), 0.06);
+}
+
 TEST_F(LaunchTest, SlowdownProfileModelsAMemoryCliff) {
   // Factor 1 below 1 MiB staged, 4 from there: a small and a large problem on one device. The
   // emulated time over the real body's time (a sleep can only overshoot, on a loaded machine).

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <ctime>
 #include <thread>
 
 #include "devices/backends.hpp"
@@ -18,6 +19,13 @@
 
 namespace hit::detail {
 namespace {
+
+// CPU time consumed by the calling thread.
+std::chrono::nanoseconds thread_cpu_time() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+}
 
 using clock = std::chrono::steady_clock;
 
@@ -102,16 +110,24 @@ class EmuDevice final : public Device {
                int stream) override {
     ++counters_.executions;
     const double factor = params_.slowdown.at(problem_bytes);
-    streams_[check(stream)].submit([this, body, factor] {
+    const bool cpu_clock = params_.cpu_clock;
+    streams_[check(stream)].submit([this, body, factor, cpu_clock] {
       ExecContext ctx;
       ctx.threads = cores();
       const auto start = clock::now();
+      const auto cpu_start = thread_cpu_time();
       body(ctx);
       const auto real = clock::now() - start;
+      // The host kernel's own time: elapsed, or (clock=cpu) the CPU time of the thread that ran it,
+      // which does not grow when other processes share the core, so contention is not multiplied
+      // by the slowdown. The device never finishes before the host kernel did.
+      const clock::duration host =
+          cpu_clock ? std::chrono::duration_cast<clock::duration>(thread_cpu_time() - cpu_start)
+                    : real;
       counters_.execute_host_ns +=
-          std::chrono::duration_cast<std::chrono::nanoseconds>(real).count();
-      std::this_thread::sleep_until(start +
-                                    std::chrono::duration_cast<clock::duration>(real * factor));
+          std::chrono::duration_cast<std::chrono::nanoseconds>(host).count();
+      std::this_thread::sleep_until(
+          start + std::max(real, std::chrono::duration_cast<clock::duration>(host * factor)));
       counters_.execute_ns +=
           std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count();
     });
