@@ -173,7 +173,7 @@ TEST(DeviceSpec, UnknownOrRepeatedParameter) {
               AllOf(HasSubstr("'cpu' has no parameter 'mem'"), HasSubstr("allowed: cores")));
   e = error_of("emu(speed=2)", 1);
   EXPECT_THAT(e.what(), AllOf(HasSubstr("no parameter 'speed'"),
-                              HasSubstr("allowed: mem, bw, slowdown, cores")));
+                              HasSubstr("allowed: mem, bw, slowdown, clock, cores")));
   e = error_of("emu(mem=1GiB,mem=2GiB)", 1);
   EXPECT_THAT(e.what(), HasSubstr("'mem' given twice"));
 }
@@ -181,6 +181,7 @@ TEST(DeviceSpec, UnknownOrRepeatedParameter) {
 TEST(DeviceSpec, UnparsableValuesNameTheValue) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"emu(mem=lots)", "mem=lots is not valid"},
+      {"emu(clock=cycles)", "clock=cycles is not valid"},
       {"emu(mem=64XB)", "mem=64XB is not valid"},
       {"emu(mem=-1MiB)", "mem=-1MiB is not valid"},
       {"emu(mem=0)", "a capacity must be positive"},
