@@ -181,45 +181,33 @@ int run_typed(Environment& env, const Options& o) {
   const Partition part =
       active ? partition(env, o.partition, c.shape(), gemm.access(), {}, "c") : Partition();
 
-  std::vector<double> times;
   app::RankStats stats;
-  for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
-    if (rep > 0) {
-      // Whole padded buffers: after the shifts the padding holds other blocks' wider data.
-      if (!a.is_null()) a.padded().copy_from(a0.padded());
-      if (!b.is_null()) b.padded().copy_from(b0.padded());
-    }
-    if (!c.is_null()) c.fill(T(0));
-    double compute = 0;
-    double comm = 0;
-    MPI_Barrier(env.comm());
-    Timer total;
-    {
-      Timer t;
-      align_a.start();
-      align_b.start();
-      align_a.wait();
-      align_b.wait();
-      comm += t.seconds();
-    }
-    for (int s = 0; s < steps; ++s) {
-      if (active) compute += local_multiply(gemm, part, a, b, c);
-      if (s + 1 < steps) {  // the last step is unrolled: no shift after the last product
+  const std::vector<double> times = app::timed_repetitions(
+      env.comm(), o.warmup, o.reps, stats,
+      [&](int rep) {
+        if (rep > 0) {
+          // Whole padded buffers: after the shifts the padding holds other blocks' wider data.
+          if (!a.is_null()) a.padded().copy_from(a0.padded());
+          if (!b.is_null()) b.padded().copy_from(b0.padded());
+        }
+        if (!c.is_null()) c.fill(T(0));
+      },
+      [&](double& compute, double& comm) {
         Timer t;
-        step_shift.run();
+        align_a.start();
+        align_b.start();
+        align_a.wait();
+        align_b.wait();
         comm += t.seconds();
-      }
-    }
-    MPI_Barrier(env.comm());
-    const double elapsed = total.seconds();
-    double slowest = elapsed;
-    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, env.comm());
-    if (rep >= o.warmup) {
-      times.push_back(slowest);
-      stats.compute_s += compute / o.reps;
-      stats.comm_s += comm / o.reps;
-    }
-  }
+        for (int s = 0; s < steps; ++s) {
+          if (active) compute += local_multiply(gemm, part, a, b, c);
+          if (s + 1 < steps) {  // the last step is unrolled: no shift after the last product
+            t.restart();
+            step_shift.run();
+            comm += t.seconds();
+          }
+        }
+      });
   stats.work = c.is_null() ? 0.0 : 2.0 * static_cast<double>(c.size()) * static_cast<double>(o.m);
 
   if (!o.c_out.empty()) write_raw(o.c_out, shape_c, c, env.comm());

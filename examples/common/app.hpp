@@ -55,6 +55,34 @@ inline std::vector<RankStats> gather_stats(const RankStats& mine, MPI_Comm comm)
   return out;
 }
 
+// Runs `warmup` untimed, then `reps` timed repetitions of `body(compute_s, comm_s)`, which adds
+// the seconds it spent computing and communicating to its two arguments and runs `prepare()`
+// first, untimed. Each repetition starts at a barrier and lasts until the slowest rank is done.
+// Returns those times; `stats` gets the mean per-repetition compute and comm time of the timed
+// ones.
+template <class Prepare, class Body>
+std::vector<double> timed_repetitions(MPI_Comm comm, int warmup, int reps, RankStats& stats,
+                                      Prepare&& prepare, Body&& body) {
+  std::vector<double> times;
+  for (int rep = 0; rep < warmup + reps; ++rep) {
+    prepare(rep);
+    double compute = 0;
+    double communication = 0;
+    MPI_Barrier(comm);
+    const double start = MPI_Wtime();
+    body(compute, communication);
+    MPI_Barrier(comm);
+    double slowest = MPI_Wtime() - start;
+    MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    if (rep >= warmup) {
+      times.push_back(slowest);
+      stats.compute_s += compute / reps;
+      stats.comm_s += communication / reps;
+    }
+  }
+  return times;
+}
+
 // max / mean of per-rank compute time over the ranks that were given work.
 inline double imbalance(const std::vector<RankStats>& stats) {
   double sum = 0;

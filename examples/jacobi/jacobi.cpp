@@ -123,36 +123,24 @@ int run_typed(Environment& env, const Options& o) {
   const Partition part =
       computes ? partition(env, o.partition, domain, kernel.access(), {}, "grid") : Partition();
 
-  std::vector<double> times;
   app::RankStats stats;
   double residual = 0;
-  for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
-    initialise(u, o.n);
-    initialise(v, o.n);
-    double compute = 0;
-    double comm = 0;
-    MPI_Barrier(env.comm());
-    Timer total;
-    for (int it = 0; it < o.iters; ++it) {
-      Tile<T>& cur = (it % 2 == 0) ? u : v;
-      Tile<T>& nxt = (it % 2 == 0) ? v : u;
-      {
-        Timer t;
-        (it % 2 == 0 ? halo_u : halo_v).run();
-        comm += t.seconds();
-      }
-      if (computes) compute += launch(kernel, part, in(cur), out(nxt)).seconds;
-    }
-    MPI_Barrier(env.comm());
-    const double elapsed = total.seconds();
-    double slowest = elapsed;
-    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, env.comm());
-    if (rep >= o.warmup) {
-      times.push_back(slowest);
-      stats.compute_s += compute / o.reps;
-      stats.comm_s += comm / o.reps;
-    }
-  }
+  const std::vector<double> times = app::timed_repetitions(
+      env.comm(), o.warmup, o.reps, stats,
+      [&](int) {
+        initialise(u, o.n);
+        initialise(v, o.n);
+      },
+      [&](double& compute, double& comm) {
+        for (int it = 0; it < o.iters; ++it) {
+          Tile<T>& cur = (it % 2 == 0) ? u : v;
+          Tile<T>& nxt = (it % 2 == 0) ? v : u;
+          Timer t;
+          (it % 2 == 0 ? halo_u : halo_v).run();
+          comm += t.seconds();
+          if (computes) compute += launch(kernel, part, in(cur), out(nxt)).seconds;
+        }
+      });
   Tile<T>& result = (o.iters % 2 == 0) ? u : v;
   Tile<T>& previous = (o.iters % 2 == 0) ? v : u;
   residual = allreduce(o.iters > 0 ? max_change(result, previous) : 0.0, ReduceOp::max);
