@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../tools/common/cli.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -311,14 +312,7 @@ int body(hit::Environment& env, int argc, char** argv) {
                  "replaced)")
       ->capture_default_str();
   app.add_flag("--quiet", o.quiet, "no progress lines");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    if (env.rank() == 0) fmt::print("{}", app.help());
-    return hit::exit_ok;
-  } catch (const CLI::ParseError& e) {
-    throw Error(ErrorKind::parse, fmt::format("{} (see hit-bench-fpm --help)", e.what()));
-  }
+  if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-bench-fpm")) return hit::exit_ok;
   if (o.n < env.size()) {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("--n {} is smaller than the {} ranks", o.n, env.size()));

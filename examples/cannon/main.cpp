@@ -1,6 +1,7 @@
 // hit-cannon: Cannon's matrix multiplication on a square grid of processes.
 #include <CLI/CLI.hpp>
 
+#include "../../tools/common/cli.hpp"
 #include "cannon.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
@@ -34,14 +35,7 @@ int main(int argc, char** argv) {
     cli.add_option("--a", o.a_file, "read A from this raw file (row-major, no header)");
     cli.add_option("--b", o.b_file, "read B from this raw file");
     cli.add_option("--c-out", o.c_out, "write C to this raw file");
-    try {
-      cli.parse(ac, av);
-    } catch (const CLI::CallForHelp& e) {
-      if (env.rank() == 0) std::fputs(cli.help().c_str(), stdout);
-      return 0;
-    } catch (const CLI::ParseError& e) {
-      throw hit::Error(hit::ErrorKind::invalid_argument, e.what());
-    }
+    if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cannon")) return 0;
     if (!layout.empty()) {
       for (std::string* l : {&o.layout_a, &o.layout_b, &o.layout_c}) {
         if (*l == "blocks") *l = layout;

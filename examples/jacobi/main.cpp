@@ -1,6 +1,7 @@
 // hit-jacobi: 2-D 5-point Jacobi iteration with halo exchanges derived from a layout.
 #include <CLI/CLI.hpp>
 
+#include "../../tools/common/cli.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
 #include "jacobi.hpp"
@@ -26,14 +27,7 @@ int main(int argc, char** argv) {
     cli.add_flag("--json", o.json, "print one JSON object on stdout");
     cli.add_option("--svg", o.svg, "draw the layout to this SVG file");
     cli.add_option("--out", o.out, "write the final grid to this raw file");
-    try {
-      cli.parse(ac, av);
-    } catch (const CLI::CallForHelp&) {
-      if (env.rank() == 0) std::fputs(cli.help().c_str(), stdout);
-      return 0;
-    } catch (const CLI::ParseError& e) {
-      throw hit::Error(hit::ErrorKind::invalid_argument, e.what());
-    }
+    if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-jacobi")) return 0;
     if (o.n < 3) {
       throw hit::Error(hit::ErrorKind::invalid_argument,
                        "--n must be at least 3 (a boundary ring and one interior point), got " +

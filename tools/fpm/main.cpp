@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/cli.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -425,17 +426,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   plot->add_option("--algorithm,-a", m.algorithm, "partitioner for --n")->capture_default_str();
   plot->add_option("--title", m.title, "picture title");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    if (env.rank() == 0) fmt::print("{}", app.help());
-    return hit::exit_ok;
-  } catch (const CLI::CallForAllHelp&) {
-    if (env.rank() == 0) fmt::print("{}", app.help("", CLI::AppFormatMode::All));
-    return hit::exit_ok;
-  } catch (const CLI::ParseError& e) {
-    throw Error(ErrorKind::parse, fmt::format("{} (see hit-fpm --help)", e.what()));
-  }
+  if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-fpm")) return hit::exit_ok;
   m.has_n = n_opt->count() > 0;
   if (*build) return run_build(env, b);
   if (*part) return run_partition(env, m);

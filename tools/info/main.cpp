@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "../common/cli.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
 #include "hit/device_params.hpp"
@@ -128,14 +129,7 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     cli.add_flag("--pin", pin, "pin every process to the cores of its device (HIT_PIN)");
     cli.add_flag("--json", json, "print one JSON object on stdout");
-    try {
-      cli.parse(ac, av);
-    } catch (const CLI::CallForHelp&) {
-      if (env.rank() == 0) std::fputs(cli.help().c_str(), stdout);
-      return hit::exit_ok;
-    } catch (const CLI::ParseError& e) {
-      throw hit::Error(hit::ErrorKind::invalid_argument, e.what());
-    }
+    if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-info")) return hit::exit_ok;
     if (!devices.empty()) env.config().set("devices", devices);
     if (nodes > 0) env.config().set("nodes", std::to_string(nodes));
     if (pin) env.config().set("pin", "1");

@@ -13,17 +13,18 @@
 #include <optional>
 #include <string>
 
+#include "../common/cli.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/file.hpp"
 #include "hit/core/program.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
+#include "hit/layout_svg.hpp"
 #include "hit/partition.hpp"
 #include "hit/topology.hpp"
 #include "report.hpp"
-#include "hit/core/file.hpp"
-#include "hit/layout_svg.hpp"
 
 namespace {
 
@@ -97,14 +98,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   app.add_flag("--json", o.json, "one JSON object on stdout instead of a table");
   app.add_option("--svg", o.svg, "also draw the layout to this SVG file");
   app.add_flag("--list", o.list, "list every topology and layout plug-in with its parameters");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    if (env.rank() == 0) fmt::print("{}", app.help());
-    return hit::exit_ok;
-  } catch (const CLI::ParseError& e) {
-    throw Error(ErrorKind::parse, fmt::format("{} (see hit-layout --help)", e.what()));
-  }
+  if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-layout")) return hit::exit_ok;
 
   if (o.list) {
     const std::string text = listing(env);
