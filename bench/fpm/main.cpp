@@ -1,7 +1,8 @@
 // hit-bench-fpm: what functional performance models buy on unlike devices (issue 5, docs/fpm.md).
 //
-// On the devices the ranks are bound to (by default three emulated accelerators with slowdowns 1,
-// 3.8 and 14, the last one fast below a memory cliff), the same kernel workload of n units is
+// On the devices the ranks are bound to (by default three emulated accelerators whose speeds
+// relative to the fastest are 1, 1/3.8 and 1/14, the last one faster below a memory cliff), the
+// same kernel workload of n units is
 // distributed three ways and run:
 //   even  equal shares (the homogeneous baseline);
 //   cpm   one measurement per device at n/p, shares proportional to the measured speeds;
@@ -52,11 +53,15 @@ using hit::Error;
 using hit::ErrorKind;
 namespace fpm = hit::fpm;
 
-// The third device is 2.5 times slower than the host while a launch stages less than 40 MiB (about
-// 290 blocks of gemm(b=128)), and 14 times slower beyond: a memory cliff. Its share n/p of the
-// default n lies beyond the cliff, its balanced share below it.
+// Speeds relative to the first device: 1, 1/3.8 and, for the third, 1/2.5 while a launch stages
+// less than 40 MiB (about 290 blocks of gemm(b=128)) and 1/14 beyond: a memory cliff. Its share n/p
+// of the default n lies beyond the cliff, its balanced share below it. Every device is slower than
+// the host (the fastest by 2) and scales the CPU time of its one-thread body: each rank then sleeps
+// most of a launch, so three ranks need less than one core of real work between them and the
+// emulation stays exact on a machine with fewer cores than ranks (docs/fpm.md).
 constexpr const char* default_devices =
-    "emu:0(slowdown=1),emu:1(slowdown=3.8),emu:2(slowdown=2.5;14@40MiB)";
+    "emu:0(slowdown=2,clock=cpu,cores=1),emu:1(slowdown=7.6,clock=cpu,cores=1),"
+    "emu:2(slowdown=5;28@40MiB,clock=cpu,cores=1)";
 
 struct Options {
   std::string devices = default_devices;
@@ -394,7 +399,8 @@ int body(hit::Environment& env, int argc, char** argv) {
       fpm::partition_iterate(ctx, comm, kernel, precision, o.eps, topo.node_comm());
       std::string measured;
       for (const fpm::Point& q : ctx.measured) {
-        measured += fmt::format("{}{}:{:.4f}s", measured.empty() ? "" : " ", q.d, q.t);
+        measured += fmt::format("{}{}:{:.4f}s±{:.1f}%", measured.empty() ? "" : " ", q.d, q.t,
+                                q.t > 0 ? 100 * q.ci / q.t : 0.0);
       }
       say(fmt::format("  step {}: measured {} (imbalance {:.3f}) -> {}", ctx.iterations, measured,
                       ctx.imbalance, fpm::to_string(ctx.status)));

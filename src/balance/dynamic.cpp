@@ -162,16 +162,69 @@ void ensure_started(PartitionContext& ctx) {
   ctx.dist.algorithm = "even";
 }
 
+// Adds a measured point to a partial model. A point within `within` × d of one the model holds is
+// merged with it instead (d and t averaged, weighted by repetitions): near the balance the loop
+// measures shares a few units apart, and the straight line between two such points has a slope
+// made of their noise (times that fall as d grows, which coarsening then flattens), so the
+// partitioner's next step would follow the noise. Merged, the neighbourhood becomes one point
+// whose precision grows with every step, and the slopes come from points far apart.
+void add_measurement(Model& model, const Point& point, double within) {
+  const auto& pts = model.points();
+  const Point* near = nullptr;
+  for (const Point& q : pts) {
+    const double gap = std::abs(static_cast<double>(q.d - point.d));
+    if (q.d != point.d && gap <= within * static_cast<double>(point.d) &&
+        (near == nullptr || gap < std::abs(static_cast<double>(near->d - point.d)))) {
+      near = &q;
+    }
+  }
+  if (near == nullptr) {
+    model.add(point);
+    return;
+  }
+  const double wa = std::max(near->reps, 1);
+  const double wb = std::max(point.reps, 1);
+  const double w = wa + wb;
+  Point merged;
+  merged.d =
+      std::llround((wa * static_cast<double>(near->d) + wb * static_cast<double>(point.d)) / w);
+  merged.t = (wa * near->t + wb * point.t) / w;
+  merged.reps = near->reps + point.reps;
+  merged.ci = std::sqrt(wa * wa * near->ci * near->ci + wb * wb * point.ci * point.ci) / w;
+  const std::int64_t old_d = near->d;
+  model.remove(old_d);
+  model.add(merged);
+}
+
+// The half-width of the confidence interval of the measured imbalance, relative: the slowest and
+// the fastest device's relative intervals combined. A measured imbalance inside it cannot be told
+// from balance.
+double difference_noise(const std::vector<Point>& measured) {
+  const Point* slowest = nullptr;
+  const Point* fastest = nullptr;
+  for (const Point& p : measured) {
+    if (p.d <= 0 || !(p.t > 0)) continue;
+    if (slowest == nullptr || p.t > slowest->t) slowest = &p;
+    if (fastest == nullptr || p.t < fastest->t) fastest = &p;
+  }
+  if (slowest == nullptr) return 0;
+  return std::hypot(slowest->ci / slowest->t, fastest->ci / fastest->t);
+}
+
 DynamicStatus advance(PartitionContext& ctx, const std::vector<Observation>& obs, double eps,
-                      const Repartition& repartition) {
+                      double asked_precision, const Repartition& repartition) {
   if (!(eps >= 0)) {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("dynamic partitioning: eps = {} (must be >= 0)", eps));
   }
+  if (!(ctx.merge_within >= 0 && ctx.merge_within < 1)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("dynamic partitioning: merge_within = {} (must be in [0, 1))",
+                            ctx.merge_within));
+  }
   ++ctx.iterations;
   const Sizes current = ctx.dist.sizes();
   bool complete = true;
-  double noise = 0;
   double makespan = 0;
   ctx.measured.assign(obs.size(), Point{0, 0, 0, 0});
   for (std::size_t i = 0; i < obs.size(); ++i) {
@@ -185,7 +238,6 @@ DynamicStatus advance(PartitionContext& ctx, const std::vector<Observation>& obs
       complete = false;
     } else if (o.measured) {
       ctx.measured[i] = o.point;
-      noise = std::max(noise, o.point.ci / o.point.t);
       makespan = std::max(makespan, o.point.t);
     } else if (current[i] > 0) {
       complete = false;  // a peer's failure stopped this device's measurement
@@ -195,14 +247,20 @@ DynamicStatus advance(PartitionContext& ctx, const std::vector<Observation>& obs
   // The points join the models even when this is the last step: the models then describe the
   // final distribution too (and can be saved and reused).
   for (std::size_t i = 0; i < obs.size(); ++i) {
-    if (obs[i].measured) ctx.models[i].add(obs[i].point);
+    if (obs[i].measured) add_measurement(ctx.models[i], obs[i].point, ctx.merge_within);
   }
   if (complete) {
     if (makespan < ctx.best_makespan) {
       ctx.best_makespan = makespan;
       ctx.best = ctx.dist;
     }
-    if (ctx.imbalance <= std::max(eps, 2 * noise)) return ctx.status = DynamicStatus::converged;
+    // Noise up to what the measurements were asked for excuses an imbalance above eps; a machine
+    // noisier than that (a measurement cut short by max_seconds) excuses no more: the loop goes
+    // on, and the merged points near the balance grow more precise with every step.
+    const double noise = std::min(difference_noise(ctx.measured), std::sqrt(2.0) * asked_precision);
+    if (ctx.imbalance <= std::max(eps, noise)) {
+      return ctx.status = DynamicStatus::converged;
+    }
   }
   ctx.tried.push_back(current);
   Distribution next = repartition(ctx.models);
@@ -291,7 +349,7 @@ DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const Benc
     obs[i].out_of_memory = row[4] != 0;
     obs[i].measured = row[5] != 0;
   }
-  return advance(ctx, obs, eps, [&](const std::vector<Model>& models) {
+  return advance(ctx, obs, eps, precision.rel_ci, [&](const std::vector<Model>& models) {
     return repartition_mpi(comm, ctx.algorithm, ctx.n, models, true);
   });
 }
@@ -313,7 +371,7 @@ DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const Benchmark
     }
     obs[i].point = m.point;
   }
-  return advance(ctx, obs, eps, [&](const std::vector<Model>& models) {
+  return advance(ctx, obs, eps, precision.rel_ci, [&](const std::vector<Model>& models) {
     return repartition_local(ctx.algorithm, ctx.n, models, true);
   });
 }

@@ -136,6 +136,20 @@ void Model::add(const Point& point) {
   rebuild();
 }
 
+void Model::remove(std::int64_t d) {
+  const auto it = std::lower_bound(points_.begin(), points_.end(), d,
+                                   [](const Point& p, std::int64_t x) { return p.d < x; });
+  if (it == points_.end() || it->d != d) return;
+  const auto at = static_cast<std::size_t>(it - points_.begin());
+  points_.erase(it);
+  if (newest_ == at) {
+    newest_ = points_.empty() ? 0 : points_.size() - 1;  // the newest is gone: say the last
+  } else if (newest_ > at) {
+    --newest_;
+  }
+  rebuild();
+}
+
 void Model::set_capacity(std::int64_t capacity) {
   if (capacity < 0) {
     throw Error(ErrorKind::model,

@@ -220,6 +220,56 @@ TEST(DynamicPartitioning, SmoothModelsAreNotProbed) {
   EXPECT_GE(steps, 2);
 }
 
+// Shares a few units apart are one neighbourhood: the second point is averaged into the first
+// (weighted by repetitions) instead of making a segment whose slope is noise.
+TEST(DynamicPartitioning, NearbyMeasurementsAreMerged) {
+  for (const double within : {0.02, 0.0}) {
+    std::vector<std::shared_ptr<test::VirtualDevice>> devs;
+    for (double s : {1.0, 1.0}) devs.push_back(device_with_speed(s));
+    devs[0]->noise = 0.03;  // two different times at nearby sizes
+    const auto kernels = kernels_for(devs);
+    Precision fixed;
+    fixed.min_reps = 4;
+    fixed.max_reps = 4;
+    PartitionContext ctx(2000, 2);
+    ctx.merge_within = within;
+    partition_iterate(ctx, kernels, fixed, 0.0);
+    ASSERT_EQ(ctx.models[0].points().size(), 1u);
+    const Point first = ctx.models[0].points()[0];
+    ctx.status = DynamicStatus::running;
+    const std::vector<std::int64_t> nearby = {1010, 990};  // 1 % from the points measured
+    ctx.dist = evaluate(ctx.models, nearby, "geometric");
+    partition_iterate(ctx, kernels, fixed, 0.0);
+    const auto& pts = ctx.models[0].points();
+    if (within > 0) {
+      ASSERT_EQ(pts.size(), 1u) << "merged";
+      EXPECT_EQ(pts[0].d, 1005);  // the mean of 1000 and 1010, 4 repetitions each
+      EXPECT_EQ(pts[0].reps, 8);
+      EXPECT_DOUBLE_EQ(pts[0].t, (first.t + ctx.measured[0].t) / 2);
+      EXPECT_EQ(ctx.models[1].points().size(), 1u);  // 990 is within 2 % of 1000 too
+    } else {
+      ASSERT_EQ(pts.size(), 2u) << "kept apart";
+      EXPECT_EQ(pts[0], first);
+      EXPECT_EQ(pts[1].d, 1010);
+    }
+  }
+}
+
+// With noisy measurements the loop still ends by itself, near the true optimum.
+TEST(DynamicPartitioning, NoisyDevicesEndNearTheOptimum) {
+  const std::int64_t n = 20000;
+  std::vector<std::shared_ptr<test::VirtualDevice>> devs;
+  for (double s : speeds) {
+    devs.push_back(device_with_speed(s));
+    devs.back()->noise = 0.06;
+  }
+  const auto kernels = kernels_for(devs);
+  PartitionContext ctx(n, 3);
+  const DynamicStatus status = partition_dynamic(ctx, kernels, Precision{}, 0.01, 15);
+  EXPECT_NE(status, DynamicStatus::running);
+  EXPECT_LE(measured_makespan(ctx.dist), true_optimum(n) * 1.03) << to_string(status);
+}
+
 TEST(DynamicPartitioning, BadUse) {
   EXPECT_THROW(PartitionContext(10, 0), Error);
   EXPECT_THROW(PartitionContext(-1, 2), Error);
@@ -234,6 +284,8 @@ TEST(DynamicPartitioning, BadUse) {
   const std::vector<BenchmarkKernel> two = {kernel_of(device_with_speed(1)),
                                             kernel_of(device_with_speed(2))};
   EXPECT_THROW(partition_iterate(ctx, two, Precision{}, -0.1), Error);
+  ctx.merge_within = 1.5;
+  EXPECT_THROW(partition_iterate(ctx, two, Precision{}, 0.01), Error);
 }
 
 TEST(DynamicLoadBalancing, BalancesFromApplicationTimes) {

@@ -94,6 +94,20 @@ TEST(Model, AddReplacesThePointAtTheSameSize) {
   EXPECT_DOUBLE_EQ(m.time(15), 2.5);
 }
 
+TEST(Model, RemoveDropsOnePoint) {
+  Model m({{10, 1.0, 1, 0}, {20, 4.0, 1, 0}, {40, 6.0, 1, 0}}, ModelKind::constant);
+  m.remove(15);  // none there: nothing changes
+  EXPECT_EQ(m.points().size(), 3u);
+  m.add({30, 1.0, 1, 0});  // newest: speed 30
+  EXPECT_DOUBLE_EQ(m.time(60), 2.0);
+  m.remove(20);  // an older point: the newest stays the newest
+  EXPECT_DOUBLE_EQ(m.time(60), 2.0);
+  m.remove(30);  // the newest: the last point speaks for the device
+  ASSERT_EQ(m.points().size(), 2u);
+  EXPECT_DOUBLE_EQ(m.time(60), 9.0);                                  // speed 40/6
+  EXPECT_DOUBLE_EQ(m.with_kind(ModelKind::piecewise).time(25), 3.5);  // 10..40 now one segment
+}
+
 TEST(Model, RejectsBadPoints) {
   auto message = [](auto&& make) {
     try {

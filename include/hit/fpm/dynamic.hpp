@@ -55,13 +55,18 @@ struct PartitionContext {
   Distribution best;  // the measured distribution with the smallest measured makespan
   double best_makespan = std::numeric_limits<double>::infinity();
   std::vector<std::vector<std::int64_t>> tried;  // the distributions measured so far
+  // A new point within this fraction of d from one a model holds is merged with it (averaged,
+  // weighted by repetitions) rather than added: see docs/fpm.md, "Noise near the balance".
+  double merge_within = 0.02;
 };
 
 // One step. Measurement failures: Error(out_of_memory) from a device's kernel lowers that device's
 // capacity to halfway between the largest size it ran and the size that failed, and the step
-// repartitions; any other failure is thrown on every rank. When the relative confidence intervals
-// of the measurements are wider than eps/2, eps is raised to twice them for the convergence test
-// (else the loop could never converge).
+// repartitions; any other failure is thrown on every rank. Converged: the measured imbalance is at
+// most eps, or within its own confidence interval (the slowest and the fastest device's relative
+// intervals combined), since a difference inside it cannot be told from balance; the interval
+// counts only up to what `precision` asked for (√2·rel_ci), so measurements cut short by
+// max_seconds do not end the loop early.
 DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const BenchmarkKernel& kernel,
                                 const Precision& precision, double eps, MPI_Comm sync_comm);
 DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const BenchmarkKernel> devices,

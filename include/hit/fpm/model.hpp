@@ -58,6 +58,8 @@ class Model {
 
   // Adds a measurement; one at the same d is replaced (the newest wins, as in dynamic loops).
   void add(const Point& point);
+  // Drops the point at d (nothing when there is none).
+  void remove(std::int64_t d);
   // The most units the device may get (>= 0); points beyond it are dropped.
   void set_capacity(std::int64_t capacity);
   // The same points and capacity, interpolated another way.

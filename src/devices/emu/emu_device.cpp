@@ -7,11 +7,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <ctime>
+#include <limits>
 #include <thread>
 
 #include "devices/backends.hpp"
+#include "devices/emu/block_cache.hpp"
 #include "devices/emu/host_stream.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device_params.hpp"
@@ -63,7 +64,7 @@ class EmuDevice final : public Device {
       while (now + bytes > peak && !share_->peak_bytes().compare_exchange_weak(peak, now + bytes)) {
       }
     }
-    void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+    void* p = memory_.allocate(bytes);
     if (p == nullptr) {
       used -= bytes;
       throw_out_of_memory(*this, bytes, used.load(), cap);
@@ -81,7 +82,7 @@ class EmuDevice final : public Device {
       } catch (...) {
       }
     }
-    std::free(p);
+    memory_.deallocate(p, bytes);
     used_counter() -= bytes;
     ++counters_.frees;
   }
@@ -170,6 +171,7 @@ class EmuDevice final : public Device {
   DeviceParams params_;
   DeviceShare* share_;
   mutable std::atomic<std::uint64_t> local_used_{0};
+  BlockCache memory_;  // before the streams: destroyed after them, when no work can use it
   HostStream streams_[streams];
 };
 
