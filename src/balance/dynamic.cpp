@@ -163,11 +163,13 @@ void ensure_started(PartitionContext& ctx) {
 }
 
 // Adds a measured point to a partial model. A point within `within` × d of one the model holds is
-// merged with it instead (d and t averaged, weighted by repetitions): near the balance the loop
-// measures shares a few units apart, and the straight line between two such points has a slope
-// made of their noise (times that fall as d grows, which coarsening then flattens), so the
-// partitioner's next step would follow the noise. Merged, the neighbourhood becomes one point
-// whose precision grows with every step, and the slopes come from points far apart.
+// merged with it instead (d and t averaged): near the balance the loop measures shares a few units
+// apart, and the straight line between two such points has a slope made of their noise (times
+// that fall as d grows, which coarsening then flattens), so the partitioner's next step would
+// follow the noise. Merged, the neighbourhood becomes one point, and slopes come from points far
+// apart. The new measurement weighs at least as much as everything merged before it (weights are
+// repetitions, the old ones capped at the new count): a shared machine's speed drifts over
+// seconds, and an average over all past steps would describe a machine that no longer exists.
 void add_measurement(Model& model, const Point& point, double within) {
   const auto& pts = model.points();
   const Point* near = nullptr;
@@ -182,8 +184,8 @@ void add_measurement(Model& model, const Point& point, double within) {
     model.add(point);
     return;
   }
-  const double wa = std::max(near->reps, 1);
   const double wb = std::max(point.reps, 1);
+  const double wa = std::min<double>(std::max(near->reps, 1), wb);
   const double w = wa + wb;
   Point merged;
   merged.d =
@@ -194,6 +196,33 @@ void add_measurement(Model& model, const Point& point, double within) {
   const std::int64_t old_d = near->d;
   model.remove(old_d);
   model.add(merged);
+}
+
+// The step taken when the models see nothing better than the distribution just measured although
+// its measured times disagree: shares proportional to the speeds measured in this step, d_i/t_i.
+// The models mix steps taken seconds apart, and on a shared machine whose speed drifts they can
+// agree on a balance that the devices, measured together, do not show; the speeds of one step are
+// measured under the same conditions. Returns `current` when that is not possible (a device
+// without a measurement) or when the models predict the step far worse than what was measured (it
+// would cross a cliff the models already know).
+Sizes proportional_step(const PartitionContext& ctx, const Sizes& current, double measured_makespan,
+                        double tolerance) {
+  std::vector<Model> local;
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    const Point& p = ctx.measured[i];
+    if (current[i] <= 0 || p.d != current[i] || !(p.t > 0)) return current;
+    local.emplace_back(std::vector<Point>{Point{p.d, p.t, 1, 0}}, ModelKind::constant,
+                       ctx.models[i].capacity());
+  }
+  Sizes next;
+  try {
+    next = partition("proportional", local, ctx.n).sizes();
+    const Distribution predicted = evaluate(ctx.models, next, ctx.algorithm);
+    if (!(predicted.makespan <= (1 + tolerance) * measured_makespan)) return current;
+  } catch (const Error&) {
+    return current;
+  }
+  return next;
 }
 
 // The half-width of the confidence interval of the measured imbalance, relative: the slowest and
@@ -226,6 +255,7 @@ DynamicStatus advance(PartitionContext& ctx, const std::vector<Observation>& obs
   const Sizes current = ctx.dist.sizes();
   bool complete = true;
   double makespan = 0;
+  double threshold = eps;
   ctx.measured.assign(obs.size(), Point{0, 0, 0, 0});
   for (std::size_t i = 0; i < obs.size(); ++i) {
     const Observation& o = obs[i];
@@ -258,12 +288,16 @@ DynamicStatus advance(PartitionContext& ctx, const std::vector<Observation>& obs
     // noisier than that (a measurement cut short by max_seconds) excuses no more: the loop goes
     // on, and the merged points near the balance grow more precise with every step.
     const double noise = std::min(difference_noise(ctx.measured), std::sqrt(2.0) * asked_precision);
-    if (ctx.imbalance <= std::max(eps, noise)) {
-      return ctx.status = DynamicStatus::converged;
-    }
+    threshold = std::max(eps, noise);
+    if (ctx.imbalance <= threshold) return ctx.status = DynamicStatus::converged;
   }
   ctx.tried.push_back(current);
   Distribution next = repartition(ctx.models);
+  if (next.sizes() == current && complete) {
+    // Every rank holds the same measurements, so every rank computes the same step.
+    const Sizes step = proportional_step(ctx, current, makespan, threshold);
+    if (step != current) next = evaluate(ctx.models, step, ctx.algorithm);
+  }
   const Sizes proposed = next.sizes();
   if (proposed == current) return ctx.status = DynamicStatus::stalled;
   if (ctx.iterations > 2 &&
