@@ -33,11 +33,12 @@ constexpr double cliff_speed_ratio = 2.0;
 // cliff somewhere in between, as seed 000 Fig. 1.4's GPU has), that line predicts the device
 // slower than it is everywhere below the cliff, so the partitioner gives it too little, the next
 // measurement lands a little higher, and the share creeps towards the balance by a small fraction
-// of the gap per step (tens of steps). Here a device whose proposed share falls inside such a gap
-// is instead given the share it would finish by the proposed makespan at the speed of the gap's
-// lower point, but at most the middle of the gap: either that share balances, or the measurement
-// there narrows the gap by half or more, so a cliff is located in log2(gap) steps. The other
-// devices share the rest as the partitioner decides. Returns `proposal` when nothing applies.
+// of the gap per step (tens of steps), or stays at the lower point for good when the line's
+// balance rounds down to it. Here a device whose proposed share falls inside such a gap, or on
+// its lower point, is instead given the share it would finish by the proposed makespan at the speed
+// of the gap's lower point, but at most the middle of the gap: either that share balances, or the
+// measurement there narrows the gap by half or more, so a cliff is located in log2(gap) steps. The
+// other devices share the rest as the partitioner decides. Returns `proposal` when nothing applies.
 Distribution explore_gaps(const std::string& algorithm, std::int64_t n,
                           const std::vector<Model>& models, const Distribution& proposal) {
   const double makespan = proposal.makespan;
@@ -53,7 +54,6 @@ Distribution explore_gaps(const std::string& algorithm, std::int64_t n,
     if (share <= 0 || above == pts.begin() || above == pts.end()) continue;
     const Point& a = *std::prev(above);
     const Point& b = *above;
-    if (a.d == share) continue;  // measured there already
     const double speed_a = static_cast<double>(a.d) / a.t;
     const double speed_b = static_cast<double>(b.d) / b.t;
     if (!(speed_a > cliff_speed_ratio * speed_b)) continue;
@@ -170,12 +170,20 @@ void ensure_started(PartitionContext& ctx) {
 // apart. The new measurement weighs at least as much as everything merged before it (weights are
 // repetitions, the old ones capped at the new count): a shared machine's speed drifts over
 // seconds, and an average over all past steps would describe a machine that no longer exists.
+// Points on the two sides of a cliff are never merged.
+// Two nearby points whose speeds differ by more than this are not noise around one speed but the
+// two sides of a cliff, and stay apart.
+constexpr double max_merge_speed_ratio = 1.25;
+
 void add_measurement(Model& model, const Point& point, double within) {
   const auto& pts = model.points();
   const Point* near = nullptr;
+  const double speed = static_cast<double>(point.d) / point.t;
   for (const Point& q : pts) {
     const double gap = std::abs(static_cast<double>(q.d - point.d));
+    const double ratio = speed * q.t / static_cast<double>(q.d);
     if (q.d != point.d && gap <= within * static_cast<double>(point.d) &&
+        ratio < max_merge_speed_ratio && ratio > 1 / max_merge_speed_ratio &&
         (near == nullptr || gap < std::abs(static_cast<double>(near->d - point.d)))) {
       near = &q;
     }

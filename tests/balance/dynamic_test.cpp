@@ -203,6 +203,29 @@ TEST(DynamicPartitioning, LocatesABindingMemoryCliff) {
   }
 }
 
+TEST(DynamicPartitioning, ProbesAboveALowerPointTheLineRoundsDownTo) {
+  // Seen in hit-bench-fpm: the cliff device measured at 345 units (fast) and 370 (beyond its cliff
+  // at 359); the line between them balances at 345.7, which rounds down to the point already
+  // measured. Without a probe of the gap the loop stalled there, 12 units short of the cliff.
+  const CliffCase c{1, 14, 359};
+  PartitionContext ctx(960, 3);
+  const std::vector<std::int64_t> measured = {483, 132, 345};
+  for (std::size_t i = 0; i < 3; ++i) {
+    ctx.models[i].add(Point{measured[i], cliff_time(i, c, measured[i]), 3, 0});
+  }
+  ctx.models[2].add(Point{370, cliff_time(2, c, 370), 3, 0});
+  ctx.dist = evaluate(ctx.models, measured, "geometric");
+  ASSERT_EQ(partition("geometric", ctx.models, 960).parts[2].d, 345);
+  partition_iterate(ctx, cliff_kernels(c), Precision{}, 0.02);
+  EXPECT_EQ(ctx.status, DynamicStatus::running);
+  EXPECT_GT(ctx.dist.parts[2].d, 345);
+  EXPECT_LE(ctx.dist.parts[2].d, 357);  // at most the middle of the gap
+  // Carried on, the loop fills the device up to its cliff.
+  partition_dynamic(ctx, cliff_kernels(c), Precision{}, 0.02, 15);
+  EXPECT_GE(ctx.dist.parts[2].d, 355);
+  EXPECT_LE(ctx.dist.parts[2].d, 359);
+}
+
 TEST(DynamicPartitioning, SmoothModelsAreNotProbed) {
   // Speeds that change by less than half between measured points: every proposal is the
   // partitioner's own (gap exploration leaves it alone), unless the partitioner proposes the very
@@ -265,7 +288,7 @@ TEST(DynamicPartitioning, NearbyMeasurementsAreMerged) {
 // together disagree (a machine whose speed changed since the models' points were taken): the next
 // step follows the speeds measured in this step instead of stalling.
 TEST(DynamicPartitioning, MeasuredDisagreementOutranksStaleModels) {
-  auto a = device_with_speed(0.5);  // now half as fast as b
+  auto a = device_with_speed(0.92);  // now 8 % slower than b
   auto b = device_with_speed(1);
   const std::vector<BenchmarkKernel> kernels = {kernel_of(a), kernel_of(b)};
   Precision fixed;
@@ -274,28 +297,46 @@ TEST(DynamicPartitioning, MeasuredDisagreementOutranksStaleModels) {
   for (const double within : {0.02, 0.0}) {
     PartitionContext ctx(2000, 2);
     ctx.merge_within = within;
-    // A point of device 0 taken earlier (at 1010 units, when the machine was faster), chosen so
-    // that merged with the new measurement at 1000 it predicts exactly b's time: the models then
-    // see (1000, 1000) as balanced.
-    const double t0 = device_time(0.5, 1000), t1 = device_time(1, 1000);
+    // A point of device 0 taken earlier (at 1010 units, when the machine was faster: its speed
+    // within the ratio that counts as noise), chosen so that merged with the new measurement at
+    // 1000 it predicts exactly b's time: the models then see (1000, 1000) as balanced.
+    const double t0 = device_time(0.92, 1000), t1 = device_time(1, 1000);
     const double stale = 2 * t1 * 1005.0 / 1000.0 - t0;
     ctx.models[0].add(Point{1010, stale, 3, 0});
     ctx.models[1].add(Point{1000, t1, 3, 0});
     ctx.dist = evaluate(ctx.models, std::vector<std::int64_t>{1000, 1000}, "geometric");
     partition_iterate(ctx, kernels, fixed, 0.02);
-    EXPECT_NEAR(ctx.imbalance, t0 / t1 - 1, 1e-9);  // measured: device 0 takes twice as long
+    EXPECT_NEAR(ctx.imbalance, t0 / t1 - 1, 1e-9);  // measured: device 0 is the slower
     const auto next = ctx.dist.sizes();
     EXPECT_EQ(ctx.status, DynamicStatus::running) << within;
     EXPECT_EQ(next[0] + next[1], 2000);
     if (within > 0) {
-      // Stale models keep (1000, 1000); the speeds measured together say 2:1.
+      // Stale models keep (1000, 1000); the speeds measured together do not.
       EXPECT_EQ(partition("geometric", ctx.models, 2000).sizes(),
                 (std::vector<std::int64_t>{1000, 1000}));
       EXPECT_NEAR(static_cast<double>(next[0]), 2000 * (1000 / t0) / (1000 / t0 + 1000 / t1), 1);
     } else {
-      EXPECT_LT(next[0], 1000);  // unmerged, the models see the slow-down themselves
+      EXPECT_LT(next[0], 1000);  // unmerged, the models see the slowdown themselves
     }
   }
+}
+
+// Two nearby points whose speeds differ by a factor are the two sides of a cliff, not noise.
+TEST(DynamicPartitioning, PointsAcrossACliffAreNotMerged) {
+  auto cliff = std::make_shared<test::VirtualDevice>();
+  cliff->time = [](std::int64_t d) { return static_cast<double>(d) * (d <= 1005 ? 1e-3 : 3e-3); };
+  auto plain = std::make_shared<test::VirtualDevice>();
+  plain->time = [](std::int64_t d) { return static_cast<double>(d) * 1e-3; };
+  const std::vector<BenchmarkKernel> kernels = {kernel_of(cliff), kernel_of(plain)};
+  PartitionContext ctx(2000, 2);
+  partition_iterate(ctx, kernels, Precision{}, 0.0);
+  ctx.status = DynamicStatus::running;
+  ctx.dist = evaluate(ctx.models, std::vector<std::int64_t>{1010, 990}, "geometric");
+  partition_iterate(ctx, kernels, Precision{}, 0.0);
+  ASSERT_EQ(ctx.models[0].points().size(), 2u);
+  EXPECT_EQ(ctx.models[0].points()[1].d, 1010);
+  EXPECT_DOUBLE_EQ(ctx.models[0].points()[1].t, 3.03);
+  EXPECT_EQ(ctx.models[1].points().size(), 1u);  // same speed: merged
 }
 
 // With noisy measurements the loop still ends by itself, near the true optimum.
