@@ -160,6 +160,13 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// The 1-minute load average (first field of /proc/loadavg), or "unknown".
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string first;
+  return in >> first ? first : std::string("unknown");
+}
+
 std::string shell_quote(const std::string& a) {
   if (!a.empty() && a.find_first_of(" '\"();*$`\\|&<>") == std::string::npos) return a;
   std::string out = "'";
@@ -176,6 +183,12 @@ std::string command_line(int argc, char** argv, int ranks) {
 std::string shares(const fpm::Distribution& d) {
   std::string out;
   for (const fpm::Part& p : d.parts) out += (out.empty() ? "" : " / ") + std::to_string(p.d);
+  return out;
+}
+
+std::string per_rank(const Result& r) {
+  std::string out;
+  for (double t : r.rank_median) out += fmt::format("{}{:.4f}", out.empty() ? "" : " / ", t);
   return out;
 }
 
@@ -204,7 +217,8 @@ std::string section_intro() {
 std::string scenario_block(const Options& o, const std::vector<Strategy>& strategies,
                            const std::vector<Result>& results,
                            const std::vector<std::string>& devices, const std::string& kernel,
-                           const std::string& command, double total_seconds) {
+                           const std::string& command, double total_seconds,
+                           const std::string& load) {
   std::ostringstream md;
   md << scenario_begin << o.label << " -->\n";
   md << fmt::format("### {}: n = {} units of `{}` on {} ranks\n\n", o.label, o.n, kernel,
@@ -215,23 +229,24 @@ std::string scenario_block(const Options& o, const std::vector<Strategy>& strate
   }
   md << fmt::format(". fpm: `{}`, eps = {}, at most {} steps.\n\n", o.algorithm, o.eps,
                     o.max_iterations);
-  md << "| partition | units per rank | makespan (s), median (min–max) | imbalance | speed-up "
-        "over even | partitioning (s) | fpm steps |\n";
-  md << "|---|---|---|---|---|---|---|\n";
+  md << "| partition | units per rank | per-rank compute (s), medians | makespan (s), median "
+        "(min–max) | imbalance | speed-up over even | partitioning (s) | fpm steps |\n";
+  md << "|---|---|---|---|---|---|---|---|\n";
   const double even = results.front().makespan;
   for (std::size_t i = 0; i < strategies.size(); ++i) {
     const Strategy& s = strategies[i];
     const Result& r = results[i];
     md << fmt::format(
-        "| `{}` | {} | {:.4f} ({:.4f}–{:.4f}) | {:.3f} | {:.2f}× | {} | {} |\n", s.name,
-        shares(s.dist), r.makespan, r.makespan_min, r.makespan_max, r.imbalance, even / r.makespan,
+        "| `{}` | {} | {} | {:.4f} ({:.4f}–{:.4f}) | {:.3f} | {:.2f}× | {} | {} |\n", s.name,
+        shares(s.dist), per_rank(r), r.makespan, r.makespan_min, r.makespan_max, r.imbalance,
+        even / r.makespan,
         s.name == "even" ? std::string("—") : fmt::format("{:.2f}", s.partition_seconds),
         s.name == "fpm" ? fmt::format("{} ({})", s.iterations, s.status) : std::string("—"));
   }
   md << fmt::format(
-      "\nCommand: `{}` ({:.0f} s in all). Machine: {}, {} cores, shared with other work while "
-      "measured.\n",
-      command, total_seconds, cpu_model(), std::thread::hardware_concurrency());
+      "\nCommand: `{}` ({:.0f} s in all). Machine: {}, {} cores, load average {} when it "
+      "started.\n",
+      command, total_seconds, cpu_model(), std::thread::hardware_concurrency(), load);
   md << scenario_end << "\n";
   return md.str();
 }
@@ -330,6 +345,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   }
 
   const hit::Timer total;
+  const std::string load = load_average();
   env.config().set("devices", o.devices);
   const hit::PhysicalTopology& topo = hit::PhysicalTopology::of(env);
   const MPI_Comm comm = env.comm();
@@ -447,8 +463,9 @@ int body(hit::Environment& env, int argc, char** argv) {
   const double even = results.front().makespan;
   const std::string command = command_line(argc, argv, p);
   if (!o.markdown.empty()) {
-    write_section(o.markdown, o.label,
-                  scenario_block(o, strategies, results, devices, kernel.name, command, seconds));
+    write_section(
+        o.markdown, o.label,
+        scenario_block(o, strategies, results, devices, kernel.name, command, seconds, load));
   }
   if (o.json) {
     nlohmann::json j;

@@ -31,11 +31,11 @@
 namespace hit::fpm {
 
 enum class DynamicStatus {
-  running,    // not decided yet: measure the (new) distribution next
-  converged,  // the measured times agree within eps: `dist` is balanced
-  stalled,    // the models predict nothing better than the distribution just measured
-  cycling,    // the partitioner returned to an earlier distribution: `dist` is the best measured
-  not_converged,  // the iteration limit was reached: `dist` is the best measured
+  running,        // not decided yet: measure the (new) distribution next
+  converged,      // the measured times agree within eps: `dist` is balanced
+  stalled,        // the models predict nothing better than the distribution just measured
+  cycling,        // the partitioner returned to an earlier distribution: `dist` is `best`
+  not_converged,  // the iteration limit was reached: `dist` is `best`
 };
 std::string_view to_string(DynamicStatus status) noexcept;
 
@@ -52,7 +52,9 @@ struct PartitionContext {
   double imbalance = std::numeric_limits<double>::infinity();  // of the last measurement
   int iterations = 0;
   DynamicStatus status = DynamicStatus::running;
-  Distribution best;  // the measured distribution with the smallest measured makespan
+  // Of the distributions measured, the one whose makespan the current models predict smallest
+  // (a noisy machine's smallest measured makespan is its luckiest measurement, not the best split).
+  Distribution best;
   double best_makespan = std::numeric_limits<double>::infinity();
   std::vector<std::vector<std::int64_t>> tried;  // the distributions measured so far
   // A new point within this fraction of d from one a model holds is merged with it (averaged,
