@@ -26,7 +26,6 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <ranges>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -456,6 +455,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   }
 
   std::vector<Result> results;
+  results.reserve(strategies.size());
   for (const Strategy& s : strategies) results.push_back(summarise(s, p));
   const double seconds = allgather(comm, total.seconds())[0];
   if (env.rank() != 0) return hit::exit_ok;
@@ -523,10 +523,7 @@ int body(hit::Environment& env, int argc, char** argv) {
                r.imbalance, even / r.makespan,
                s.name == "even" ? std::string("-") : fmt::format("{:.2f}", s.partition_seconds),
                s.name == "fpm" ? fmt::format("{} ({})", s.iterations, s.status) : std::string("-"));
-    fmt::print("{:<6} per-rank compute s: {}\n", "",
-               fmt::join(r.rank_median | std::views::transform(
-                                             [](double t) { return fmt::format("{:.4f}", t); }),
-                         " "));
+    fmt::print("{:<6} per-rank compute s: {}\n", "", per_rank(r));
   }
   fmt::print("{:.1f} s in all\n", seconds);
   return hit::exit_ok;

@@ -106,6 +106,7 @@ Distribution repartition_local(const std::string& algorithm, std::int64_t n,
     return d;
   }
   std::vector<Model> sub;
+  sub.reserve(known.size());
   for (std::size_t i : known) sub.push_back(models[i]);
   const Distribution part = partition(algorithm, sub, n);
   Sizes d(models.size(), 0);
