@@ -163,6 +163,10 @@ void ensure_started(PartitionContext& ctx) {
   ctx.dist.algorithm = "even";
 }
 
+// Two nearby points whose speeds differ by more than this are not noise around one speed but the
+// two sides of a cliff, and stay apart.
+constexpr double max_merge_speed_ratio = 1.25;
+
 // Adds a measured point to a partial model. A point within `within` × d of one the model holds is
 // merged with it instead (d and t averaged): near the balance the loop measures shares a few units
 // apart, and the straight line between two such points has a slope made of their noise (times
@@ -172,10 +176,6 @@ void ensure_started(PartitionContext& ctx) {
 // repetitions, the old ones capped at the new count): a shared machine's speed drifts over
 // seconds, and an average over all past steps would describe a machine that no longer exists.
 // Points on the two sides of a cliff are never merged.
-// Two nearby points whose speeds differ by more than this are not noise around one speed but the
-// two sides of a cliff, and stay apart.
-constexpr double max_merge_speed_ratio = 1.25;
-
 void add_measurement(Model& model, const Point& point, double within) {
   const auto& pts = model.points();
   const Point* near = nullptr;
