@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "balance/gemm_unit.hpp"
 #include "hit/core/error.hpp"
 
 namespace hit::fpm {
@@ -44,26 +45,21 @@ struct JacobiState {
 }  // namespace
 
 BenchmarkKernel gemm_block_kernel(int block) {
-  if (block < 1 || block > 4096) {
-    throw Error(ErrorKind::invalid_argument,
-                fmt::format("gemm kernel: block size {} (allowed 1 to 4096)", block));
-  }
+  detail::check_gemm_block(block);
   auto s = std::make_shared<GemmState>();
   s->b = block;
   BenchmarkKernel k;
-  k.name = fmt::format("gemm(b={})", block);
-  k.complexity = [block](std::int64_t d) {
-    return 2.0 * static_cast<double>(d) * block * block * block;
-  };
+  k.name = detail::gemm_name(block);
+  k.complexity = [block](std::int64_t d) { return detail::gemm_flops(block, d); };
   k.setup = [s](std::int64_t d) {
     if (d > (std::int64_t{1} << 40)) {
       throw Error(ErrorKind::out_of_memory,
                   fmt::format("gemm kernel: d = {} blocks is too large", d));
     }
-    const auto m = static_cast<std::int64_t>(std::floor(std::sqrt(static_cast<double>(d))));
-    s->rows = static_cast<int>(std::max<std::int64_t>(1, m));
-    s->cols = static_cast<int>(d / s->rows);
-    s->remainder = static_cast<int>(d - static_cast<std::int64_t>(s->rows) * s->cols);
+    const detail::GemmGeometry g = detail::gemm_geometry(d);
+    s->rows = static_cast<int>(g.rows);
+    s->cols = static_cast<int>(g.cols);
+    s->remainder = static_cast<int>(g.remainder);
     const std::size_t b = static_cast<std::size_t>(s->b);
     const std::size_t widest = static_cast<std::size_t>(std::max(s->cols, s->remainder));
     allocate(s->a, b * b * static_cast<std::size_t>(s->rows), "gemm", d);

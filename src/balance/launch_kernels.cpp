@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "balance/gemm_unit.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/fpm/kernels.hpp"
@@ -78,21 +79,8 @@ Partition make_partition(Environment& env, const std::string& spec, const Shape&
 
 // ---- gemm --------------------------------------------------------------------------------------
 
-struct GemmGeometry {
-  index_t rows = 0;       // block rows of the main rectangle
-  index_t cols = 0;       // block columns of the main rectangle
-  index_t remainder = 0;  // blocks of the extra partial row
-};
-
-GemmGeometry gemm_geometry(std::int64_t d) {
-  GemmGeometry g;
-  g.rows =
-      std::max<index_t>(1, static_cast<index_t>(std::floor(std::sqrt(static_cast<double>(d)))));
-  while (g.rows * g.rows > d && g.rows > 1) --g.rows;  // floating-point sqrt of large d
-  g.cols = d / g.rows;
-  g.remainder = d - g.rows * g.cols;
-  return g;
-}
+using detail::gemm_geometry;
+using detail::GemmGeometry;
 
 struct GemmLaunchState {
   Environment* env = nullptr;
@@ -129,10 +117,7 @@ struct JacobiLaunchState {
 }  // namespace
 
 BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string partition) {
-  if (block < 1 || block > 4096) {
-    throw Error(ErrorKind::invalid_argument,
-                fmt::format("gemm kernel: block size {} (allowed 1 to 4096)", block));
-  }
+  detail::check_gemm_block(block);
   PhysicalTopology::of(env);  // collective at its first use: before ranks diverge
   auto s = std::make_shared<GemmLaunchState>();
   s->env = &env;
@@ -142,10 +127,8 @@ BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string part
   make_partition(env, s->spec, rect(0, b, 0, b), s->kernel.access());
 
   BenchmarkKernel k;
-  k.name = fmt::format("gemm(b={})", block);
-  k.complexity = [b](std::int64_t d) {
-    return 2.0 * static_cast<double>(d) * static_cast<double>(b * b * b);
-  };
+  k.name = detail::gemm_name(block);
+  k.complexity = [block](std::int64_t d) { return detail::gemm_flops(block, d); };
   k.setup = [s, name = k.name](std::int64_t d) {
     s->release();
     const index_t bs = s->b;
