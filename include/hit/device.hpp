@@ -100,11 +100,12 @@ class Device {
   virtual void fill_zero(void* p, std::size_t bytes, int stream = 0) = 0;
 
   // Copies of `rows` rows of `width` bytes between host and device memory, on `stream`
-  // (asynchronous with respect to the host on cuda and, for copies, on emu).
-  virtual void copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
-                       std::size_t width, std::size_t rows, int stream = 0) = 0;
-  virtual void copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
-                        std::size_t width, std::size_t rows, int stream = 0) = 0;
+  // (asynchronous with respect to the host on cuda and, for copies, on emu). Counted here, once
+  // for every backend; the backend's copy() moves the bytes.
+  void copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+               std::size_t width, std::size_t rows, int stream = 0);
+  void copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                std::size_t width, std::size_t rows, int stream = 0);
 
   // Runs `body` on `stream`. `problem_bytes` is what the launch staged (it selects the emulated
   // slowdown).
@@ -133,6 +134,10 @@ class Device {
     std::atomic<std::int64_t> copy_ns{0}, execute_ns{0}, execute_host_ns{0};
   };
   AtomicCounters counters_;
+
+  enum class CopyDirection { to_device, to_host };
+  virtual void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                    std::size_t width, std::size_t rows, int stream, CopyDirection direction) = 0;
 
  private:
   DeviceKind kind_;

@@ -38,6 +38,20 @@ std::string Device::label() const {
   return emulated() ? binding_.str() + " [emulated]" : binding_.str();
 }
 
+void Device::copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                     std::size_t width, std::size_t rows, int stream) {
+  ++counters_.copies_in;
+  counters_.bytes_in += width * rows;
+  copy(dst, dst_pitch, src, src_pitch, width, rows, stream, CopyDirection::to_device);
+}
+
+void Device::copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                      std::size_t width, std::size_t rows, int stream) {
+  ++counters_.copies_out;
+  counters_.bytes_out += width * rows;
+  copy(dst, dst_pitch, src, src_pitch, width, rows, stream, CopyDirection::to_host);
+}
+
 DeviceCounters Device::counters() const {
   DeviceCounters c;
   c.allocations = counters_.allocations.load();

@@ -39,20 +39,10 @@ class CpuDevice final : public Device {
   }
   void fill_zero(void* p, std::size_t bytes, int) override { std::memset(p, 0, bytes); }
 
-  void copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
-               std::size_t width, std::size_t rows, int) override {
+  void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+            std::size_t width, std::size_t rows, int, CopyDirection) override {
     Timer t;
     copy_rows(dst, dst_pitch, src, src_pitch, width, rows);
-    ++counters_.copies_in;
-    counters_.bytes_in += width * rows;
-    counters_.copy_ns += static_cast<std::int64_t>(t.seconds() * 1e9);
-  }
-  void copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
-                std::size_t width, std::size_t rows, int) override {
-    Timer t;
-    copy_rows(dst, dst_pitch, src, src_pitch, width, rows);
-    ++counters_.copies_out;
-    counters_.bytes_out += width * rows;
     counters_.copy_ns += static_cast<std::int64_t>(t.seconds() * 1e9);
   }
 

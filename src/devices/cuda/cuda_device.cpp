@@ -100,24 +100,14 @@ class CudaDevice final : public Device {
     check_cuda(cudaMemsetAsync(p, 0, bytes, stream_of(stream)), *this, "cudaMemsetAsync");
   }
 
-  void copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
-               std::size_t width, std::size_t rows, int stream) override {
+  void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+            std::size_t width, std::size_t rows, int stream, CopyDirection direction) override {
     select();
-    check_cuda(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows,
-                                 cudaMemcpyHostToDevice, stream_of(stream)),
-               *this, "cudaMemcpy2DAsync (host to device)");
-    ++counters_.copies_in;
-    counters_.bytes_in += width * rows;
-  }
-
-  void copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
-                std::size_t width, std::size_t rows, int stream) override {
-    select();
-    check_cuda(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows,
-                                 cudaMemcpyDeviceToHost, stream_of(stream)),
-               *this, "cudaMemcpy2DAsync (device to host)");
-    ++counters_.copies_out;
-    counters_.bytes_out += width * rows;
+    const bool in = direction == CopyDirection::to_device;
+    check_cuda(
+        cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows,
+                          in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream_of(stream)),
+        *this, in ? "cudaMemcpy2DAsync (host to device)" : "cudaMemcpy2DAsync (device to host)");
   }
 
   void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t,

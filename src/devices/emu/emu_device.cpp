@@ -91,18 +91,8 @@ class EmuDevice final : public Device {
     streams_[check(stream)].submit([p, bytes] { std::memset(p, 0, bytes); });
   }
 
-  void copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
-               std::size_t width, std::size_t rows, int stream) override {
-    ++counters_.copies_in;
-    counters_.bytes_in += width * rows;
-    streams_[check(stream)].submit(
-        [=, this] { transfer(dst, dst_pitch, src, src_pitch, width, rows); });
-  }
-
-  void copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
-                std::size_t width, std::size_t rows, int stream) override {
-    ++counters_.copies_out;
-    counters_.bytes_out += width * rows;
+  void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+            std::size_t width, std::size_t rows, int stream, CopyDirection) override {
     streams_[check(stream)].submit(
         [=, this] { transfer(dst, dst_pitch, src, src_pitch, width, rows); });
   }
