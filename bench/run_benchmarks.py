@@ -12,12 +12,13 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import machine_text, spread  # noqa: E402
 
 
 def run_json(cmd, env):
@@ -27,32 +28,6 @@ def run_json(cmd, env):
         raise SystemExit(1)
     lines = [l for l in out.stdout.splitlines() if l.startswith("{")]
     return json.loads(lines[-1])
-
-
-def spread(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "runs": len(values)}
-
-
-def machine_text():
-    model = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kb = int(open("/proc/meminfo").readline().split()[1])
-        mem = f", {kb / 1024 / 1024:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        pass
-    mpich = subprocess.run(["mpichversion"], capture_output=True, text=True).stdout.splitlines()
-    mpich = mpich[0].split(":", 1)[1].strip() if mpich else "?"
-    return (f"{model}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
-            f"MPICH {mpich}; OpenBLAS (Debian libopenblas); GCC -O3 Release build")
 
 
 def main():
@@ -72,7 +47,7 @@ def main():
     jacobi_iters = 20 if args.quick else 100
     procs_list = [1, 4]
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "machine": machine_text(), "runs": args.runs, "cases": []}
+               "machine": machine_text(details=True), "runs": args.runs, "cases": []}
 
     env = dict(os.environ)
     env["OPENBLAS_NUM_THREADS"] = "1"

@@ -26,13 +26,14 @@ import datetime
 import json
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import machine_text, spread  # noqa: E402
 
 # The paper's devices (seed 003, section 6): speed of A relative to each slow class.
 PAPER_R = {"B": 3.826, "C": 14.153}
@@ -122,23 +123,6 @@ def samples_of(result):
     if r == 3:
         return [result["time_min_s"], result["time_s"], result["time_max_s"]]
     return [result["time_s"]]
-
-
-def spread(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "runs": len(values)}
-
-
-def machine_text():
-    model = "unknown CPU"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        model = next(l.split(":", 1)[1].strip() for l in out.splitlines() if l.startswith("Model name"))
-    except (OSError, StopIteration):
-        pass
-    mpich = subprocess.run(["mpichversion"], capture_output=True, text=True).stdout.splitlines()
-    mpich = mpich[0].split(":", 1)[1].strip() if mpich else "?"
-    return f"{model}, {os.cpu_count()} cores; {platform.system()} {platform.release()}; MPICH {mpich}"
 
 
 def measure_ratios(args, classes):

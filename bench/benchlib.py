@@ -1,0 +1,39 @@
+"""What the benchmark drivers (run_benchmarks.py, lb/lb_sweep.py) share: summaries of repeated
+runs and the description of the machine they ran on."""
+
+import os
+import platform
+import statistics
+import subprocess
+
+
+def spread(values):
+    """Median, min, max and count of repeated measurements."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "runs": len(values)}
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def machine_text(details=False):
+    """CPU model, cores, OS and MPICH version; with `details`, also the memory and the build."""
+    mem = ""
+    if details:
+        try:
+            kb = int(open("/proc/meminfo").readline().split()[1])
+            mem = f", {kb / 1024 / 1024:.0f} GiB"
+        except (OSError, ValueError, IndexError):
+            pass
+    mpich = subprocess.run(["mpichversion"], capture_output=True, text=True).stdout.splitlines()
+    mpich = mpich[0].split(":", 1)[1].strip() if mpich else "?"
+    text = (f"{cpu_model()}, {os.cpu_count()} cores{mem}; {platform.system()} "
+            f"{platform.release()}; MPICH {mpich}")
+    return text + ("; OpenBLAS (Debian libopenblas); GCC -O3 Release build" if details else "")
