@@ -14,24 +14,13 @@ int main(int argc, char** argv) {
     cli.add_option("--n", o.n, "rows of A and C")->check(CLI::PositiveNumber);
     cli.add_option("--m", o.m, "columns of A, rows of B (default n)");
     cli.add_option("--k", o.k, "columns of B and C (default n)");
-    cli.add_option("--type", o.type, "element type")->check(CLI::IsMember({"double", "float"}));
     std::string layout;
     cli.add_option("--layout", layout, "layout spec for all three matrices");
     cli.add_option("--layout-a", o.layout_a, "layout spec of A (HIT_LAYOUT_A overrides)");
     cli.add_option("--layout-b", o.layout_b, "layout spec of B (HIT_LAYOUT_B overrides)");
     cli.add_option("--layout-c", o.layout_c, "layout spec of C (HIT_LAYOUT_C overrides)");
-    cli.add_option("--devices", o.devices, "device binding of the ranks (HIT_DEVICES)");
-    cli.add_option(
-        "--partition", o.partition,
-        "partition spec of the local product on each device (HIT_PARTITION_C overrides)");
-    cli.add_option("--reps", o.reps, "timed repetitions (the median is reported)")
-        ->check(CLI::PositiveNumber);
-    cli.add_option("--warmup", o.warmup, "untimed repetitions first")
-        ->check(CLI::NonNegativeNumber);
-    cli.add_flag("--check", o.check, "verify against a serial product (exit 1 when wrong)");
-    cli.add_flag("--json", o.json, "print one JSON object on stdout");
-    cli.add_option("--svg", o.svg, "draw the layouts of A, B and C to this SVG file");
-    cli.add_option("--seed", o.seed, "seed of the generated inputs");
+    o.run.add_to(cli, "verify against a serial product",
+                 "draw the layouts of A, B and C to this SVG file", "C");
     cli.add_option("--a", o.a_file, "read A from this raw file (row-major, no header)");
     cli.add_option("--b", o.b_file, "read B from this raw file");
     cli.add_option("--c-out", o.c_out, "write C to this raw file");
@@ -48,7 +37,7 @@ int main(int argc, char** argv) {
                        "matrix sizes must be at least 1, got n=" + std::to_string(o.n) +
                            " m=" + std::to_string(o.m) + " k=" + std::to_string(o.k));
     }
-    if (!o.devices.empty()) env.config().set("devices", o.devices);
+    o.run.apply(env);
     return hit::cannon::run(env, o);
   });
 }

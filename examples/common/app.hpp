@@ -1,7 +1,7 @@
 #pragma once
-// Shared plumbing of the example programs: deterministic input data, per-rank statistics,
-// medians, and the result object of DESIGN §5 (human summary + one JSON line).
-// Header-only: examples/common is not a program.
+// Small helpers of the example programs and the references in bench/ref: deterministic input
+// data, medians, labels gathered on rank 0, SVG pictures side by side, the --check verdict and
+// the one-line JSON output. The timing and report harness is harness.hpp.
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -34,79 +34,6 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t h = v.size() / 2;
   return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
-// What one rank did, gathered on rank 0.
-struct RankStats {
-  double compute_s = 0;
-  double comm_s = 0;
-  double work = 0;  // the work the rank was given (elements, flops, rows: the app says which)
-};
-
-inline std::vector<RankStats> gather_stats(const RankStats& mine, MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  const double local[3] = {mine.compute_s, mine.comm_s, mine.work};
-  std::vector<double> all(static_cast<std::size_t>(3 * size));
-  MPI_Gather(local, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, comm);
-  std::vector<RankStats> out(static_cast<std::size_t>(size));
-  for (std::size_t r = 0; r < out.size(); ++r)
-    out[r] = {all[3 * r], all[3 * r + 1], all[3 * r + 2]};
-  return out;
-}
-
-// Runs `warmup` untimed, then `reps` timed repetitions of `body(compute_s, comm_s)`, which adds
-// the seconds it spent computing and communicating to its two arguments and runs `prepare()`
-// first, untimed. Each repetition starts at a barrier and lasts until the slowest rank is done.
-// Returns those times; `stats` gets the mean per-repetition compute and comm time of the timed
-// ones.
-template <class Prepare, class Body>
-std::vector<double> timed_repetitions(MPI_Comm comm, int warmup, int reps, RankStats& stats,
-                                      Prepare&& prepare, Body&& body) {
-  std::vector<double> times;
-  for (int rep = 0; rep < warmup + reps; ++rep) {
-    prepare(rep);
-    double compute = 0;
-    double communication = 0;
-    MPI_Barrier(comm);
-    const double start = MPI_Wtime();
-    body(compute, communication);
-    MPI_Barrier(comm);
-    double slowest = MPI_Wtime() - start;
-    MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-    if (rep >= warmup) {
-      times.push_back(slowest);
-      stats.compute_s += compute / reps;
-      stats.comm_s += communication / reps;
-    }
-  }
-  return times;
-}
-
-// max / mean of per-rank compute time over the ranks that were given work.
-inline double imbalance(const std::vector<RankStats>& stats) {
-  double sum = 0;
-  double max = 0;
-  int n = 0;
-  for (const auto& s : stats) {
-    if (s.work <= 0) continue;
-    sum += s.compute_s;
-    max = std::max(max, s.compute_s);
-    ++n;
-  }
-  return (n == 0 || sum <= 0) ? 1.0 : max / (sum / n);
-}
-
-inline nlohmann::json stats_json(const std::vector<RankStats>& stats, const char* work_unit) {
-  nlohmann::json out = nlohmann::json::array();
-  for (std::size_t r = 0; r < stats.size(); ++r) {
-    out.push_back({{"rank", r},
-                   {"compute_s", stats[r].compute_s},
-                   {"comm_s", stats[r].comm_s},
-                   {"work", stats[r].work},
-                   {"work_unit", work_unit}});
-  }
-  return out;
 }
 
 // Every rank's string (a device label), on rank 0.
@@ -167,6 +94,7 @@ struct CheckResult {
   bool ran = false;
   bool passed = false;
   double max_rel_error = 0;
+  std::string summary;  // the human summary's line
   nlohmann::json json() const {
     return {{"ran", ran}, {"passed", passed}, {"max_rel_error", max_rel_error}};
   }

@@ -12,20 +12,10 @@ int main(int argc, char** argv) {
     CLI::App cli("2-D 5-point Jacobi on an N x N grid with a fixed boundary");
     cli.add_option("--n", o.n, "grid side N (boundary included)");
     cli.add_option("--iters", o.iters, "Jacobi iterations")->check(CLI::NonNegativeNumber);
-    cli.add_option("--type", o.type, "element type")->check(CLI::IsMember({"double", "float"}));
     cli.add_option("--layout", o.layout, "layout spec of the grid (HIT_LAYOUT_GRID overrides)");
     cli.add_option("--topology", o.topology, "virtual topology spec");
-    cli.add_option("--devices", o.devices, "device binding of the ranks (HIT_DEVICES)");
-    cli.add_option("--partition", o.partition,
-                   "partition spec of the sweep on each device (HIT_PARTITION_GRID overrides)");
-    cli.add_option("--reps", o.reps, "timed repetitions (the median is reported)")
-        ->check(CLI::PositiveNumber);
-    cli.add_option("--warmup", o.warmup, "untimed repetitions first")
-        ->check(CLI::NonNegativeNumber);
-    cli.add_flag("--check", o.check,
-                 "compare with a serial run, bit for bit (exit 1 when not equal)");
-    cli.add_flag("--json", o.json, "print one JSON object on stdout");
-    cli.add_option("--svg", o.svg, "draw the layout to this SVG file");
+    o.run.add_to(cli, "compare with a serial run, bit for bit", "draw the layout to this SVG file",
+                 "GRID");
     cli.add_option("--out", o.out, "write the final grid to this raw file");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-jacobi")) return 0;
     if (o.n < 3) {
@@ -33,7 +23,7 @@ int main(int argc, char** argv) {
                        "--n must be at least 3 (a boundary ring and one interior point), got " +
                            std::to_string(o.n));
     }
-    if (!o.devices.empty()) env.config().set("devices", o.devices);
+    o.run.apply(env);
     return hit::jacobi::run(env, o);
   });
 }

@@ -18,9 +18,12 @@
 // An OUT tile is not sent: its device copy starts zero-filled, and the kernel is expected to write
 // the part of it inside the domain.
 //
-// Residency: a Resident<T> keeps a tile on the device across launches, with Kokkos-DualView-like
-// flags: a launch sends it only when the host copy was marked modified (modified_on_host()), and
-// OUT/INOUT launches leave the result on the device (marked modified there) until sync_to_host().
+// Residency: a Resident<T> (hit/resident.hpp) keeps a tile on the device across launches and
+// communications: a launch sends it only when the host copy was marked modified, and OUT/INOUT
+// launches leave the result on the device until sync_to_host().
+//
+// An empty partition (the domain of an inactive process) makes a launch do nothing: it returns
+// an empty record without looking at its arguments, which may then be null tiles.
 //
 // Out-of-core: with an `outOfCore` partition the domain runs chunk by chunk; tile arguments whose
 // first axis runs with the domain are cut with it (plus the rows the kernel reads around, from
@@ -42,6 +45,7 @@
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
 #include "hit/partition.hpp"
+#include "hit/resident.hpp"
 #include "hit/tile.hpp"
 #include "hit/view.hpp"
 
@@ -113,79 +117,6 @@ class Kernel {
   std::vector<AccessPattern> access_;
 };
 
-// ---- residency ---------------------------------------------------------------------------------
-
-namespace detail {
-
-// A region of host memory laid out as a tile: `shape` (array indices), element `steps` apart.
-struct HostRegion {
-  void* data = nullptr;  // element at shape.first()
-  std::size_t element_size = 0;
-  Shape shape;
-  std::array<index_t, max_rank> steps{};
-};
-
-// The device copy of a resident tile (shared by the handles of one Resident).
-struct ResidentState {
-  Device* device = nullptr;
-  DeviceShare* share = nullptr;
-  HostRegion host;                   // the tile with its ghost cells
-  Shape own;                         // the tile's shape() (what OUT/INOUT results cover)
-  std::shared_ptr<void> keep_alive;  // the host tile's memory
-  void* device_data = nullptr;
-  std::size_t bytes = 0;
-  index_t pitch = 0;             // elements per device row
-  bool host_modified = true;     // the device copy is stale
-  bool device_modified = false;  // the host copy is stale
-  ~ResidentState();
-};
-
-template <class T>
-HostRegion host_region(const Tile<T>& tile) {
-  const Tile<T> g = tile.with_ghosts();
-  HostRegion r;
-  r.data = const_cast<std::remove_const_t<T>*>(g.data());
-  r.element_size = sizeof(T);
-  r.shape = g.shape();
-  for (int k = 0; k < g.rank(); ++k) r.steps[static_cast<std::size_t>(k)] = g.step(k);
-  return r;
-}
-
-std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, Shape own,
-                                             std::shared_ptr<void> keep_alive);
-void resident_sync_to_host(ResidentState& state);
-
-}  // namespace detail
-
-// A tile mirrored on the device of the rank across launches. A handle: copies share the device
-// copy, which is freed with the last one. On a cpu device it is the tile itself (nothing moves).
-template <class T>
-class Resident {
- public:
-  Resident() = default;
-  // Allocates the device copy now (Error(out_of_memory) when it does not fit); nothing is sent
-  // until a launch reads it.
-  explicit Resident(Tile<T> tile, Environment& env = Environment::current())
-      : tile_(std::move(tile)),
-        state_(detail::make_resident(env, detail::host_region(tile_), tile_.shape(),
-                                     std::shared_ptr<void>(std::make_shared<Tile<T>>(tile_)))) {}
-
-  Tile<T>& host() noexcept { return tile_; }
-  const Tile<T>& host() const noexcept { return tile_; }
-  // The host tile was changed (by the program, a communication): the next launch that reads the
-  // tile sends it again.
-  void modified_on_host() { state_->host_modified = true; }
-  // Brings launch results back to the host tile (nothing when the host copy is current).
-  void sync_to_host() { detail::resident_sync_to_host(*state_); }
-  bool host_current() const noexcept { return !state_->device_modified; }
-  bool device_current() const noexcept { return !state_->host_modified; }
-  const std::shared_ptr<detail::ResidentState>& state() const noexcept { return state_; }
-
- private:
-  Tile<T> tile_;
-  std::shared_ptr<detail::ResidentState> state_;
-};
-
 // ---- arguments ---------------------------------------------------------------------------------
 
 template <class T>
@@ -209,17 +140,25 @@ template <class T>
 TileArg<T> inout(const Tile<T>& t) {
   return {Intent::inout, detail::host_region(t), t.shape(), nullptr};
 }
+namespace detail {
+template <class T>
+TileArg<T> resident_arg(Intent intent, const Resident<T>& r) {
+  if (!r.state()) return {intent, {}, Shape(), nullptr};  // the null Resident
+  return {intent, r.state()->host, r.state()->own, r.state()};
+}
+}  // namespace detail
+// A Resident argument: the kernel sees the tile's whole allocation (padding and ghost cells).
 template <class T>
 TileArg<T> in(const Resident<T>& r) {
-  return {Intent::in, r.state()->host, r.state()->own, r.state()};
+  return detail::resident_arg(Intent::in, r);
 }
 template <class T>
 TileArg<T> out(const Resident<T>& r) {
-  return {Intent::out, r.state()->host, r.state()->own, r.state()};
+  return detail::resident_arg(Intent::out, r);
 }
 template <class T>
 TileArg<T> inout(const Resident<T>& r) {
-  return {Intent::inout, r.state()->host, r.state()->own, r.state()};
+  return detail::resident_arg(Intent::inout, r);
 }
 // Host memory that is not a tile, given as a View (tests, foreign buffers).
 namespace detail {

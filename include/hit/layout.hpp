@@ -45,6 +45,19 @@ struct AxisLookup {
 };
 }  // namespace detail
 
+// What one process holds of a layout: Layout::local() for the calling process, part(p) for any.
+// An inactive process (no block, or outside the topology's grid) has no blocks, a null block()
+// and zero coordinates, so code written for the active ones runs unchanged on it.
+struct LocalPart {
+  int rank = 0;
+  bool active = false;
+  Index coords;  // topology coordinates
+  std::vector<Shape> blocks;
+  // The single block; the null Shape when inactive; Error(invalid_argument) when several.
+  Shape block() const;
+  index_t elements() const;
+};
+
 class Layout {
  public:
   Layout() = default;
@@ -62,6 +75,15 @@ class Layout {
   const Shape& shape() const noexcept { return shape_; }
   std::string spec() const { return spec_; }
   int procs() const noexcept { return topology_.procs(); }
+  // The device of every process the layout was made for (hit::layout() fills it; empty when
+  // unknown).
+  const std::vector<DeviceBinding>& devices() const noexcept { return devices_; }
+
+  // What the calling process holds: the process hit::layout() was called on (the rank of its
+  // Environment), else Environment::current()'s rank. Any rank of the run is accepted, also one
+  // outside the topology's grid (inactive).
+  LocalPart local() const;
+  LocalPart part(int proc) const;
 
   // The blocks of `proc`, in the order the plug-in gave them (empty for an inactive proc).
   const std::vector<Shape>& blocks(int proc) const;
@@ -126,6 +148,11 @@ class Layout {
   Shape max_extents_;
   Shape min_extents_;
   std::vector<detail::AxisLookup> lookup_;  // per topology axis, for product layouts only
+  int self_ = -1;  // the process local() describes; -1: Environment::current()'s rank
+  std::vector<DeviceBinding> devices_;
+  friend Layout layout(Environment& env, std::string_view spec, const Topology& topo,
+                       const Shape& shape, std::string_view label,
+                       std::vector<DeviceBinding> devices);
 };
 
 // A layout plug-in: maps a request to a Layout. Must be deterministic (same result on every rank).
@@ -149,7 +176,8 @@ class LayoutRegistry : public Registry<LayoutPlugin> {
 // Builds a layout by spec with the plug-ins of Environment::current(). A non-empty `label` enables
 // the run-time override: a value of config key "layout-<label>" (the command line's
 // --layout-<label>, else the environment variable HIT_LAYOUT_<LABEL>) replaces `spec`.
-// `devices`: empty, or one binding per process of `topo`.
+// `devices`: one binding per process of `topo`; empty: the run's own binding (the physical
+// topology's, collective on first use), cut or padded with host bindings to the topology's size.
 Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
               std::string_view label = {}, std::vector<DeviceBinding> devices = {});
 // The same with an explicit Environment.

@@ -14,7 +14,7 @@ namespace hit {
 // the parts large enough to hold one, index labels at the part boundaries, and a legend with every
 // rank's coordinates and element count. A 1-D shape is drawn as one row; for 3 or more axes the
 // slice at the first index of the axes past the second is drawn. `note` goes under the title;
-// `devices` (empty, or one per process) are named in the legend.
+// `devices` (empty: the layout's own devices(), else one per process) are named in the legend.
 std::string layout_svg(const Layout& layout, const std::string& note,
                        const std::vector<DeviceBinding>& devices = {});
 

@@ -181,7 +181,9 @@ class PartitionRegistry : public Registry<PartitionPlugin> {
 
 // Builds the partition named by `spec` of `domain` for the device this rank is bound to. A
 // non-empty `label` enables the run-time override: config key "partition-<label>" (the command
-// line's --partition-<label>, else HIT_PARTITION_<LABEL>) replaces `spec`.
+// line's --partition-<label>, else HIT_PARTITION_<LABEL>) replaces `spec`. A null or empty
+// `domain` (an inactive process's) gives the empty Partition(), which hit::launch runs as nothing;
+// the spec is still checked, so a bad one fails on every process.
 Partition partition(Environment& env, std::string_view spec, const Shape& domain,
                     const AccessPattern& access = {}, const Footprint& footprint = {},
                     std::string_view label = {});

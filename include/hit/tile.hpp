@@ -48,6 +48,15 @@ struct TileOptions {
   index_t ghost = 0;
 };
 
+// How Tile<T>::of(layout) allocates this process's part of a layout.
+struct LayoutTileOptions {
+  // Pad to the layout's largest block (max_extents()): every block of the layout then fits the
+  // buffer, so shifts can exchange whole buffers (Hitmap's maxShape).
+  bool padded = false;
+  // Ghost border width, as TileOptions::ghost.
+  index_t ghost = 0;
+};
+
 namespace detail {
 
 // Non-template parts of Tile (src/tiles/tile.cpp).
@@ -144,6 +153,17 @@ class Tile {
     }
     origin_ = buffer_ ? buffer_.get() + origin : nullptr;
     update_addressing();
+  }
+
+  // This process's block of `layout` (a hit::Layout: the tile layer does not depend on it), the
+  // null tile when the process holds none (inactive). Error(invalid_argument) when the layout
+  // gives the process several blocks (make one tile per block of layout.local().blocks).
+  template <class L>
+  static Tile of(const L& layout, LayoutTileOptions options = {}) {
+    const auto mine = layout.local();
+    if (!mine.active) return Tile();
+    return Tile(mine.block(),
+                TileOptions{options.padded ? layout.max_extents() : Shape{}, options.ghost});
   }
 
   // ---- geometry ----------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 #include <algorithm>
 
+#include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/pattern.hpp"
 
 namespace hit {
 
@@ -162,14 +162,40 @@ void CommPlan::complete() {
   pack_buffers_.clear();
 }
 
+void CommPlan::fetch(const std::vector<Staging>& regions) {
+  for (const Staging& s : regions) {
+    if (s.state) resident_fetch(*s.state, s.region);
+  }
+}
+
+void CommPlan::publish(const std::vector<Staging>& regions) {
+  for (const Staging& s : regions) {
+    if (s.state) resident_publish(*s.state, s.region);
+  }
+}
+
 void CommPlan::start() {
   if (in_flight_) {
     throw Error(ErrorKind::invalid_argument, "comm '" + name_ + "' started twice without wait()");
   }
+  for (const Pinned& p : pinned_) {
+    if (p.state->host.data != p.data) {
+      throw Error(ErrorKind::invalid_argument,
+                  "comm '" + name_ +
+                      "' was built over a resident tile's host buffer that a double-buffered "
+                      "shift has since swapped away; build it again (or make it a "
+                      "double-buffered shift too)");
+    }
+  }
+  if (before_send_) before_send_(*this);
   in_flight_ = true;
   for (std::size_t p = 0; p < phases_.size(); ++p) {
+    fetch(phases_[p].fetch);
     post(phases_[p]);
-    if (p + 1 < phases_.size()) complete();
+    if (p + 1 < phases_.size()) {
+      complete();
+      publish(phases_[p].publish);
+    }
   }
 }
 
@@ -177,6 +203,9 @@ void CommPlan::wait() {
   if (!in_flight_) return;
   complete();
   in_flight_ = false;
+  if (phases_.empty()) return;
+  if (after_receive_) after_receive_(*this);
+  publish(phases_.back().publish);
 }
 
 std::size_t CommPlan::bytes_sent() const {
@@ -196,8 +225,8 @@ std::size_t CommPlan::bytes_received() const {
 }
 
 BcastPlan::BcastPlan(std::string name, MPI_Comm parent, int color, int key, int root, Region region,
-                     MPI_Datatype element, std::size_t element_size)
-    : CommPlan(std::move(name), parent), root_(root) {
+                     MPI_Datatype element, std::size_t element_size, Staging staging)
+    : CommPlan(std::move(name), parent), root_(root), staging_(std::move(staging)) {
   check_mpi(MPI_Comm_split(parent, color, key, &line_), "MPI_Comm_split");
   if (line_ == MPI_COMM_NULL) return;
   MPI_Comm_rank(line_, &line_rank_);
@@ -216,11 +245,14 @@ BcastPlan::~BcastPlan() {
 
 void BcastPlan::start() {
   if (line_ == MPI_COMM_NULL || type_.get() == MPI_DATATYPE_NULL) return;
+  if (line_rank_ == root_) fetch({staging_});
   check_mpi(MPI_Ibcast(base_, 1, type_.get(), root_, line_, &request_), "MPI_Ibcast");
 }
 
 void BcastPlan::wait() {
-  if (request_ != MPI_REQUEST_NULL) check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+  if (request_ == MPI_REQUEST_NULL) return;
+  check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+  if (line_rank_ != root_) publish({staging_});
 }
 
 std::size_t BcastPlan::bytes_sent() const {
@@ -244,8 +276,8 @@ struct TagCounter {
 
 }  // namespace
 
-int next_tag_base(MPI_Comm /*comm*/) {
-  auto& counter = Environment::current().extension<TagCounter>();
+int next_tag_base(Environment& env) {
+  auto& counter = env.extension<TagCounter>();
   // 32767 is the smallest MPI_TAG_UB the standard allows.
   const int blocks = 32767 / tags_per_comm;
   const int base = (counter.next % blocks) * tags_per_comm;
@@ -253,18 +285,17 @@ int next_tag_base(MPI_Comm /*comm*/) {
   return base;
 }
 
-void reduce_in_place(void* data, int count, MPI_Datatype type, ReduceOp op, int root,
-                     MPI_Comm comm) {
+void reduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
   if (root < 0) {
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, count, type, to_mpi(op), comm), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, count, type, op, comm), "MPI_Allreduce");
     return;
   }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank == root) {
-    check_mpi(MPI_Reduce(MPI_IN_PLACE, data, count, type, to_mpi(op), root, comm), "MPI_Reduce");
+    check_mpi(MPI_Reduce(MPI_IN_PLACE, data, count, type, op, root, comm), "MPI_Reduce");
   } else {
-    check_mpi(MPI_Reduce(data, nullptr, count, type, to_mpi(op), root, comm), "MPI_Reduce");
+    check_mpi(MPI_Reduce(data, nullptr, count, type, op, root, comm), "MPI_Reduce");
   }
 }
 

@@ -426,7 +426,7 @@ void run_blocks(
   });
 }
 
-void check_args(const std::string& kernel, const Partition& p, const std::vector<LaunchArg>& args) {
+void check_args(const std::string& kernel, const std::vector<LaunchArg>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
     if (a.host.shape.is_null() || a.host.data == nullptr) {
@@ -436,10 +436,6 @@ void check_args(const std::string& kernel, const Partition& p, const std::vector
                                 to_string(a.intent)));
       }
     }
-  }
-  if (p.domain().is_null()) {
-    throw Error(ErrorKind::invalid_argument,
-                fmt::format("launch of '{}': the partition has no domain", kernel));
   }
 }
 
@@ -483,6 +479,30 @@ std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, 
   s->pitch = d.pitch;
   s->device_data = s->device->allocate(s->bytes);
   return s;
+}
+
+void resident_fetch(ResidentState& s, const Shape& region) {
+  if (!s.device_modified || s.device->uses_host_memory() || region.empty()) return;
+  DeviceLockGuard lock(*s.share);
+  Packed packed;
+  copy_region(*s.device, false, s.host, s.device_data, resident_layout(s), region, 0, packed);
+  s.device->synchronize();
+  finish(packed);
+}
+
+void resident_publish(ResidentState& s, const Shape& region) {
+  // A stale device copy is sent whole by the next launch anyway.
+  if (s.host_modified || s.device->uses_host_memory() || region.empty()) return;
+  DeviceLockGuard lock(*s.share);
+  Packed packed;
+  copy_region(*s.device, true, s.host, s.device_data, resident_layout(s), region, 0, packed);
+  s.device->synchronize();
+}
+
+void resident_rebind(ResidentState& s, void* host_data, std::shared_ptr<void> keep_alive) {
+  s.host.data = host_data;
+  s.keep_alive = std::move(keep_alive);
+  if (s.device->uses_host_memory()) s.device_data = host_data;
 }
 
 void resident_sync_to_host(ResidentState& s) {
@@ -728,6 +748,14 @@ LaunchRecord run_launch(
     const std::function<void(const KernelContext&, const std::vector<RawView>&)>& invoke) {
   Device& dev = device(env);
   DeviceShare& share = PhysicalTopology::of(env).device_share();
+  if (partition.domain().is_null() || partition.domain().empty()) {
+    // Nothing to run (an inactive process): its arguments may be null tiles.
+    LaunchRecord none;
+    none.kernel = kernel;
+    none.device = dev.label();
+    none.partition = partition.spec();
+    return none;
+  }
   if (partition.device_kind() != to_string(dev.kind())) {
     throw Error(
         ErrorKind::device,
@@ -735,7 +763,7 @@ LaunchRecord run_launch(
                     "is bound to {}",
                     kernel, partition.spec(), partition.device_kind(), dev.label()));
   }
-  check_args(kernel, partition, args);
+  check_args(kernel, args);
   LaunchRecord rec;
   rec.kernel = kernel;
   rec.device = dev.label();

@@ -9,6 +9,7 @@
 
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/physical_topology.hpp"
 
 namespace hit {
 
@@ -347,8 +348,16 @@ Layout layout(Environment& env, std::string_view spec_text, const Topology& topo
                                          " processes, the topology has " +
                                          std::to_string(topo.procs()));
     }
+    if (devices.empty() && topo.procs() <= env.size()) {
+      // The run's own binding: a plug-in that balances by device then needs nothing from the
+      // program. (A topology larger than the run is a plan for another run: devices unknown.)
+      devices = PhysicalTopology::of(env).bindings();
+      devices.resize(static_cast<std::size_t>(topo.procs()));
+    }
     LayoutRequest request{topo, shape, spec, std::move(devices)};
     Layout result = plugin.make(request);
+    result.self_ = env.rank();
+    result.devices_ = request.devices;
     if (!(result.shape() == shape) || result.procs() != topo.procs()) {
       throw Error(ErrorKind::plugin, "layout plug-in '" + spec.name() + "' returned a layout of " +
                                          result.shape().str() + " over " +
@@ -365,6 +374,41 @@ Layout layout(Environment& env, std::string_view spec_text, const Topology& topo
 Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
               std::string_view label, std::vector<DeviceBinding> devices) {
   return layout(Environment::current(), spec, topo, shape, label, std::move(devices));
+}
+
+Shape LocalPart::block() const {
+  if (blocks.empty()) return Shape();
+  if (blocks.size() > 1) {
+    throw Error(ErrorKind::invalid_argument,
+                "rank " + std::to_string(rank) + " holds " + std::to_string(blocks.size()) +
+                    " blocks of this layout; use local().blocks (one tile per block)");
+  }
+  return blocks.front();
+}
+
+index_t LocalPart::elements() const {
+  index_t n = 0;
+  for (const Shape& b : blocks) n += b.size();
+  return n;
+}
+
+LocalPart Layout::part(int proc) const {
+  LocalPart p;
+  p.rank = proc;
+  const int axes = topology_.axes();
+  p.coords = Index::zeros(axes);
+  if (proc < 0) {
+    throw Error(ErrorKind::invalid_argument, "layout part of rank " + std::to_string(proc));
+  }
+  if (proc >= procs()) return p;  // outside the topology's grid: inactive
+  if (proc < topology_.grid_size()) p.coords = topology_.coords(proc);
+  p.blocks = blocks(proc);
+  p.active = !p.blocks.empty();
+  return p;
+}
+
+LocalPart Layout::local() const {
+  return part(self_ >= 0 ? self_ : Environment::current().rank());
 }
 
 // ---- building blocks for plug-ins -------------------------------------------------------------

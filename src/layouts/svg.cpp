@@ -71,7 +71,8 @@ std::vector<index_t> cuts_of(const Layout& layout, int axis, bool& sampled) {
 }  // namespace
 
 std::string layout_svg(const Layout& layout, const std::string& note,
-                       const std::vector<DeviceBinding>& devices) {
+                       const std::vector<DeviceBinding>& given) {
+  const std::vector<DeviceBinding>& devices = given.empty() ? layout.devices() : given;
   const Shape& shape = layout.shape();
   const Topology& topo = layout.topology();
   const int rank = shape.rank();

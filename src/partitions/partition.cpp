@@ -416,9 +416,9 @@ Partition partition(Environment& env, std::string_view spec_text, const Partitio
                     const Shape& domain, const AccessPattern& access, const Footprint& footprint) {
   const Spec spec = Spec::parse(spec_text);
   const PartitionPlugin& plugin = env.extension<PartitionRegistry>().get(spec);
-  if (domain.is_null()) {
-    throw Error(ErrorKind::shape,
-                fmt::format("partition '{}' needs a domain, got the null shape", spec.str()));
+  if (domain.is_null() || domain.empty()) {
+    // An inactive process's domain: the empty partition, which hit::launch runs as nothing.
+    return Partition();
   }
   if (access.known() && access.rank() != domain.rank()) {
     throw Error(ErrorKind::shape,

@@ -99,3 +99,21 @@ add_test(NAME cli.cannon.error.non_square
          COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cannon} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3
                  "-DARGS=--n|8" "-DEXPECT=got 3 \\(nearest squares: 1 and 4\\)" -P ${_errcheck})
 set_tests_properties(cli.cannon.error.non_square PROPERTIES LABELS "cli;apps" TIMEOUT 180)
+
+# Data stays on its device: per-rank host<->device bytes of both programs on emulated devices
+# within what residency allows (bounds computed from the layout by the script), and results
+# bit-identical to host runs, at 1-4 processes.
+if(Python3_Interpreter_FOUND)
+  foreach(app jacobi cannon)
+    set(counts 1 2 3 4)
+    if(app STREQUAL "cannon")
+      set(counts 1 4 9)  # square grids
+    endif()
+    foreach(np ${counts})
+      add_test(NAME cli.residency.${app}.np${np}
+               COMMAND ${Python3_EXECUTABLE} ${_appdir}/residency_check.py ${MPIEXEC_EXECUTABLE} ${np}
+                       ${HIT_BIN} ${app} ${CMAKE_CURRENT_BINARY_DIR}/residency-${app}-${np})
+      set_tests_properties(cli.residency.${app}.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
+    endforeach()
+  endforeach()
+endif()

@@ -62,7 +62,7 @@ TEST(Shift, OneDimensionalUnevenWithInactiveRanks) {
         tile.padded().fill(0.0);
         tile.for_each([](const Index& i, double& v) { v = value_at(i); });
       }
-      hit::shift(lay, 0, offset, tile).run();
+      hit::shift(lay, tile, 0, offset).run();
       if (tile.is_null()) continue;
       // I now hold the block of the active process `offset` places back (cyclically).
       const int actives = lay.active_extent(0);
@@ -88,7 +88,7 @@ TEST(Shift, TwoDimensionalPaddedBlocksTravelWhole) {
   Tile<double> tile =
       (mine.is_null() || mine.empty()) ? Tile<double>() : Tile<double>(mine, padded);
   if (!tile.is_null()) tile.for_each([](const Index& i, double& v) { v = value_at(i); });
-  hit::Comm c = hit::shift(lay, 1, 1, tile);
+  hit::Comm c = hit::shift(lay, tile, 1, 1);
   c.start();
   c.wait();
   if (tile.is_null()) return;
@@ -191,7 +191,7 @@ TEST(Bcast, AlongEachAxisFromEachRoot) {
     for (int root = 0; root < lay.active_extent(axis); ++root) {
       Tile<double> tile(lay.block(rank()), padded);
       tile.padded().fill(100.0 + rank());
-      hit::bcast(lay, axis, root, tile).run();
+      hit::bcast(lay, tile, axis, root).run();
       Index c = topo.coords(rank());
       c[axis] = root;
       const double want = 100.0 + topo.proc_at(c);
@@ -278,7 +278,7 @@ TEST(GatherScatter, RoundTripThroughRoot) {
       whole.for_each([](const Index& i, double& v) { v = -value_at(i); });
     }
     for (auto& t : parts) t.fill(0.0);
-    hit::scatter(lay, whole, root, parts).run();
+    hit::scatter(lay, parts, root, whole).run();
     for (auto& t : parts) {
       t.for_each([&](const Index& i, double& v) { EXPECT_EQ(v, -value_at(i)) << spec; });
     }
@@ -310,7 +310,7 @@ TEST(Pattern, ReusedAcrossIterations) {
   Tile<double> t(lay.block(rank()), padded);
   t.for_each([](const Index& i, double& v) { v = value_at(i); });
   hit::Pattern p;
-  p.add(hit::shift(lay, 0, 1, t));
+  p.add(hit::shift(lay, t, 0, 1));
   for (int it = 0; it < procs(); ++it) p.run();
   // After P shifts of one place every block is home again.
   t.for_each([](const Index& i, double& v) { EXPECT_EQ(v, value_at(i)); });

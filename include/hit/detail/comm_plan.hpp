@@ -1,23 +1,20 @@
 #pragma once
-// Non-template building blocks of the comm layer: MPI datatypes for tile regions, messages, and
-// the plan a Comm executes. Users need only hit/comm.hpp.
+// Internal to the comm layer (included by hit/comm.hpp, whose builder templates need it): MPI
+// datatypes for tile regions, messages, and the plan a Comm executes. Not part of the API.
 
 #include <mpi.h>
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "hit/resident.hpp"
 #include "hit/shape.hpp"
 
-namespace hit {
-
-enum class ReduceOp { sum, prod, min, max };
-MPI_Op to_mpi(ReduceOp op);
-
-namespace detail {
+namespace hit::detail {
 
 // An owned, committed MPI datatype.
 class Datatype {
@@ -73,10 +70,20 @@ struct Message {
   const void* base = nullptr;
 };
 
+// A region of a device-resident tile that a phase sends (fetched from the device before the
+// sends are posted, when the device side is newer) or receives (published to the device once
+// the receives completed, when the device side was current).
+struct Staging {
+  std::shared_ptr<ResidentState> state;
+  Shape region;
+};
+
 // One step of a plan: its receives and sends are posted together.
 struct Phase {
   std::vector<Message> sends;
   std::vector<Message> recvs;
+  std::vector<Staging> fetch;
+  std::vector<Staging> publish;
 };
 
 // What a Comm runs. Phases run in order; all but the last complete inside start().
@@ -96,11 +103,25 @@ class CommPlan {
   // Send buffers overlap receive buffers (a shift in place): sends are packed at start().
   void set_pack_sends(bool pack) noexcept { pack_sends_ = pack; }
   std::vector<Phase>& phases() noexcept { return phases_; }
+  // Keeps what the plan's messages point into alive as long as the plan (tile handles).
+  void keep(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
+  // Hooks of a double-buffered shift: before_send runs first in start() (it points the messages
+  // at the buffers of the moment), after_receive once the last phase's receives completed, before
+  // their regions are published (it swaps the buffers).
+  void before_send(std::function<void(CommPlan&)> hook) { before_send_ = std::move(hook); }
+  void after_receive(std::function<void(CommPlan&)> hook) { after_receive_ = std::move(hook); }
+  // The plan's messages point into the host buffer `data` of a resident tile: start() refuses to
+  // run once a double-buffered shift has swapped that buffer away (the data is elsewhere).
+  void pin_buffer(std::shared_ptr<ResidentState> state, const void* data) {
+    pinned_.push_back({std::move(state), data});
+  }
 
  protected:
   MPI_Comm comm() const noexcept { return comm_; }
   void post(Phase& phase);
   void complete();
+  static void fetch(const std::vector<Staging>& regions);
+  static void publish(const std::vector<Staging>& regions);
 
  private:
   std::string name_;
@@ -110,13 +131,23 @@ class CommPlan {
   std::vector<Phase> phases_;
   std::vector<MPI_Request> requests_;
   std::vector<std::vector<char>> pack_buffers_;
+  std::vector<std::shared_ptr<const void>> owners_;
+  std::function<void(CommPlan&)> before_send_;
+  std::function<void(CommPlan&)> after_receive_;
+  struct Pinned {
+    std::shared_ptr<ResidentState> state;
+    const void* data;
+  };
+  std::vector<Pinned> pinned_;
 };
 
 // Broadcast of one region along a line communicator.
 class BcastPlan : public CommPlan {
  public:
+  // `staging`: the broadcast region of a device-resident tile (fetched on the root, published
+  // elsewhere); its state is null for a host tile.
   BcastPlan(std::string name, MPI_Comm parent, int color, int key, int root, Region region,
-            MPI_Datatype element, std::size_t element_size);
+            MPI_Datatype element, std::size_t element_size, Staging staging = {});
   ~BcastPlan() override;
   void start() override;
   void wait() override;
@@ -131,16 +162,15 @@ class BcastPlan : public CommPlan {
   void* base_ = nullptr;
   std::size_t bytes_ = 0;
   MPI_Request request_ = MPI_REQUEST_NULL;
+  Staging staging_;
 };
 
 // A block of tags for one Comm, distinct from the Comms built just before it, so messages of
 // Comms in flight together never match each other. Collective order: every rank calls it for the
 // same Comm in the same order.
-int next_tag_base(MPI_Comm comm);
+int next_tag_base(Environment& env);
 inline constexpr int tags_per_comm = 64;
 
-void reduce_in_place(void* data, int count, MPI_Datatype type, ReduceOp op, int root,
-                     MPI_Comm comm);
+void reduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
 
-}  // namespace detail
-}  // namespace hit
+}  // namespace hit::detail

@@ -1,0 +1,218 @@
+#pragma once
+// The harness of the example programs: the flags they share, timed repetitions with per-rank
+// compute, communication and host<->device traffic, the --check verdict, and one report (a human
+// summary, or with --json one JSON object on one line). Header-only: examples/common is not a
+// program. The algorithms themselves live in each example's own file.
+
+#include <mpi.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/program.hpp"
+#include "hit/core/timer.hpp"
+#include "hit/device.hpp"
+#include "hit/kernel.hpp"
+
+namespace hit::app {
+
+// The flags every example has (DESIGN's shared command line).
+struct RunOptions {
+  std::string type = "double";
+  std::string devices;
+  std::string partition = "single";
+  int reps = 3;
+  int warmup = 1;
+  bool check = false;
+  bool json = false;
+  std::string svg;
+  std::uint64_t seed = 1;
+
+  // `partition_label`: the label of the partition override (HIT_PARTITION_<LABEL>).
+  void add_to(CLI::App& cli, const std::string& check_help, const std::string& svg_help,
+              const std::string& partition_label) {
+    cli.add_option("--type", type, "element type")->check(CLI::IsMember({"double", "float"}));
+    cli.add_option("--devices", devices, "device binding of the ranks (HIT_DEVICES)");
+    cli.add_option("--partition", partition,
+                   "partition spec of the local work on each device (HIT_PARTITION_" +
+                       partition_label + " overrides)");
+    cli.add_option("--reps", reps, "timed repetitions (the median is reported)")
+        ->check(CLI::PositiveNumber);
+    cli.add_option("--warmup", warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
+    cli.add_flag("--check", check, check_help + " (exit 1 when it fails)");
+    cli.add_flag("--json", json, "print one JSON object on stdout");
+    cli.add_option("--svg", svg, svg_help);
+    cli.add_option("--seed", seed, "seed of the generated inputs");
+  }
+  // Settings the library reads from the run's configuration.
+  void apply(Environment& env) const {
+    if (!devices.empty()) env.config().set("devices", devices);
+  }
+};
+
+// What one rank did during the timed repetitions, gathered on rank 0.
+struct RankStats {
+  double compute_s = 0;
+  double comm_s = 0;
+  double work = 0;  // what the rank was given (flops, cells: the app says which)
+  double h2d_bytes = 0;
+  double d2h_bytes = 0;
+};
+
+// Inside a repetition: adds the seconds spent computing or communicating.
+class Clock {
+ public:
+  // Times a communication step.
+  template <class F>
+  void comm(F&& f) {
+    Timer t;
+    f();
+    comm_s_ += t.seconds();
+  }
+  // A launch's own time (waiting for a shared device's lock excluded).
+  void compute(const LaunchRecord& launched) { compute_s_ += launched.seconds; }
+  double compute_seconds() const noexcept { return compute_s_; }
+  double comm_seconds() const noexcept { return comm_s_; }
+
+ private:
+  double compute_s_ = 0;
+  double comm_s_ = 0;
+};
+
+class Harness {
+ public:
+  Harness(Environment& env, const RunOptions& options) : env_(env), options_(options) {}
+
+  // Runs `warmup` untimed, then `reps` timed repetitions of `body(Clock&)`, each after an untimed
+  // `prepare(rep)`. A repetition starts at a barrier and lasts until the slowest rank is done.
+  // The device's transfer counters are read around the timed repetitions.
+  template <class Prepare, class Body>
+  void repeat(Prepare&& prepare, Body&& body) {
+    Device& dev = device(env_);
+    const int reps = options_.reps;
+    for (int rep = 0; rep < options_.warmup + reps; ++rep) {
+      prepare(rep);
+      const DeviceCounters before = dev.counters();
+      Clock clock;
+      MPI_Barrier(env_.comm());
+      const double start = MPI_Wtime();
+      body(clock);
+      MPI_Barrier(env_.comm());
+      double slowest = MPI_Wtime() - start;
+      MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, env_.comm());
+      if (rep < options_.warmup) continue;
+      const DeviceCounters after = dev.counters();
+      times_.push_back(slowest);
+      mine_.compute_s += clock.compute_seconds() / reps;
+      mine_.comm_s += clock.comm_seconds() / reps;
+      mine_.h2d_bytes += static_cast<double>(after.bytes_in - before.bytes_in);
+      mine_.d2h_bytes += static_cast<double>(after.bytes_out - before.bytes_out);
+    }
+  }
+
+  // The work this rank was given, in the app's unit.
+  void set_work(double work) { mine_.work = work; }
+  double median_time() const { return median(times_); }
+
+  // Prints the report on rank 0: `fields` (the app's sizes and specs) joined with the common
+  // ones; `throughput` is ("gflops", value) or ("mcells_per_s", value); `lines` are the app's
+  // own summary lines after the headline. Collective. Returns the exit status.
+  int report(nlohmann::json fields, const std::string& headline,
+             const std::pair<std::string, double>& throughput, const std::string& work_unit,
+             const std::vector<std::string>& lines, const CheckResult& check) {
+    const auto all = gather_all();
+    const auto labels = gather_labels(device(env_).label(), env_.comm());
+    if (env_.rank() == 0) {
+      const double t = median_time();
+      const double imb = imbalance(all);
+      fields["ranks"] = env_.size();
+      fields["devices"] = labels;
+      fields["type"] = options_.type;
+      fields["reps"] = options_.reps;
+      fields["time_s"] = t;
+      fields["time_min_s"] = *std::min_element(times_.begin(), times_.end());
+      fields["time_max_s"] = *std::max_element(times_.begin(), times_.end());
+      fields[throughput.first] = throughput.second;
+      fields["check"] = check.json();
+      fields["per_rank"] = per_rank_json(all, work_unit);
+      fields["imbalance"] = imb;
+      if (options_.json) {
+        print_json(fields);
+      } else {
+        std::printf("%s\n", headline.c_str());
+        for (const std::string& l : lines) std::printf("  %s\n", l.c_str());
+        std::printf("  time %.4f s (median of %d, min %.4f, max %.4f), %.2f %s, imbalance %.3f\n",
+                    t, options_.reps, fields["time_min_s"].get<double>(),
+                    fields["time_max_s"].get<double>(), throughput.second,
+                    throughput.first == "gflops" ? "GFLOP/s" : "Mcells/s", imb);
+        for (std::size_t r = 0; r < all.size(); ++r) {
+          std::printf(
+              "  rank %zu (%s): compute %.4f s, comm %.4f s, %.0f %s, h2d %.0f B, d2h %.0f B\n", r,
+              labels[r].c_str(), all[r].compute_s, all[r].comm_s, all[r].work, work_unit.c_str(),
+              all[r].h2d_bytes, all[r].d2h_bytes);
+        }
+        if (check.ran) std::printf("  check: %s\n", check.summary.c_str());
+      }
+    }
+    return (check.ran && !check.passed) ? exit_check_failed : exit_ok;
+  }
+
+ private:
+  std::vector<RankStats> gather_all() const {
+    constexpr int fields = 5;
+    const double local[fields] = {mine_.compute_s, mine_.comm_s, mine_.work, mine_.h2d_bytes,
+                                  mine_.d2h_bytes};
+    std::vector<double> all(static_cast<std::size_t>(fields * env_.size()));
+    MPI_Gather(local, fields, MPI_DOUBLE, all.data(), fields, MPI_DOUBLE, 0, env_.comm());
+    std::vector<RankStats> out(static_cast<std::size_t>(env_.size()));
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      const double* v = all.data() + fields * r;
+      out[r] = {v[0], v[1], v[2], v[3], v[4]};
+    }
+    return out;
+  }
+
+  // max / mean of per-rank compute time over the ranks that were given work.
+  static double imbalance(const std::vector<RankStats>& stats) {
+    double sum = 0;
+    double max = 0;
+    int n = 0;
+    for (const auto& s : stats) {
+      if (s.work <= 0) continue;
+      sum += s.compute_s;
+      max = std::max(max, s.compute_s);
+      ++n;
+    }
+    return (n == 0 || sum <= 0) ? 1.0 : max / (sum / n);
+  }
+
+  static nlohmann::json per_rank_json(const std::vector<RankStats>& stats,
+                                      const std::string& work_unit) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t r = 0; r < stats.size(); ++r) {
+      out.push_back({{"rank", r},
+                     {"compute_s", stats[r].compute_s},
+                     {"comm_s", stats[r].comm_s},
+                     {"work", stats[r].work},
+                     {"work_unit", work_unit},
+                     {"h2d_bytes", static_cast<std::uint64_t>(stats[r].h2d_bytes)},
+                     {"d2h_bytes", static_cast<std::uint64_t>(stats[r].d2h_bytes)}});
+    }
+    return out;
+  }
+
+  Environment& env_;
+  const RunOptions& options_;
+  std::vector<double> times_;
+  RankStats mine_;
+};
+
+}  // namespace hit::app

@@ -1,0 +1,170 @@
+#pragma once
+// hit::Resident<T>: a tile that lives on the device of its process, across launches and
+// communications.
+//
+// A Resident is a handle (copies share everything) over a host tile and, on an accelerator, a
+// device copy of the tile's whole allocation (padding and ghost cells included), with
+// Kokkos-DualView-like flags saying which side is newer:
+//   - hit::launch sends the tile only when the host side was modified (modified_on_host()), and
+//     leaves OUT/INOUT results on the device until sync_to_host();
+//   - the comm layer (hit/comm.hpp) moves only what it sends and receives between the two sides:
+//     a halo copies the faces out and the ghost cells in, a shift the padded buffer once each way;
+//   - a double-buffered shift receives into a second host buffer and swaps the two, so host() may
+//     name another buffer after a communication: always reach the data through host().
+// On a cpu device the device copy is the host tile itself: nothing moves, and the flags stay
+// "both current".
+//
+// An inactive process holds the null Resident (of the null tile): launches and communications
+// accept it and do nothing with it.
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "hit/core/environment.hpp"
+#include "hit/shape.hpp"
+#include "hit/tile.hpp"
+
+namespace hit {
+
+class Device;
+class DeviceShare;
+
+namespace detail {
+
+// A region of host memory laid out as a tile: `shape` (array indices), element `steps` apart.
+struct HostRegion {
+  void* data = nullptr;  // element at shape.first()
+  std::size_t element_size = 0;
+  Shape shape;
+  std::array<index_t, max_rank> steps{};
+};
+
+// The tile's elements over `shape` (ghost cells included).
+template <class T>
+HostRegion host_region(const Tile<T>& tile, const Shape& shape) {
+  const Tile<T> g = tile.select(shape);
+  HostRegion r;
+  r.data = const_cast<std::remove_const_t<T>*>(g.data());
+  r.element_size = sizeof(T);
+  r.shape = g.shape();
+  for (int k = 0; k < g.rank(); ++k) r.steps[static_cast<std::size_t>(k)] = g.step(k);
+  return r;
+}
+// The tile with its ghost cells (what a launch of a plain tile stages).
+template <class T>
+HostRegion host_region(const Tile<T>& tile) {
+  return host_region(tile, tile.ghost_shape());
+}
+
+// The device copy of a resident tile (shared by the handles of one Resident).
+struct ResidentState {
+  Device* device = nullptr;
+  DeviceShare* share = nullptr;
+  HostRegion host;                   // the tile's whole allocation on the host
+  Shape own;                         // the tile's shape() (what OUT/INOUT results cover)
+  std::shared_ptr<void> keep_alive;  // the host tile's memory
+  void* device_data = nullptr;
+  std::size_t bytes = 0;
+  index_t pitch = 0;             // elements per device row
+  bool host_modified = true;     // the device copy is stale
+  bool device_modified = false;  // the host copy is stale
+  ~ResidentState();
+};
+
+// Defined by the devices layer (src/devices/launch.cpp).
+std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, Shape own,
+                                             std::shared_ptr<void> keep_alive);
+void resident_sync_to_host(ResidentState& state);
+// Region-wise transfers for communication (array indices inside host.shape), under the device
+// lock. fetch: before the host reads `region` (to send it), copy it from the device when the
+// device side is newer. publish: after the host wrote `region` (received data), copy it to the
+// device when the device side was current, so it stays current without sending the whole tile.
+void resident_fetch(ResidentState& state, const Shape& region);
+void resident_publish(ResidentState& state, const Shape& region);
+// The host side moved to another buffer of the same layout (a double-buffered receive).
+void resident_rebind(ResidentState& state, void* host_data, std::shared_ptr<void> keep_alive);
+
+}  // namespace detail
+
+template <class T>
+class Resident {
+ public:
+  using value_type = T;
+
+  // The null Resident (an inactive process's).
+  Resident() : shared_(std::make_shared<Shared>()) {}
+  // Allocates the device copy now (Error(out_of_memory) when it does not fit); nothing is sent
+  // until a launch reads it. The null tile gives the null Resident.
+  explicit Resident(Tile<T> tile, Environment& env = Environment::current())
+      : shared_(std::make_shared<Shared>()) {
+    shared_->host = std::move(tile);
+    if (shared_->host.is_null()) return;
+    shared_->device = detail::make_resident(env, whole(shared_->host), shared_->host.shape(),
+                                            keep(shared_->host));
+  }
+  // The Resident of this process's block of `layout` (the null one when it holds none); `layout`
+  // is a hit::Layout (see Tile<T>::of for the options).
+  template <class L>
+  static Resident of(const L& layout, LayoutTileOptions options = {},
+                     Environment& env = Environment::current()) {
+    return Resident(Tile<T>::of(layout, options), env);
+  }
+
+  bool is_null() const noexcept { return shared_->host.is_null(); }
+  // The host buffer now holding the data (see the header comment on double buffering).
+  Tile<T>& host() noexcept { return shared_->host; }
+  const Tile<T>& host() const noexcept { return shared_->host; }
+
+  // The host tile was changed by the program: the next launch that reads the tile sends it again.
+  void modified_on_host() {
+    if (shared_->device) shared_->device->host_modified = true;
+  }
+  // Brings launch results back to the host tile (nothing when the host copy is current).
+  void sync_to_host() {
+    if (shared_->device) detail::resident_sync_to_host(*shared_->device);
+  }
+  bool host_current() const noexcept {
+    return !shared_->device || !shared_->device->device_modified;
+  }
+  bool device_current() const noexcept {
+    return !shared_->device || !shared_->device->host_modified;
+  }
+  // Null for the null Resident.
+  const std::shared_ptr<detail::ResidentState>& state() const noexcept { return shared_->device; }
+
+  // The second host buffer of a double-buffered receive: allocated on first use, with host()'s
+  // shape, padding and ghost width.
+  Tile<T>& spare() {
+    if (shared_->spare.is_null() && !is_null()) {
+      const Tile<T>& h = shared_->host;
+      shared_->spare = Tile<T>(h.shape(), TileOptions{h.padded_shape(), h.ghost()});
+    }
+    return shared_->spare;
+  }
+  // Makes the spare buffer the host side (after a receive into it filled it).
+  void swap_host_buffers() {
+    std::swap(shared_->host, shared_->spare);
+    if (shared_->device) {
+      detail::resident_rebind(*shared_->device, whole(shared_->host).data, keep(shared_->host));
+    }
+  }
+
+ private:
+  struct Shared {
+    Tile<T> host;
+    Tile<T> spare;
+    std::shared_ptr<detail::ResidentState> device;
+  };
+  static detail::HostRegion whole(const Tile<T>& t) {
+    return detail::host_region(t, t.allocated_shape());
+  }
+  static std::shared_ptr<void> keep(const Tile<T>& t) {
+    return std::shared_ptr<void>(std::make_shared<Tile<T>>(t));
+  }
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace hit
