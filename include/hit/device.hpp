@@ -87,6 +87,12 @@ class Device {
   bool emulated() const noexcept { return kind_ == DeviceKind::emu; }
   // True when kernels can use host memory directly (cpu): nothing is staged.
   virtual bool uses_host_memory() const noexcept { return false; }
+  // Page-locks host memory that the device copies to and from again and again (the buffers of
+  // a resident tile), so those copies run at full bandwidth without a bounce through a driver
+  // buffer. Returns false when nothing was done (nothing to undo): a device whose copies do not
+  // gain from it, or memory the driver would not lock (the copies then stay pageable).
+  virtual bool pin_host(void* /*p*/, std::size_t /*bytes*/) noexcept { return false; }
+  virtual void unpin_host(void* /*p*/) noexcept {}
   // Host cores the device's kernels may use (cpu, emu) or the host thread count (cuda).
   int cores() const noexcept { return cores_; }
 

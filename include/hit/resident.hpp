@@ -22,6 +22,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "hit/core/environment.hpp"
 #include "hit/shape.hpp"
@@ -71,6 +72,8 @@ struct ResidentState {
   index_t pitch = 0;             // elements per device row
   bool host_modified = true;     // the device copy is stale
   bool device_modified = false;  // the host copy is stale
+  // Host buffers page-locked for the device (kept alive until unpinned, by the destructor).
+  std::vector<std::pair<void*, std::shared_ptr<void>>> pinned;
   ~ResidentState();
 };
 

@@ -447,6 +447,9 @@ ResidentState::~ResidentState() {
   if (device != nullptr && !device->uses_host_memory() && device_data != nullptr) {
     device->deallocate(device_data, bytes);
   }
+  if (device != nullptr) {
+    for (const auto& [p, owner] : pinned) device->unpin_host(p);
+  }
 }
 
 namespace {
@@ -454,6 +457,18 @@ namespace {
 DeviceLayout resident_layout(const ResidentState& s) {
   Partition none;
   return device_layout(s.host.shape, s.host.element_size, none, row_alignment_for(*s.device));
+}
+
+// Page-locks the host buffer now in `s` (once per buffer): a resident tile's host side is copied
+// to and from the device on every communication, so it is staged from pinned memory (CUDA).
+void pin_current(ResidentState& s) {
+  if (s.device->uses_host_memory()) return;
+  for (const auto& [p, owner] : s.pinned) {
+    if (p == s.host.data) return;
+  }
+  // The host region of a resident is a tile's whole (dense) allocation.
+  const auto bytes = static_cast<std::size_t>(s.host.shape.size()) * s.host.element_size;
+  if (s.device->pin_host(s.host.data, bytes)) s.pinned.emplace_back(s.host.data, s.keep_alive);
 }
 
 }  // namespace
@@ -478,6 +493,7 @@ std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, 
   s->bytes = d.bytes();
   s->pitch = d.pitch;
   s->device_data = s->device->allocate(s->bytes);
+  pin_current(*s);
   return s;
 }
 
@@ -503,6 +519,7 @@ void resident_rebind(ResidentState& s, void* host_data, std::shared_ptr<void> ke
   s.host.data = host_data;
   s.keep_alive = std::move(keep_alive);
   if (s.device->uses_host_memory()) s.device_data = host_data;
+  pin_current(s);
 }
 
 void resident_sync_to_host(ResidentState& s) {

@@ -88,6 +88,17 @@ class CudaDevice final : public Device {
     return p;
   }
 
+  bool pin_host(void* p, std::size_t bytes) noexcept override {
+    select();
+    if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) == cudaSuccess) return true;
+    (void)cudaGetLastError();  // not fatal: the copies stay pageable
+    return false;
+  }
+  void unpin_host(void* p) noexcept override {
+    select();
+    if (cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
+  }
+
   void deallocate(void* p, std::size_t) noexcept override {
     if (p == nullptr) return;
     select_noexcept();
