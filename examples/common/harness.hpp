@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
@@ -102,12 +103,12 @@ class Harness {
       prepare(rep);
       const DeviceCounters before = dev.counters();
       Clock clock;
-      MPI_Barrier(env_.comm());
+      barrier(env_.comm());
       const double start = MPI_Wtime();
       body(clock);
-      MPI_Barrier(env_.comm());
+      barrier(env_.comm());
       double slowest = MPI_Wtime() - start;
-      MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, env_.comm());
+      allreduce_in_place(&slowest, 1, MPI_DOUBLE, MPI_MAX, env_.comm());
       if (rep < options_.warmup) continue;
       const DeviceCounters after = dev.counters();
       times_.push_back(slowest);
@@ -171,7 +172,9 @@ class Harness {
     const double local[fields] = {mine_.compute_s, mine_.comm_s, mine_.work, mine_.h2d_bytes,
                                   mine_.d2h_bytes};
     std::vector<double> all(static_cast<std::size_t>(fields * env_.size()));
-    MPI_Gather(local, fields, MPI_DOUBLE, all.data(), fields, MPI_DOUBLE, 0, env_.comm());
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Igather(local, fields, MPI_DOUBLE, all.data(), fields, MPI_DOUBLE, 0, env_.comm(), &req);
+    wait_all(1, &req, "MPI_Igather", false);
     std::vector<RankStats> out(static_cast<std::size_t>(env_.size()));
     for (std::size_t r = 0; r < out.size(); ++r) {
       const double* v = all.data() + fields * r;

@@ -154,9 +154,7 @@ void CommPlan::post(Phase& phase) {
 
 void CommPlan::complete() {
   if (!requests_.empty()) {
-    check_mpi(
-        MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
+    wait_all(static_cast<int>(requests_.size()), requests_.data(), "MPI_Waitall");
   }
   requests_.clear();
   pack_buffers_.clear();
@@ -251,7 +249,7 @@ void BcastPlan::start() {
 
 void BcastPlan::wait() {
   if (request_ == MPI_REQUEST_NULL) return;
-  check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+  wait_all(1, &request_, "MPI_Ibcast", false);
   if (line_rank_ != root_) publish({staging_});
 }
 
@@ -287,16 +285,18 @@ int next_tag_base(Environment& env) {
 
 void reduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
   if (root < 0) {
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, count, type, op, comm), "MPI_Allreduce");
+    allreduce_in_place(data, count, type, op, comm);
     return;
   }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  MPI_Request req = MPI_REQUEST_NULL;
   if (rank == root) {
-    check_mpi(MPI_Reduce(MPI_IN_PLACE, data, count, type, op, root, comm), "MPI_Reduce");
+    check_mpi(MPI_Ireduce(MPI_IN_PLACE, data, count, type, op, root, comm, &req), "MPI_Ireduce");
   } else {
-    check_mpi(MPI_Reduce(data, nullptr, count, type, op, root, comm), "MPI_Reduce");
+    check_mpi(MPI_Ireduce(data, nullptr, count, type, op, root, comm, &req), "MPI_Ireduce");
   }
+  wait_all(1, &req, "MPI_Ireduce", false);
 }
 
 }  // namespace detail

@@ -1,7 +1,10 @@
 #include "hit/core/collective.hpp"
 
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "hit/core/environment.hpp"
 
 namespace hit {
 
@@ -10,9 +13,8 @@ void agree(MPI_Comm comm, const std::exception_ptr& failure) {
   int size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const int mine = failure ? rank : size;
-  int first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  int first = failure ? rank : size;
+  allreduce_in_place(&first, 1, MPI_INT, MPI_MIN, comm);
   if (first == size) return;
 
   int kind = static_cast<int>(ErrorKind::internal);
@@ -34,7 +36,7 @@ void agree(MPI_Comm comm, const std::exception_ptr& failure) {
   message.resize(static_cast<std::size_t>(header[1]));
   MPI_Bcast(message.data(), header[1], MPI_CHAR, first, comm);
   if (size > 1 && first != 0) message = "rank " + std::to_string(first) + ": " + message;
-  throw Error(static_cast<ErrorKind>(header[0]), message);
+  throw Error::everywhere(static_cast<ErrorKind>(header[0]), message);
 }
 
 void check_mpi(int code, const char* what) {
@@ -44,6 +46,47 @@ void check_mpi(int code, const char* what) {
   MPI_Error_string(code, text, &len);
   throw Error(ErrorKind::mpi,
               std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_point) {
+  if (count == 0) return;
+  if (!Environment::exists()) {
+    check_mpi(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE), what);
+    return;
+  }
+  Environment& env = Environment::current();
+  for (long spins = 0;; ++spins) {
+    int done = 0;
+    check_mpi(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), what);
+    if (done != 0) return;
+    try {
+      env.check_announcements();
+    } catch (...) {
+      // The process we wait for may be gone: drop what is pending (receives are cancelled, sends
+      // left to complete or be discarded at the end) and report its failure.
+      for (int i = 0; point_to_point && i < count; ++i) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        MPI_Cancel(&requests[i]);
+        MPI_Request_free(&requests[i]);
+      }
+      throw;
+    }
+    // Polling as MPI_Waitall does, but leaving the core to the others after a while: ranks often
+    // outnumber cores in tests and on shared nodes.
+    if (spins > 2000) std::this_thread::yield();
+  }
+}
+
+void barrier(MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(comm, &req), "MPI_Ibarrier");
+  wait_all(1, &req, "MPI_Ibarrier", false);
+}
+
+void allreduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, count, type, op, comm, &req), "MPI_Iallreduce");
+  wait_all(1, &req, "MPI_Iallreduce", false);
 }
 
 }  // namespace hit

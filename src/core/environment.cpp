@@ -1,10 +1,15 @@
 #include "hit/core/environment.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
+#include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 
 namespace hit {
@@ -30,6 +35,9 @@ void Environment::init(int* argc, char*** argv) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (initialised == 0) {
+    // After a failure the others abandon messages to and from the failed process; MPICH's UCX
+    // layer then lists each one at MPI_Finalize. The run's one-line error says what happened, so
+    // only UCX's errors are shown, unless the user asked for more.
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     owns_mpi_ = true;
@@ -40,25 +48,100 @@ void Environment::init(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  MPI_Comm_dup(comm_, &notices_);
+  MPI_Comm_set_errhandler(notices_, MPI_ERRORS_RETURN);
   g_current = this;
   try {
-    if (auto path = config_.get("plugin-path")) load_plugins(*path);
+    // Agreed, so a plug-in that fails to load on one process fails the start on all of them,
+    // and the run ends normally (finalized) rather than by mpiexec killing the others.
+    collectively(comm_, [&] {
+      if (auto path = config_.get("plugin-path")) load_plugins(*path);
+    });
   } catch (...) {
-    g_current = nullptr;
+    release();
     throw;
   }
 }
 
-Environment::~Environment() {
+void Environment::release() noexcept {
   // Plug-in objects live in the registries; drop them before their code is unmapped.
   while (!extension_order_.empty()) extension_order_.pop_back();
   extensions_.clear();
   for (auto it = plugin_handles_.rbegin(); it != plugin_handles_.rend(); ++it) dlclose(*it);
+  plugin_handles_.clear();
+  // Announcements nobody received (the others ended for another reason) are dropped.
+  for (MPI_Request& r : announcement_sends_) {
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  }
+  if (notices_ != MPI_COMM_NULL) MPI_Comm_free(&notices_);
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (owns_mpi_ && finalized == 0) MPI_Finalize();
+  if (owns_mpi_ && finalized == 0) {
+    if (announced_) {
+      // After a failure the processes abandoned messages to and from each other on purpose; the
+      // MPI layer (MPICH over UCX) lists each one as it finalizes. The run's one-line error has
+      // been printed: keep its stderr free of that list.
+      std::fflush(stderr);
+      const int saved = dup(STDERR_FILENO);
+      const int null = open("/dev/null", O_WRONLY);
+      if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
+      MPI_Finalize();
+      if (saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+      }
+      if (null >= 0) close(null);
+    } else {
+      MPI_Finalize();
+    }
+  }
   g_current = nullptr;
+}
+
+namespace {
+constexpr int notice_tag = 1;
+constexpr std::size_t notice_max = 1024;  // a one-line message, capped
+}  // namespace
+
+void Environment::announce_failure(ErrorKind kind, const std::string& message) noexcept {
+  if (announced_ || size_ == 1 || notices_ == MPI_COMM_NULL) return;
+  announced_ = true;
+  // [kind][message]: eager-sized, so the sends complete without the receivers' help.
+  announcement_.assign(1, static_cast<char>(kind));
+  announcement_.insert(
+      announcement_.end(), message.begin(),
+      message.begin() + static_cast<std::ptrdiff_t>(std::min(message.size(), notice_max)));
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (MPI_Isend(announcement_.data(), static_cast<int>(announcement_.size()), MPI_CHAR, r,
+                  notice_tag, notices_, &req) == MPI_SUCCESS) {
+      announcement_sends_.push_back(req);
+    }
+  }
+}
+
+void Environment::check_announcements() {
+  if (size_ == 1 || notices_ == MPI_COMM_NULL) return;
+  int flag = 0;
+  MPI_Status status;
+  MPI_Iprobe(MPI_ANY_SOURCE, notice_tag, notices_, &flag, &status);
+  if (flag == 0) return;
+  int count = 0;
+  MPI_Get_count(&status, MPI_CHAR, &count);
+  std::vector<char> text(static_cast<std::size_t>(std::max(count, 1)));
+  MPI_Recv(text.data(), count, MPI_CHAR, status.MPI_SOURCE, notice_tag, notices_,
+           MPI_STATUS_IGNORE);
+  const auto kind = static_cast<ErrorKind>(text[0]);
+  const std::string message(text.begin() + 1, text.begin() + std::max(count, 1));
+  // This process learned it: it need not announce the failure again.
+  announced_ = true;
+  throw Error::everywhere(kind, "rank " + std::to_string(status.MPI_SOURCE) + ": " + message);
+}
+
+Environment::~Environment() {
+  release();
 }
 
 void Environment::load_plugins(const std::string& path_list) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 
 namespace hit {
@@ -11,20 +12,31 @@ int run_program(int argc, char** argv, std::string_view program,
                 const std::function<int(Environment&, int, char**)>& body) {
   try {
     Environment env(argc, argv);
+    // The failure of this process, or the one another process announced: printed once, by
+    // rank 0 (which learns of a failure elsewhere from its announcement).
+    const auto fail = [&](const std::exception& e, bool internal) {
+      const auto* error = dynamic_cast<const Error*>(&e);
+      if (error == nullptr || !error->everywhere()) {
+        env.announce_failure(error != nullptr ? error->kind() : ErrorKind::internal, e.what());
+      }
+      if (env.rank() == 0) {
+        std::fprintf(stderr, "%.*s: %serror: %s\n", static_cast<int>(program.size()),
+                     program.data(), internal ? "internal " : "", e.what());
+      }
+      return exit_error;
+    };
+    int status = exit_ok;
     try {
-      return body(env, argc, argv);
+      status = body(env, argc, argv);
+      // Every process ends with the same verdict: one that succeeded learns here of a failure
+      // announced elsewhere (the others' exit statuses are agreed too).
+      int worst = status;
+      allreduce_in_place(&worst, 1, MPI_INT, MPI_MAX, env.comm());
+      return worst;
     } catch (const Error& e) {
-      if (env.rank() == 0) {
-        std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(program.size()), program.data(),
-                     e.what());
-      }
-      return exit_error;
+      return fail(e, false);
     } catch (const std::exception& e) {
-      if (env.rank() == 0) {
-        std::fprintf(stderr, "%.*s: internal error: %s\n", static_cast<int>(program.size()),
-                     program.data(), e.what());
-      }
-      return exit_error;
+      return fail(e, true);
     }
   } catch (const std::exception& e) {
     // The Environment itself failed (a plug-in that does not load, say).

@@ -117,3 +117,39 @@ if(Python3_Interpreter_FOUND)
     endforeach()
   endforeach()
 endif()
+
+# A failure on one process only, injected on each process in turn, ends the run on every process
+# with one line naming that process and a non-zero exit: never a hang (the others learn of it in
+# their next wait). Device out of memory inside a launch (Cannon and Jacobi), a host allocation
+# that fails on one process (Jacobi's tile).
+foreach(r 0 1 2 3)
+  set(devs "")
+  foreach(p 0 1 2 3)
+    if(p EQUAL r)
+      list(APPEND devs "emu:0(mem=256KiB)")
+    else()
+      list(APPEND devs "cpu")
+    endif()
+  endforeach()
+  string(REPLACE ";" "," devs "${devs}")
+  if(r EQUAL 0)
+    set(who "")
+  else()
+    set(who "rank ${r}: ")
+  endif()
+  hit_app_error(cannon fail_launch_on_rank${r} "${who}device emu:0\\(mem=256KiB\\).*out of memory"
+                "--n|512|--devices|${devs}")
+  hit_app_error(jacobi fail_launch_on_rank${r} "${who}device emu:0\\(mem=256KiB\\).*out of memory"
+                "--n|512|--devices|${devs}")
+  set(w "")
+  foreach(p 0 1 2 3)
+    if(p EQUAL r)
+      list(APPEND w 1000000000)
+    else()
+      list(APPEND w 1)
+    endif()
+  endforeach()
+  string(REPLACE ";" "," w "${w}")
+  hit_app_error(jacobi fail_alloc_on_rank${r} "${who}cannot allocate [0-9]+ bytes of host memory"
+                "--n|1000000|--topology|array|--layout|weighted:w=${w}")
+endforeach()

@@ -30,4 +30,15 @@ void collectively(MPI_Comm comm, F&& fn) {
 // Throws Error(mpi) naming `what` when an MPI call did not return MPI_SUCCESS.
 void check_mpi(int code, const char* what);
 
+// Completes `count` requests while watching for failures other processes announce
+// (Environment::announce_failure): when one arrives, the receives still pending are cancelled and
+// its Error is thrown, instead of waiting forever for a process that has left. Every wait of the
+// library goes through here. Without an Environment it is MPI_Waitall.
+// `point_to_point`: the requests are sends and receives, which may be cancelled; the request of
+// a nonblocking collective may not be, and is left behind.
+void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_point = true);
+// A barrier and a reduction that wait the same way.
+void barrier(MPI_Comm comm);
+void allreduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+
 }  // namespace hit

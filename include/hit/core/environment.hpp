@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hit/core/config.hpp"
+#include "hit/core/error.hpp"
 
 namespace hit {
 
@@ -50,17 +51,32 @@ class Environment {
   void load_plugins(const std::string& path_list);
   const std::vector<std::string>& loaded_plugins() const noexcept { return plugin_files_; }
 
+  // Failure notices: a process that fails where the others cannot know (a device out of memory
+  // in a launch, an allocation, a file it alone reads) tells them, so they stop waiting for it.
+  // announce_failure sends `message` to every other process (once; later calls do nothing);
+  // check_announcements throws, as an Error known everywhere, the first failure another process
+  // announced ("rank r: message"), and returns when none arrived. The library's waits
+  // (hit::wait_all) call it while they wait.
+  void announce_failure(ErrorKind kind, const std::string& message) noexcept;
+  void check_announcements();
+  bool announced() const noexcept { return announced_; }
+
   // The live Environment; throws Error(internal) when there is none.
   static Environment& current();
   static bool exists() noexcept;
 
  private:
   void init(int* argc, char*** argv);
+  void release() noexcept;  // plug-ins, communicators, MPI itself
 
   bool owns_mpi_ = false;
   int rank_ = 0;
   int size_ = 1;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm notices_ = MPI_COMM_NULL;  // failure notices only (never matches library traffic)
+  bool announced_ = false;
+  std::vector<char> announcement_;
+  std::vector<MPI_Request> announcement_sends_;
   Config config_;
   std::vector<void*> plugin_handles_;
   std::vector<std::string> plugin_files_;

@@ -29,9 +29,18 @@ class Error : public std::runtime_error {
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
 
   ErrorKind kind() const noexcept { return kind_; }
+  // Every process throws this Error (it was agreed, or announced by the process that failed):
+  // nobody needs to be told of it.
+  bool everywhere() const noexcept { return everywhere_; }
+  static Error everywhere(ErrorKind kind, const std::string& message) {
+    Error e(kind, message);
+    e.everywhere_ = true;
+    return e;
+  }
 
  private:
   ErrorKind kind_;
+  bool everywhere_ = false;
 };
 
 // Throws an Error of `kind` when `condition` is false. For argument checks that read as sentences.

@@ -1,6 +1,7 @@
 #pragma once
-// Files the programs write. Writing a whole file so that a failure never leaves a partial file under the final name: the
-// text goes to `<path>.tmp.<pid>` and is renamed to `path` on success (DESIGN §8, §9).
+// Files the programs write. Writing a whole file so that a failure never leaves a partial file
+// under the final name: the text goes to `<path>.tmp.<pid>` and is renamed to `path` on success
+// (DESIGN §8, §9).
 
 #include <string>
 #include <string_view>
