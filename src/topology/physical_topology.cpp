@@ -12,10 +12,10 @@
 #include <random>
 #include <set>
 
+#include "core/log_format.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/core/log.hpp"
 #include "hit/device_params.hpp"
 #include "topology/physical_detail.hpp"
 
