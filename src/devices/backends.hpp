@@ -6,12 +6,21 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "hit/device.hpp"
+#include "topology/device_kind_format.hpp"
 
 namespace hit {
 class DeviceShare;
+
+// TEMPORARY, for src/devices/launch.cpp only: it still compares Partition::device_kind() with
+// to_string(dev.kind()), from when partitions held the kind as text. Remove this once launch.cpp
+// compares the two DeviceKind values directly; nothing else may use it.
+inline bool operator==(DeviceKind kind, std::string_view name) noexcept {
+  return to_string(kind) == name;
 }
+}  // namespace hit
 
 namespace hit::detail {
 

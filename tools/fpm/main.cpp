@@ -122,7 +122,7 @@ std::string now_iso() {
 // The output file of one rank: {rank} is the rank, {device} its device ("emu2", "cuda0", "cpu1").
 std::string output_path(const std::string& pattern, const hit::RankPlacement& r) {
   return replace_all(replace_all(pattern, "{rank}", std::to_string(r.rank)), "{device}",
-                     fmt::format("{}{}", r.device.kind, r.device.index));
+                     fmt::format("{}{}", hit::to_string(r.device.kind), r.device.index));
 }
 
 int run_build(hit::Environment& env, const BuildOptions& o) {
