@@ -198,7 +198,7 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
                    static_cast<long long>(ds[k]));
       std::fflush(stderr);
     }
-    fpm::detail::Measurement m = fpm::detail::measure(kernel, d, precision, topo.node_comm());
+    const fpm::Measurement m = fpm::measure(kernel, d, precision, topo.node_comm());
     std::exception_ptr failure = m.failure;
     if (failure) {
       try {
@@ -214,7 +214,7 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
       }
     }
     hit::agree(env.comm(), failure);
-    if (!m.failure && !m.peer_failed && d > 0) model.add(m.point);
+    if (m.measured()) model.add(m.point);
   }
   if (progress)
     std::fprintf(stderr, "\r[%s] %zu/%zu done%20s\n", std::string(30, '#').c_str(), ds.size(),
