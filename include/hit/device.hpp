@@ -23,11 +23,6 @@ namespace hit {
 
 class Environment;
 
-enum class DeviceKind { cpu, cuda, emu };
-std::string_view to_string(DeviceKind kind) noexcept;
-// Error(device) naming the kinds there are.
-DeviceKind device_kind(std::string_view name);
-
 static_assert(view_max_rank == max_rank, "View and Shape must agree on the largest rank");
 
 // The array indices a view covers.

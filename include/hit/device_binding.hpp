@@ -15,12 +15,14 @@
 #include <string_view>
 #include <vector>
 
+#include "hit/device_kind.hpp"
+
 namespace hit {
 
 struct DeviceBinding {
-  std::string kind = "cpu";  // cpu, cuda or emu
+  DeviceKind kind = DeviceKind::cpu;
   static constexpr int any_index = -1;
-  int index = 0;             // which device of that kind on the node; any_index: not given
+  int index = 0;  // which device of that kind on the node; any_index: not given
   std::map<std::string, std::string> params;
 
   // Canonical text of one device, e.g. "emu:0(mem=64MiB,slowdown=4)" (no ":index" for any_index).

@@ -68,9 +68,8 @@ struct DeviceParams {
   static DeviceParams of(const DeviceBinding& binding);
 };
 
-// The device kinds and the parameters each accepts (for errors, --help and hit-info).
-const std::vector<std::string>& device_kinds();
-const std::vector<ParamInfo>& device_params(std::string_view kind);
+// The parameters each device kind accepts (for errors, --help and hit-info).
+const std::vector<ParamInfo>& device_params(DeviceKind kind);
 
 // Text for a whole binding list, runs of equal bindings compressed: "cuda:0*3,cuda:1".
 std::string format_device_spec(const std::vector<DeviceBinding>& bindings);

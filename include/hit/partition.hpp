@@ -21,6 +21,7 @@
 
 #include "hit/core/registry.hpp"
 #include "hit/core/spec.hpp"
+#include "hit/device_kind.hpp"
 #include "hit/shape.hpp"
 
 namespace hit {
@@ -61,7 +62,7 @@ class AccessPattern {
 
 // What a partition plug-in knows about the device of the rank.
 struct PartitionDevice {
-  std::string kind = "cpu";
+  DeviceKind kind = DeviceKind::cpu;
   int index = 0;
   int cores = 1;                                                       // host cores of the rank
   std::uint64_t capacity = std::numeric_limits<std::uint64_t>::max();  // device bytes
@@ -94,11 +95,11 @@ class Partition {
   // Blocks of `block` extents (one per axis of `domain`, each >= 1) tiling `domain`; `grid` blocks
   // per axis (empty: just enough to cover it; more: the extra blocks are idle). Error(plugin) when
   // the blocks would not cover the domain.
-  Partition(std::string spec, std::string device_kind, Shape domain, std::vector<index_t> block,
+  Partition(std::string spec, DeviceKind device_kind, Shape domain, std::vector<index_t> block,
             std::vector<index_t> grid = {});
 
   const std::string& spec() const noexcept { return spec_; }
-  const std::string& device_kind() const noexcept { return kind_; }
+  DeviceKind device_kind() const noexcept { return kind_; }
   const Shape& domain() const noexcept { return domain_; }
   int rank() const noexcept { return domain_.rank(); }
 
@@ -148,7 +149,7 @@ class Partition {
 
  private:
   std::string spec_;
-  std::string kind_;
+  DeviceKind kind_ = DeviceKind::cpu;
   Shape domain_;
   std::vector<index_t> block_;
   std::vector<index_t> grid_;

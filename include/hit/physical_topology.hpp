@@ -95,7 +95,7 @@ struct RankPlacement {
   int sharing = 1;          // ranks of its node bound to the same device, itself included
   std::string description;  // e.g. "NVIDIA H200 (139.8 GiB)", "emulated accelerator (mem=…)"
 
-  bool emulated() const noexcept { return device.kind == "emu"; }
+  bool emulated() const noexcept { return device.kind == DeviceKind::emu; }
   // "cuda:0", "emu:0 [emulated]", …
   std::string label() const;
 };

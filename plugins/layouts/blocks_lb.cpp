@@ -37,7 +37,8 @@ std::vector<bool> fast_processes(const LayoutRequest& request) {
   const auto list = request.spec.get("fast");
   if (!list) {
     for (int p = 0; p < procs; ++p) {
-      fast[static_cast<std::size_t>(p)] = devices[static_cast<std::size_t>(p)].kind != "cpu";
+      fast[static_cast<std::size_t>(p)] =
+          devices[static_cast<std::size_t>(p)].kind != DeviceKind::cpu;
     }
     return fast;
   }
@@ -58,8 +59,8 @@ std::vector<bool> fast_processes(const LayoutRequest& request) {
       continue;
     }
     const auto colon = item.find(':');
-    const std::string kind = item.substr(0, colon);
-    if (kind != "cpu" && kind != "cuda" && kind != "emu") throw bad("is not a rank or a device");
+    const std::optional<DeviceKind> kind = parse_device_kind(item.substr(0, colon));
+    if (!kind) throw bad("is not a rank or a device");
     std::optional<int> index;
     if (colon != std::string::npos) {
       const std::string digits = item.substr(colon + 1);
@@ -72,7 +73,8 @@ std::vector<bool> fast_processes(const LayoutRequest& request) {
     }
     for (int p = 0; p < procs; ++p) {
       const DeviceBinding& d = devices[static_cast<std::size_t>(p)];
-      if (d.kind == kind && (!index || d.index == *index)) fast[static_cast<std::size_t>(p)] = true;
+      if (d.kind == *kind && (!index || d.index == *index))
+        fast[static_cast<std::size_t>(p)] = true;
     }
   }
   return fast;

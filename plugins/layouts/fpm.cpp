@@ -41,7 +41,8 @@ class FpmLayout final : public LayoutPlugin {
   std::vector<ParamInfo> params() const override {
     return {{"models",
              "model files (hit-fpm build), one per coordinate of topology axis `axis`; default: "
-             "the `model` parameter of every process's device",
+             "the \"model\" entry of every process's DeviceBinding params (set in code: --devices "
+             "has no such parameter)",
              ""},
             {"axis", "the shape and topology axis to split", "0"},
             {"algorithm", "even, proportional, geometric, numerical, exact or dp", "geometric"},
@@ -111,8 +112,9 @@ class FpmLayout final : public LayoutPlugin {
     if (!from_devices || files.empty()) {
       throw Error(ErrorKind::plugin,
                   fmt::format("layout '{}' needs models=FILE,... (one model file per coordinate "
-                              "of topology axis {}, e.g. from hit-fpm build), or a model=FILE "
-                              "parameter on the device of every process of a 1-D topology",
+                              "of topology axis {}, e.g. from hit-fpm build), or, on a 1-D "
+                              "topology, a \"model\" entry in the params of every process's "
+                              "DeviceBinding, which only code can set",
                               spec, axis));
     }
     return files;

@@ -92,7 +92,7 @@ Partition blocks_partition(const PartitionRequest& r, const std::string& spec_te
   int threads = 1;
   if (spec.has("block")) {
     block = parse_block(spec, rank);
-  } else if (r.device.kind == "cuda") {
+  } else if (r.device.kind == DeviceKind::cuda) {
     const auto t = spec.get_int("threads", 512);
     if (t < 1 || t > r.device.max_threads_per_block) {
       throw Error(ErrorKind::plugin,
@@ -113,7 +113,7 @@ Partition blocks_partition(const PartitionRequest& r, const std::string& spec_te
     block.push_back(per);
     for (int k = 1; k < rank; ++k) block.push_back(std::max<index_t>(1, r.domain.extent(k)));
   }
-  if (r.device.kind == "cuda") {
+  if (r.device.kind == DeviceKind::cuda) {
     index_t total = 1;
     for (index_t b : block) total *= b;
     if (total > r.device.max_threads_per_block) {
@@ -132,7 +132,7 @@ Partition blocks_partition(const PartitionRequest& r, const std::string& spec_te
   }
   grid.back() += extra;
   Partition p(spec_text, r.device.kind, r.domain, block, grid);
-  if (r.device.kind != "cuda") {
+  if (r.device.kind != DeviceKind::cuda) {
     p.set_threads(static_cast<int>(
         std::max<std::int64_t>(1, std::min<std::int64_t>(threads, p.block_count()))));
   }

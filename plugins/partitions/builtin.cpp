@@ -10,9 +10,15 @@ void register_builtin_partitions(PartitionRegistry& registry) {
   register_out_of_core_partition(registry);
 }
 
-std::size_t default_row_alignment(const std::string& kind) {
-  if (kind == "cuda") return 128;
-  if (kind == "emu") return 64;
+std::size_t default_row_alignment(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::cuda:
+      return 128;
+    case DeviceKind::emu:
+      return 64;
+    case DeviceKind::cpu:
+      return 0;
+  }
   return 0;
 }
 

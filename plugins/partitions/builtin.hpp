@@ -28,6 +28,6 @@ Partition blocks_partition(const PartitionRequest& request, const std::string& s
 
 // Default row alignment of staged tiles: 128 B on cuda (coalesced rows), 64 B (a cache line) on
 // emu, none on cpu (nothing is staged).
-std::size_t default_row_alignment(const std::string& kind);
+std::size_t default_row_alignment(DeviceKind kind);
 
 }  // namespace hit::detail

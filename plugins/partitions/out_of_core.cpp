@@ -31,7 +31,7 @@ class OutOfCorePartition final : public PartitionPlugin {
       return Error(ErrorKind::plugin, fmt::format("partition '{}': {}", spec.str(), why));
     };
     const std::string inner =
-        spec.get_string("inner", r.device.kind == "cuda" ? "blocks" : "threads");
+        spec.get_string("inner", r.device.kind == DeviceKind::cuda ? "blocks" : "threads");
     PartitionRequest inner_request = r;
     inner_request.spec = Spec(inner);
     Partition p;

@@ -6,7 +6,7 @@
 namespace hit::detail {
 
 Partition single_partition(const PartitionRequest& r, const std::string& spec) {
-  if (r.device.kind == "cuda") return default_cuda_partition(r, spec);
+  if (r.device.kind == DeviceKind::cuda) return default_cuda_partition(r, spec);
   std::vector<index_t> block;
   for (int k = 0; k < r.domain.rank(); ++k)
     block.push_back(std::max<index_t>(1, r.domain.extent(k)));

@@ -9,7 +9,7 @@
 namespace hit::detail {
 
 Partition threads_partition(const PartitionRequest& r, const std::string& spec, int threads) {
-  if (r.device.kind == "cuda") return default_cuda_partition(r, spec);
+  if (r.device.kind == DeviceKind::cuda) return default_cuda_partition(r, spec);
   const index_t rows = r.domain.extent(0);
   const index_t t = std::max<index_t>(1, std::min<index_t>(threads, std::max<index_t>(rows, 1)));
   std::vector<index_t> block{std::max<index_t>(1, (rows + t - 1) / t)};

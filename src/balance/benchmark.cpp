@@ -13,7 +13,6 @@
 #include "hit/fpm/statistics.hpp"
 
 namespace hit::fpm {
-namespace detail {
 namespace {
 
 void validate(const BenchmarkKernel& kernel, std::int64_t d, const Precision& p) {
@@ -237,8 +236,6 @@ Measurement measure(const BenchmarkKernel& kernel, std::int64_t d, const Precisi
   return m;
 }
 
-}  // namespace detail
-
 std::int64_t units_that_fit(const BenchmarkKernel& kernel, std::uint64_t bytes) {
   if (!kernel.device_bytes) return unlimited;
   constexpr std::int64_t most = std::int64_t{1} << 40;
@@ -260,7 +257,7 @@ std::int64_t units_that_fit(const BenchmarkKernel& kernel, std::uint64_t bytes) 
 
 Point benchmark(const BenchmarkKernel& kernel, std::int64_t d, const Precision& precision,
                 MPI_Comm sync_comm) {
-  detail::Measurement m = detail::measure(kernel, d, precision, sync_comm);
+  Measurement m = measure(kernel, d, precision, sync_comm);
   if (m.failure) std::rethrow_exception(m.failure);
   if (m.peer_failed) {
     throw Error(m.peer_kind, fmt::format("benchmark of '{}' at d = {} stopped: {}", kernel.name, d,

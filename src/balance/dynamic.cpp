@@ -391,11 +391,11 @@ DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const Benc
   collectively(comm, [&] { ensure_started(ctx); });
 
   const std::int64_t d = ctx.dist.parts[static_cast<std::size_t>(rank)].d;
-  detail::Measurement m = detail::measure(kernel, d, precision, sync_comm);
+  const Measurement m = measure(kernel, d, precision, sync_comm);
   const bool oom = m.failure && is_out_of_memory(m.failure);
   agree(comm, oom ? nullptr : m.failure);
 
-  const bool measured = !m.failure && !m.peer_failed && d > 0;
+  const bool measured = m.measured();
   const double mine[6] = {
       static_cast<double>(d), m.point.t,           static_cast<double>(m.point.reps), m.point.ci,
       oom ? 1.0 : 0.0,        measured ? 1.0 : 0.0};
@@ -423,12 +423,12 @@ DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const Benchmark
   std::vector<Observation> obs(devices.size());
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const std::int64_t d = ctx.dist.parts[i].d;
-    detail::Measurement m = detail::measure(devices[i], d, precision, MPI_COMM_NULL);
+    const Measurement m = measure(devices[i], d, precision, MPI_COMM_NULL);
     if (m.failure) {
       if (!is_out_of_memory(m.failure)) std::rethrow_exception(m.failure);
       obs[i].out_of_memory = true;
     } else {
-      obs[i].measured = d > 0;
+      obs[i].measured = m.measured();
     }
     obs[i].point = m.point;
   }

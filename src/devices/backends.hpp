@@ -6,12 +6,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "hit/device.hpp"
-
-namespace hit {
-class DeviceShare;
-}
+#include "topology/device_kind_format.hpp"
 
 namespace hit::detail {
 

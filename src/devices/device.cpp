@@ -11,26 +11,6 @@
 
 namespace hit {
 
-std::string_view to_string(DeviceKind kind) noexcept {
-  switch (kind) {
-    case DeviceKind::cpu:
-      return "cpu";
-    case DeviceKind::cuda:
-      return "cuda";
-    case DeviceKind::emu:
-      return "emu";
-  }
-  return "?";
-}
-
-DeviceKind device_kind(std::string_view name) {
-  if (name == "cpu") return DeviceKind::cpu;
-  if (name == "cuda") return DeviceKind::cuda;
-  if (name == "emu") return DeviceKind::emu;
-  throw Error(ErrorKind::device,
-              fmt::format("unknown device kind '{}' (known kinds: cpu, cuda, emu)", name));
-}
-
 Device::Device(DeviceKind kind, DeviceBinding binding, int cores)
     : kind_(kind), binding_(std::move(binding)), cores_(std::max(1, cores)) {}
 
@@ -79,7 +59,7 @@ void Device::reset_counters() {
 }
 
 std::unique_ptr<Device> make_device(const DeviceBinding& binding, int cores, DeviceShare* share) {
-  switch (device_kind(binding.kind)) {
+  switch (binding.kind) {
     case DeviceKind::cpu:
       return detail::make_cpu_device(binding, cores);
     case DeviceKind::emu:

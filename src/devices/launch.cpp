@@ -773,7 +773,7 @@ LaunchRecord run_launch(
     none.partition = partition.spec();
     return none;
   }
-  if (partition.device_kind() != to_string(dev.kind())) {
+  if (partition.device_kind() != dev.kind()) {
     throw Error(
         ErrorKind::device,
         fmt::format("launch of '{}': partition '{}' was made for a {} device, but this rank "

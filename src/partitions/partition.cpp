@@ -151,17 +151,21 @@ PartitionDevice PartitionDevice::of(Environment& env) {
     d.cores = std::max(1, std::stoi(it->second));
   }
   const NodeDescription& node = topo.my_node();
-  if (d.kind == "cuda") {
-    for (const auto& g : node.gpus) {
-      if (g.index == d.index) {
-        d.capacity = g.memory_bytes;
-        d.multiprocessors = g.multiprocessors;
+  switch (d.kind) {
+    case DeviceKind::cuda:
+      for (const auto& g : node.gpus) {
+        if (g.index == d.index) {
+          d.capacity = g.memory_bytes;
+          d.multiprocessors = g.multiprocessors;
+        }
       }
-    }
-  } else if (d.kind == "emu") {
-    if (auto mem = DeviceParams::of(me.device).mem) d.capacity = *mem;
-  } else {
-    d.capacity = node.host.memory_bytes / static_cast<std::uint64_t>(std::max(1, me.node_size));
+      break;
+    case DeviceKind::emu:
+      if (auto mem = DeviceParams::of(me.device).mem) d.capacity = *mem;
+      break;
+    case DeviceKind::cpu:
+      d.capacity = node.host.memory_bytes / static_cast<std::uint64_t>(std::max(1, me.node_size));
+      break;
   }
   return d;
 }
@@ -182,12 +186,9 @@ std::string dims_text(const std::vector<index_t>& v) {
 
 }  // namespace
 
-Partition::Partition(std::string spec, std::string device_kind, Shape domain,
+Partition::Partition(std::string spec, DeviceKind device_kind, Shape domain,
                      std::vector<index_t> block, std::vector<index_t> grid)
-    : spec_(std::move(spec)),
-      kind_(std::move(device_kind)),
-      domain_(domain),
-      block_(std::move(block)) {
+    : spec_(std::move(spec)), kind_(device_kind), domain_(domain), block_(std::move(block)) {
   const auto fail = [&](const std::string& why) {
     return Error(ErrorKind::plugin,
                  fmt::format("partition '{}' of {}: {}", spec_, domain_.str(), why));
@@ -386,12 +387,13 @@ Partition Partition::chunk(std::size_t i) const {
 std::string Partition::str() const {
   index_t extras = 0;
   for (index_t e : extra_) extras += e;
-  std::string out = fmt::format("{} on {}: {} in {} blocks, grid {}", spec_, kind_, domain_.str(),
-                                dims_text(block_), dims_text(grid_));
+  std::string out = fmt::format("{} on {}: {} in {} blocks, grid {}", spec_, to_string(kind_),
+                                domain_.str(), dims_text(block_), dims_text(grid_));
   if (extras > 0 && !extra_.empty()) {
     out += fmt::format(" ({} extra per row)", extra_.back());
   }
-  if (kind_ != "cuda") out += fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s");
+  if (kind_ != DeviceKind::cuda)
+    out += fmt::format(", {} thread{}", threads_, threads_ == 1 ? "" : "s");
   if (row_alignment_ > 0) out += fmt::format(", rows aligned to {} B", row_alignment_);
   if (pad_to_blocks_) out += ", padded to whole blocks";
   if (!chunks_.empty()) {

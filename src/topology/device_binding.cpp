@@ -9,6 +9,8 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <ostream>
 
 #include "hit/core/error.hpp"
 #include "hit/device_params.hpp"
@@ -262,12 +264,17 @@ std::string SlowdownProfile::str() const {
 
 // ---- kinds and parameters ----------------------------------------------------------------------
 
-const std::vector<std::string>& device_kinds() {
-  static const std::vector<std::string> kinds = {"cpu", "cuda", "emu"};
-  return kinds;
+DeviceKind device_kind(std::string_view name) {
+  if (const auto kind = parse_device_kind(name)) return *kind;
+  throw Error(ErrorKind::device,
+              fmt::format("unknown device kind '{}' (known kinds: cpu, cuda, emu)", name));
 }
 
-const std::vector<ParamInfo>& device_params(std::string_view kind) {
+std::ostream& operator<<(std::ostream& out, DeviceKind kind) {
+  return out << to_string(kind);
+}
+
+const std::vector<ParamInfo>& device_params(DeviceKind kind) {
   static const ParamInfo cores{"cores", "host cores the rank uses (threads, BLAS, pinning)", ""};
   static const std::vector<ParamInfo> cpu = {cores};
   static const std::vector<ParamInfo> cuda = {cores};
@@ -281,10 +288,15 @@ const std::vector<ParamInfo>& device_params(std::string_view kind) {
        "wall"},
       cores,
   };
+  switch (kind) {
+    case DeviceKind::cpu:
+      return cpu;
+    case DeviceKind::cuda:
+      return cuda;
+    case DeviceKind::emu:
+      return emu;
+  }
   static const std::vector<ParamInfo> none;
-  if (kind == "cpu") return cpu;
-  if (kind == "cuda") return cuda;
-  if (kind == "emu") return emu;
   return none;
 }
 
@@ -323,7 +335,7 @@ std::string_view device_spec_grammar() {
 }
 
 std::string DeviceBinding::str() const {
-  std::string out = kind;
+  std::string out(to_string(kind));
   if (index != any_index) out += ":" + std::to_string(index);
   if (!params.empty()) {
     out += '(';
@@ -378,14 +390,14 @@ class SpecParser {
                        ? fmt::format("expected a device kind, found '{}'", text_[pos_])
                        : std::string("expected a device kind"));
     }
-    const auto& kinds = device_kinds();
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+    const std::optional<DeviceKind> known = parse_device_kind(kind);
+    if (!known) {
       throw Error(ErrorKind::device,
                   fmt::format("device spec '{}': unknown device kind '{}' (known kinds: cpu, cuda, "
                               "emu; grammar: {})",
                               original_, kind, device_spec_grammar()));
     }
-    b.kind = kind;
+    b.kind = *known;
     b.index = DeviceBinding::any_index;
     if (peek(':')) {
       ++pos_;
@@ -427,8 +439,8 @@ class SpecParser {
       if (!known) {
         std::string list;
         for (const auto& p : allowed) list += (list.empty() ? "" : ", ") + p.key;
-        throw value_error(
-            fmt::format("device kind '{}' has no parameter '{}' (allowed: {})", b.kind, key, list));
+        throw value_error(fmt::format("device kind '{}' has no parameter '{}' (allowed: {})",
+                                      to_string(b.kind), key, list));
       }
       if (b.params.count(key) != 0)
         throw value_error(fmt::format("parameter '{}' given twice", key));

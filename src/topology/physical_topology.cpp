@@ -12,10 +12,10 @@
 #include <random>
 #include <set>
 
+#include "core/log_format.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/core/log.hpp"
 #include "hit/device_params.hpp"
 #include "topology/physical_detail.hpp"
 
@@ -49,10 +49,10 @@ std::vector<DeviceBinding> default_node_bindings(int ranks_on_node, const NodeRe
   for (int r = 0; r < ranks_on_node; ++r) {
     DeviceBinding b;
     if (node.gpus > 0) {
-      b.kind = "cuda";
+      b.kind = DeviceKind::cuda;
       b.index = r % node.gpus;
     } else {
-      b.kind = "cpu";
+      b.kind = DeviceKind::cpu;
       b.index = r;
     }
     out.push_back(b);
@@ -68,18 +68,18 @@ std::vector<DeviceBinding> resolve_node_bindings(const std::vector<DeviceBinding
   }
   std::vector<DeviceBinding> out = wanted;
   // Explicit cpu/emu indices are taken; index-less ones fill the gaps from 0 upwards.
-  std::map<std::string, std::set<int>> taken;
+  std::map<DeviceKind, std::set<int>> taken;
   for (const auto& b : wanted) {
     if (b.index != DeviceBinding::any_index) taken[b.kind].insert(b.index);
   }
-  std::map<std::string, int> next;
+  std::map<DeviceKind, int> next;
   int next_gpu = 0;
   int cpu_ranks = 0;
-  for (const auto& b : wanted) cpu_ranks += b.kind == "cpu" ? 1 : 0;
+  for (const auto& b : wanted) cpu_ranks += b.kind == DeviceKind::cpu ? 1 : 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
     DeviceBinding& b = out[i];
     const int rank = ranks[i];
-    if (b.kind == "cuda") {
+    if (b.kind == DeviceKind::cuda) {
       if (node.gpus == 0) {
         throw Error(ErrorKind::device,
                     fmt::format("rank {} is bound to {} but {}; bind it to cpu or emu instead",
@@ -92,12 +92,12 @@ std::vector<DeviceBinding> resolve_node_bindings(const std::vector<DeviceBinding
                     fmt::format("rank {} is bound to {}, which does not exist: {}", rank, b.str(),
                                 gpu_count_text(node)));
       }
-    } else if (b.kind == "cpu" || b.kind == "emu") {
+    } else {  // cpu or emu
       if (b.index == DeviceBinding::any_index) {
         int& n = next[b.kind];
         while (taken[b.kind].count(n) != 0) ++n;
         b.index = n++;
-      } else if (b.kind == "cpu" && b.index >= std::max(node.cores, cpu_ranks)) {
+      } else if (b.kind == DeviceKind::cpu && b.index >= std::max(node.cores, cpu_ranks)) {
         throw Error(
             ErrorKind::device,
             fmt::format("rank {} is bound to {}, which does not exist: node {} ({}) has {} "
@@ -105,16 +105,12 @@ std::vector<DeviceBinding> resolve_node_bindings(const std::vector<DeviceBinding
                         rank, b.str(), node.node, node.host, node.cores, node.cores == 1 ? "" : "s",
                         cpu_ranks, cpu_ranks == 1 ? "" : "s", std::max(node.cores, cpu_ranks) - 1));
       }
-    } else {
-      throw Error(ErrorKind::device, fmt::format("rank {}: unknown device kind '{}' (known kinds: "
-                                                 "cpu, cuda, emu)",
-                                                 rank, b.kind));
     }
   }
   // One emulated device has one capacity, bandwidth and speed, whoever names it.
   std::map<int, std::size_t> first_emu;
   for (std::size_t i = 0; i < out.size(); ++i) {
-    if (out[i].kind != "emu") continue;
+    if (out[i].kind != DeviceKind::emu) continue;
     auto [it, inserted] = first_emu.emplace(out[i].index, i);
     if (inserted) continue;
     const DeviceBinding& a = out[it->second];
@@ -138,7 +134,7 @@ std::vector<std::vector<int>> assign_node_cores(const std::vector<DeviceBinding>
   const int r = std::max<int>(1, static_cast<int>(resolved.size()));
   int cpu_groups = 0;
   for (const auto& b : resolved) {
-    if (b.kind == "cpu") cpu_groups = std::max(cpu_groups, b.index + 1);
+    if (b.kind == DeviceKind::cpu) cpu_groups = std::max(cpu_groups, b.index + 1);
   }
   // Group g of n: [g*c/n, (g+1)*c/n), at least one core (shared when n > c).
   const auto group = [c](int g, int n) {
@@ -154,7 +150,7 @@ std::vector<std::vector<int>> assign_node_cores(const std::vector<DeviceBinding>
   for (std::size_t i = 0; i < resolved.size(); ++i) {
     const DeviceBinding& b = resolved[i];
     std::vector<int> cores =
-        b.kind == "cpu" ? group(b.index, cpu_groups) : group(static_cast<int>(i), r);
+        b.kind == DeviceKind::cpu ? group(b.index, cpu_groups) : group(static_cast<int>(i), r);
     if (auto it = b.params.find("cores"); it != b.params.end()) {
       const int want = std::stoi(it->second);
       const int start = cores.front();
@@ -235,7 +231,7 @@ bool truthy(const std::string& v) {
 }
 
 std::string describe(const DeviceBinding& b, const NodeDescription& node, int cores) {
-  if (b.kind == "cuda") {
+  if (b.kind == DeviceKind::cuda) {
     for (const auto& g : node.gpus) {
       if (g.index == b.index) {
         return fmt::format("{} ({}, sm_{}{})", g.name,
@@ -245,7 +241,7 @@ std::string describe(const DeviceBinding& b, const NodeDescription& node, int co
     }
     return "CUDA GPU";
   }
-  if (b.kind == "emu") {
+  if (b.kind == DeviceKind::emu) {
     const DeviceParams p = DeviceParams::of(b);
     return fmt::format(
         "emulated accelerator (mem={}, bw={}, slowdown={}; runs the cpu kernels on "
@@ -421,7 +417,7 @@ void PhysicalTopology::build(Environment& env) {
     }
     const std::string path =
         fmt::format("/tmp/hitmap-{}-{}-n{}-{}{}.lock", static_cast<long>(getuid()), run_id_,
-                    me.node, me.device.kind, me.device.index);
+                    me.node, to_string(me.device.kind), me.device.index);
     int fd = -1;
     collectively(comm, [&] {
       if (rank_ == leader_rank) fd = detail::create_share_file(path);

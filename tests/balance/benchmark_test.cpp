@@ -144,6 +144,35 @@ TEST(Benchmark, FailuresAreReportedAndCleanedUp) {
   EXPECT_EQ(dev->teardowns, 1);  // released although a repetition failed
 }
 
+// measure() reports what benchmark() throws, so a caller can go on after its own failure (hit-fpm
+// build takes an out-of-memory size as the device's capacity).
+TEST(Measure, ReportsFailuresInsteadOfThrowing) {
+  auto dev = sequence_device({0.5});
+  const Measurement ok = measure(kernel_of(dev), 40);
+  EXPECT_TRUE(ok.measured());
+  EXPECT_FALSE(ok.failure);
+  EXPECT_FALSE(ok.peer_failed);
+  EXPECT_EQ(ok.point, (Point{40, 0.5, 3, 0}));
+
+  const Measurement none = measure(kernel_of(dev), 0);
+  EXPECT_FALSE(none.measured());
+  EXPECT_FALSE(none.failure);
+  EXPECT_EQ(none.point, (Point{0, 0, 0, 0}));
+
+  dev->memory = 100;
+  Measurement oom;
+  EXPECT_NO_THROW(oom = measure(kernel_of(dev), 101));
+  EXPECT_FALSE(oom.measured());
+  EXPECT_FALSE(oom.peer_failed);
+  ASSERT_TRUE(oom.failure);
+  try {
+    std::rethrow_exception(oom.failure);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::out_of_memory);
+  }
+  EXPECT_EQ(oom.point.t, 0);
+}
+
 TEST(Benchmark, WallClockOfARealKernel) {
   BenchmarkKernel k;
   k.name = "sleep";

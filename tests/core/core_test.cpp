@@ -1,4 +1,4 @@
-// Core: plug-in spec strings, the registry, configuration, errors.
+// Core: plug-in spec strings, the registry, configuration, errors, logging.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,8 +7,12 @@
 #include "hit/core/config.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/log.hpp"
 #include "hit/core/registry.hpp"
 #include "hit/core/spec.hpp"
+
+// The library's private fmt overloads of the log functions, beside the public text ones.
+#include "core/log_format.hpp"
 
 namespace {
 
@@ -123,6 +127,24 @@ TEST(Error, KindsHaveNames) {
   const hit::Error e(hit::ErrorKind::io, "x");
   EXPECT_EQ(e.kind(), hit::ErrorKind::io);
   EXPECT_STREQ(e.what(), "x");
+}
+
+// The public functions take finished text (braces are not a format); the library's fmt overloads
+// write the same lines; nothing below the configured level is written.
+TEST(Log, TextAndFormattedMessagesFollowTheLevel) {
+  auto& config = hit::Environment::current().config();
+  config.set("log-level", "info");
+  ::testing::internal::CaptureStderr();
+  hit::log::info("plain {} text");
+  hit::log::info("formatted {} of {}", 3, "x");
+  hit::log::debug("not shown");
+  hit::log::debug("not shown {}", 1);
+  hit::log::rank(hit::log::Level::warn, "every rank");
+  const std::string out = ::testing::internal::GetCapturedStderr();
+  config.set("log-level", "warn");
+  EXPECT_EQ(out,
+            "hit info: plain {} text\nhit info: formatted 3 of x\n"
+            "hit warning: [rank 0/1] every rank\n");
 }
 
 }  // namespace

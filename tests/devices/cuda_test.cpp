@@ -40,7 +40,7 @@ class CudaTest : public ::testing::Test {
     const auto& node = hit::PhysicalTopology::of(env()).my_node();
     if (node.gpus.empty()) GTEST_SKIP() << "no CUDA GPU here: " << node.gpu_note;
     hit::DeviceBinding gpu;
-    gpu.kind = "cuda";
+    gpu.kind = hit::DeviceKind::cuda;
     gpu.index = 0;
     device_ = &hit::rebind_device(env(), gpu);
   }

@@ -2,10 +2,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <sstream>
 
 #include "hit/core/error.hpp"
 #include "hit/device_binding.hpp"
+#include "hit/device_kind.hpp"
 #include "hit/device_params.hpp"
 
 using ::testing::AllOf;
@@ -25,11 +28,41 @@ hit::Error error_of(const std::string& spec, int procs) {
 
 }  // namespace
 
+// One enum names the kinds everywhere; its text is what specs, labels and JSON spell.
+TEST(DeviceKind, NamesRoundTripAndUnknownNamesAreErrors) {
+  static_assert(hit::parse_device_kind("emu") == hit::DeviceKind::emu);
+  ASSERT_EQ(hit::device_kinds().size(), 3u);
+  for (const hit::DeviceKind kind : hit::device_kinds()) {
+    EXPECT_EQ(hit::parse_device_kind(hit::to_string(kind)), kind);
+    EXPECT_EQ(hit::device_kind(hit::to_string(kind)), kind);
+  }
+  EXPECT_EQ(hit::to_string(hit::DeviceKind::cpu), "cpu");
+  EXPECT_EQ(hit::to_string(hit::DeviceKind::cuda), "cuda");
+  EXPECT_EQ(hit::to_string(hit::DeviceKind::emu), "emu");
+  EXPECT_FALSE(hit::parse_device_kind("gpu").has_value());
+  EXPECT_FALSE(hit::parse_device_kind("CPU").has_value());  // exact names only, as in specs
+  std::ostringstream text;
+  text << hit::DeviceKind::cuda;
+  EXPECT_EQ(text.str(), "cuda");
+  try {
+    hit::device_kind("gpu");
+    ADD_FAILURE() << "no error for 'gpu'";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(e.kind(), hit::ErrorKind::device);
+    EXPECT_THAT(e.what(), HasSubstr("unknown device kind 'gpu' (known kinds: cpu, cuda, emu)"));
+  }
+  // The parameters each kind accepts follow the kind, not its spelling.
+  const auto& emu = hit::device_params(hit::DeviceKind::emu);
+  EXPECT_TRUE(std::any_of(emu.begin(), emu.end(), [](const auto& p) { return p.key == "mem"; }));
+  const auto& cpu = hit::device_params(hit::DeviceKind::cpu);
+  EXPECT_TRUE(std::none_of(cpu.begin(), cpu.end(), [](const auto& p) { return p.key == "mem"; }));
+}
+
 TEST(DeviceSpec, PaperScenarioA3B1) {
   const auto b = hit::parse_device_spec("cuda:0*3,cuda:1", 4);
   ASSERT_EQ(b.size(), 4u);
   for (int r = 0; r < 3; ++r) {
-    EXPECT_EQ(b[r].kind, "cuda");
+    EXPECT_EQ(b[r].kind, hit::DeviceKind::cuda);
     EXPECT_EQ(b[r].index, 0);
   }
   EXPECT_EQ(b[3].index, 1);
@@ -40,7 +73,7 @@ TEST(DeviceSpec, IndexLeftOutIsAny) {
   const auto b = hit::parse_device_spec("cpu*4", 4);
   ASSERT_EQ(b.size(), 4u);
   for (const auto& d : b) {
-    EXPECT_EQ(d.kind, "cpu");
+    EXPECT_EQ(d.kind, hit::DeviceKind::cpu);
     EXPECT_EQ(d.index, hit::DeviceBinding::any_index);
     EXPECT_EQ(d.str(), "cpu");
   }
@@ -49,12 +82,12 @@ TEST(DeviceSpec, IndexLeftOutIsAny) {
 TEST(DeviceSpec, EmulatedWithParametersAndMixedKinds) {
   const auto b = hit::parse_device_spec(" emu:0( slowdown=4, mem=512MiB )*2 , cpu*2 ", 4);
   ASSERT_EQ(b.size(), 4u);
-  EXPECT_EQ(b[0].kind, "emu");
+  EXPECT_EQ(b[0].kind, hit::DeviceKind::emu);
   EXPECT_EQ(b[0].index, 0);
   EXPECT_EQ(b[0].params.at("mem"), "512MiB");
   EXPECT_EQ(b[0].params.at("slowdown"), "4");
   EXPECT_EQ(b[0], b[1]);
-  EXPECT_EQ(b[2].kind, "cpu");
+  EXPECT_EQ(b[2].kind, hit::DeviceKind::cpu);
   // Keys in canonical (sorted) order, whatever order they were given in.
   EXPECT_EQ(b[0].str(), "emu:0(mem=512MiB,slowdown=4)");
   EXPECT_EQ(hit::format_device_spec(b), "emu:0(mem=512MiB,slowdown=4)*2,cpu*2");

@@ -258,7 +258,7 @@ TEST_F(LaunchTest, MissingImplementationNamesKernelDeviceAndWhatExists) {
 TEST_F(LaunchTest, PartitionForAnotherDeviceKindIsAnError) {
   bind("emu:0");
   hit::PartitionDevice gpu;
-  gpu.kind = "cuda";
+  gpu.kind = hit::DeviceKind::cuda;
   const hit::Shape shape = hit::Shape::parse("[0:4][0:4]");
   const auto p = hit::partition(env(), "blocks", gpu, shape);
   hit::Tile<double> t(shape);

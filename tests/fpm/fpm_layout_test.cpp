@@ -107,7 +107,9 @@ TEST_F(FpmLayout, ErrorsNameTheLayoutAndWhatIsWrong) {
     }
     return std::string("no error");
   };
-  EXPECT_THAT(message("fpm"), HasSubstr("needs models=FILE"));
+  // The devices' "model" entries are the alternative only code has (--devices has no such key).
+  EXPECT_THAT(message("fpm"),
+              AllOf(HasSubstr("needs models=FILE"), HasSubstr("which only code can set")));
   EXPECT_THAT(message("fpm:models=" + files({0, 1})),
               AllOf(HasSubstr("2 model files for the 3 coordinates")));
   EXPECT_THAT(message("fpm:models=" + files({0, 1}) + "," + (dir_ / "nope.csv").string()),

@@ -31,7 +31,7 @@ std::vector<hit::DeviceBinding> devices(std::initializer_list<std::pair<const ch
   std::vector<hit::DeviceBinding> out;
   for (const auto& [kind, index] : list) {
     hit::DeviceBinding d;
-    d.kind = kind;
+    d.kind = hit::device_kind(kind);
     d.index = index;
     out.push_back(d);
   }

@@ -108,6 +108,30 @@ TEST(MpiDynamicPartitioning, AFailureOnOneRankIsThrownOnAll) {
   }
 }
 
+// measure(), which reports instead of throwing: the failing rank gets its own error, every other
+// rank learns which rank failed and why, and no rank has a point.
+TEST(MpiBenchmark, MeasureReportsAFailureOnOneRankToAll) {
+  const World w;
+  auto dev = test::device_with_speed(w.speed());
+  BenchmarkKernel kernel = test::kernel_of(dev);
+  const int failing = w.size - 1;
+  if (w.rank == failing) {
+    kernel.timed_run = []() -> double { throw Error(ErrorKind::device, "device lost"); };
+  }
+  const Measurement m = measure(kernel, 100, Precision{}, w.comm);
+  EXPECT_FALSE(m.measured());
+  if (w.rank == failing) {
+    EXPECT_TRUE(m.failure);
+    EXPECT_FALSE(m.peer_failed);
+  } else {
+    EXPECT_FALSE(m.failure);
+    EXPECT_TRUE(m.peer_failed);
+    EXPECT_EQ(m.peer_kind, ErrorKind::device);
+    EXPECT_EQ(m.peer_error, "rank " + std::to_string(failing) +
+                                " of the synchronisation communicator: device lost");
+  }
+}
+
 TEST(MpiBenchmark, RanksWithDifferentWorkAndRepetitionsStayInStep) {
   const World w;
   auto dev = test::device_with_speed(w.speed());

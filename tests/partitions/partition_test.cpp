@@ -21,9 +21,9 @@ hit::Environment& env() {
 
 hit::PartitionDevice dev(const std::string& kind, int cores = 4) {
   hit::PartitionDevice d;
-  d.kind = kind;
+  d.kind = hit::device_kind(kind);
   d.cores = cores;
-  if (kind == "cuda") {
+  if (d.kind == hit::DeviceKind::cuda) {
     d.capacity = 16ull << 30;
     d.multiprocessors = 132;
   }

@@ -122,7 +122,7 @@ std::string now_iso() {
 // The output file of one rank: {rank} is the rank, {device} its device ("emu2", "cuda0", "cpu1").
 std::string output_path(const std::string& pattern, const hit::RankPlacement& r) {
   return replace_all(replace_all(pattern, "{rank}", std::to_string(r.rank)), "{device}",
-                     fmt::format("{}{}", r.device.kind, r.device.index));
+                     fmt::format("{}{}", hit::to_string(r.device.kind), r.device.index));
 }
 
 int run_build(hit::Environment& env, const BuildOptions& o) {
@@ -198,7 +198,7 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
                    static_cast<long long>(ds[k]));
       std::fflush(stderr);
     }
-    fpm::detail::Measurement m = fpm::detail::measure(kernel, d, precision, topo.node_comm());
+    const fpm::Measurement m = fpm::measure(kernel, d, precision, topo.node_comm());
     std::exception_ptr failure = m.failure;
     if (failure) {
       try {
@@ -214,7 +214,7 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
       }
     }
     hit::agree(env.comm(), failure);
-    if (!m.failure && !m.peer_failed && d > 0) model.add(m.point);
+    if (m.measured()) model.add(m.point);
   }
   if (progress)
     std::fprintf(stderr, "\r[%s] %zu/%zu done%20s\n", std::string(30, '#').c_str(), ds.size(),

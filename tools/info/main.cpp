@@ -59,7 +59,7 @@ nlohmann::json to_json(const hit::PhysicalTopology& topo) {
                      {"node_rank", r.node_rank},
                      {"host", r.host},
                      {"device", r.device.str()},
-                     {"kind", r.device.kind},
+                     {"kind", std::string(hit::to_string(r.device.kind))},
                      {"index", r.device.index},
                      {"params", r.device.params},
                      {"emulated", r.emulated()},
@@ -104,10 +104,10 @@ void print_human(const hit::PhysicalTopology& topo) {
   }
   if (topo.pinned()) std::printf("processes are pinned to their cores\n");
   std::printf("device kinds:");
-  for (const auto& kind : hit::device_kinds()) {
+  for (const hit::DeviceKind kind : hit::device_kinds()) {
     std::string keys;
     for (const auto& p : hit::device_params(kind)) keys += (keys.empty() ? "" : ", ") + p.key;
-    std::printf(" %s (%s)", kind.c_str(), keys.c_str());
+    std::printf(" %s (%s)", std::string(hit::to_string(kind)).c_str(), keys.c_str());
   }
   std::printf("\n");
 }

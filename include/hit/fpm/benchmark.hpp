@@ -1,9 +1,10 @@
 #pragma once
-// Kernel benchmarking (seed 001 §4.1, seed 000 §1.5): time a representative kernel for d
-// computation units, repeating it until the Student-t confidence interval of the mean is within
-// the asked precision, with timing spikes rejected by a median rule before the point is accepted.
-// Processes that share resources (a node) run each repetition together, after a barrier on
-// `sync_comm`, so the measurement includes their contention.
+// Kernel benchmarking, as FuPerMod does it (Clarke, Zhong, Rychkov, Lastovetsky, "FuPerMod: a
+// framework for optimal data partitioning"): time a representative kernel for d computation units,
+// repeating it until the Student-t confidence interval of the mean is within the asked precision,
+// with timing spikes rejected by a median rule before the point is accepted. Processes that share
+// resources (a node) run each repetition together, after a barrier on `sync_comm`, so the
+// measurement includes their contention.
 
 #include <mpi.h>
 
@@ -66,19 +67,28 @@ struct Precision {
 Point benchmark(const BenchmarkKernel& kernel, std::int64_t d, const Precision& precision = {},
                 MPI_Comm sync_comm = MPI_COMM_NULL);
 
-namespace detail {
-
-// benchmark() for the dynamic loops, which must tell their own failure from a peer's.
+// The outcome of benchmarking d units on this process, failures included, for callers that go on
+// after one: a model builder that takes a size the device cannot hold as its capacity (hit-fpm
+// build), the dynamic loops that lower a capacity and repartition.
 struct Measurement {
+  // {d, mean time, accepted repetitions, CI half-width}; t = 0 when nothing was measured.
   Point point;
-  std::exception_ptr failure;  // this process failed (its own error)
-  bool peer_failed = false;    // another process of sync_comm failed; no point measured
-  std::string peer_error;      // that failure, as text ("rank r: ...")
+  // This process failed: its own error (a bad argument, or setup, run or teardown throwing).
+  std::exception_ptr failure;
+  // Another process of sync_comm failed, so no point was measured here either; what it reported
+  // ("rank r of the synchronisation communicator: ...") and its kind.
+  bool peer_failed = false;
+  std::string peer_error;
   ErrorKind peer_kind = ErrorKind::internal;
-};
-Measurement measure(const BenchmarkKernel& kernel, std::int64_t d, const Precision& precision,
-                    MPI_Comm sync_comm);
 
-}  // namespace detail
+  // A point was measured: d > 0 and no process of sync_comm failed.
+  bool measured() const noexcept { return !failure && !peer_failed && point.d > 0; }
+};
+
+// benchmark() that reports instead of throwing: the same synchronised repetitions, and every
+// process of sync_comm returns, whichever of them failed. benchmark() is measure() followed by
+// rethrowing `failure`, or throwing an Error of `peer_kind` that names the failed peer.
+Measurement measure(const BenchmarkKernel& kernel, std::int64_t d, const Precision& precision = {},
+                    MPI_Comm sync_comm = MPI_COMM_NULL);
 
 }  // namespace hit::fpm
