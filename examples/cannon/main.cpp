@@ -14,21 +14,24 @@ int main(int argc, char** argv) {
     cli.add_option("--n", o.n, "rows of A and C")->check(CLI::PositiveNumber);
     cli.add_option("--m", o.m, "columns of A, rows of B (default n)");
     cli.add_option("--k", o.k, "columns of B and C (default n)");
+    // Layouts and partition from the command line win over HIT_LAYOUT_A/B/C and HIT_PARTITION_C,
+    // which win over the defaults written here (Options).
     std::string layout;
+    std::string layouts[3];
     cli.add_option("--layout", layout, "layout spec for all three matrices");
-    cli.add_option("--layout-a", o.layout_a, "layout spec of A (HIT_LAYOUT_A overrides)");
-    cli.add_option("--layout-b", o.layout_b, "layout spec of B (HIT_LAYOUT_B overrides)");
-    cli.add_option("--layout-c", o.layout_c, "layout spec of C (HIT_LAYOUT_C overrides)");
+    cli.add_option("--layout-a", layouts[0], "layout spec of A (else HIT_LAYOUT_A, else blocks)");
+    cli.add_option("--layout-b", layouts[1], "layout spec of B (else HIT_LAYOUT_B, else blocks)");
+    cli.add_option("--layout-c", layouts[2], "layout spec of C (else HIT_LAYOUT_C, else blocks)");
     o.run.add_to(cli, "verify against a serial product",
                  "draw the layouts of A, B and C to this SVG file", "C");
     cli.add_option("--a", o.a_file, "read A from this raw file (row-major, no header)");
     cli.add_option("--b", o.b_file, "read B from this raw file");
     cli.add_option("--c-out", o.c_out, "write C to this raw file");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cannon")) return 0;
-    if (!layout.empty()) {
-      for (std::string* l : {&o.layout_a, &o.layout_b, &o.layout_c}) {
-        if (*l == "blocks") *l = layout;
-      }
+    const char* labels[3] = {"layout-a", "layout-b", "layout-c"};
+    for (int i = 0; i < 3; ++i) {
+      const std::string& chosen = layouts[i].empty() ? layout : layouts[i];
+      if (!chosen.empty()) env.config().set(labels[i], chosen);
     }
     if (o.m < 0) o.m = o.n;
     if (o.k < 0) o.k = o.n;
@@ -37,7 +40,7 @@ int main(int argc, char** argv) {
                        "matrix sizes must be at least 1, got n=" + std::to_string(o.n) +
                            " m=" + std::to_string(o.m) + " k=" + std::to_string(o.k));
     }
-    o.run.apply(env);
+    o.run.apply(env, "c");
     return hit::cannon::run(env, o);
   });
 }

@@ -29,7 +29,8 @@ namespace hit::app {
 struct RunOptions {
   std::string type = "double";
   std::string devices;
-  std::string partition = "single";
+  std::string partition = "single";  // the default written in the program
+  std::string partition_given;       // --partition, when given
   int reps = 3;
   int warmup = 1;
   bool check = false;
@@ -42,9 +43,9 @@ struct RunOptions {
               const std::string& partition_label) {
     cli.add_option("--type", type, "element type")->check(CLI::IsMember({"double", "float"}));
     cli.add_option("--devices", devices, "device binding of the ranks (HIT_DEVICES)");
-    cli.add_option("--partition", partition,
-                   "partition spec of the local work on each device (HIT_PARTITION_" +
-                       partition_label + " overrides)");
+    cli.add_option("--partition", partition_given,
+                   "partition spec of the local work on each device (else HIT_PARTITION_" +
+                       partition_label + ", else " + partition + ")");
     cli.add_option("--reps", reps, "timed repetitions (the median is reported)")
         ->check(CLI::PositiveNumber);
     cli.add_option("--warmup", warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
@@ -53,9 +54,11 @@ struct RunOptions {
     cli.add_option("--svg", svg, svg_help);
     cli.add_option("--seed", seed, "seed of the generated inputs");
   }
-  // Settings the library reads from the run's configuration.
-  void apply(Environment& env) const {
+  // Settings the library reads from the run's configuration, where the command line wins over
+  // HIT_* variables (the partition of `label`: config key "partition-<label>").
+  void apply(Environment& env, const std::string& label) const {
     if (!devices.empty()) env.config().set("devices", devices);
+    if (!partition_given.empty()) env.config().set("partition-" + label, partition_given);
   }
 };
 

@@ -12,7 +12,10 @@ int main(int argc, char** argv) {
     CLI::App cli("2-D 5-point Jacobi on an N x N grid with a fixed boundary");
     cli.add_option("--n", o.n, "grid side N (boundary included)");
     cli.add_option("--iters", o.iters, "Jacobi iterations")->check(CLI::NonNegativeNumber);
-    cli.add_option("--layout", o.layout, "layout spec of the grid (HIT_LAYOUT_GRID overrides)");
+    // The command line wins over HIT_LAYOUT_GRID and HIT_PARTITION_GRID, which win over the
+    // defaults written here (Options).
+    std::string layout;
+    cli.add_option("--layout", layout, "layout spec of the grid (else HIT_LAYOUT_GRID, else blocks)");
     cli.add_option("--topology", o.topology, "virtual topology spec");
     o.run.add_to(cli, "compare with a serial run, bit for bit", "draw the layout to this SVG file",
                  "GRID");
@@ -23,7 +26,8 @@ int main(int argc, char** argv) {
                        "--n must be at least 3 (a boundary ring and one interior point), got " +
                            std::to_string(o.n));
     }
-    o.run.apply(env);
+    if (!layout.empty()) env.config().set("layout-grid", layout);
+    o.run.apply(env, "grid");
     return hit::jacobi::run(env, o);
   });
 }

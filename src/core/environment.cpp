@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,63 @@ namespace {
 
 // The one global of the library: which Environment is live.
 Environment* g_current = nullptr;
+
+// The HIT_* variables of this process, sorted by name.
+std::map<std::string, std::string> hit_variables() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (entry.rfind("HIT_", 0) == 0 && eq != std::string::npos) {
+      out[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+  }
+  return out;
+}
+
+std::string quoted(const std::map<std::string, std::string>& vars, const std::string& name) {
+  const auto it = vars.find(name);
+  if (it == vars.end()) return "unset";
+  std::string v = it->second.size() > 80 ? it->second.substr(0, 80) + "..." : it->second;
+  return "'" + v + "'";
+}
+
+// Every process must see the same HIT_* settings (layouts, partitions, devices, plug-ins): one
+// that differs would compute another layout and wait for messages that never come. Compared with
+// rank 0's at start; a difference is the same error on every process, naming the variables.
+void check_same_configuration(MPI_Comm comm) {
+  const auto mine = hit_variables();
+  std::string text;
+  for (const auto& [k, v] : mine) text += k + '=' + v + '\n';
+  int length = static_cast<int>(text.size());
+  check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  std::string root = text;
+  root.resize(static_cast<std::size_t>(length));
+  check_mpi(MPI_Bcast(root.data(), length, MPI_CHAR, 0, comm), "MPI_Bcast");
+  collectively(comm, [&] {
+    if (root == text) return;
+    std::map<std::string, std::string> theirs;
+    std::size_t start = 0;
+    while (start < root.size()) {
+      const auto end = root.find('\n', start);
+      const std::string line = root.substr(start, end - start);
+      const auto eq = line.find('=');
+      theirs[line.substr(0, eq)] = line.substr(eq + 1);
+      start = end + 1;
+    }
+    std::string diff;
+    std::map<std::string, std::string> names = mine;
+    names.insert(theirs.begin(), theirs.end());
+    for (const auto& [name, value] : names) {
+      if (quoted(mine, name) == quoted(theirs, name)) continue;
+      diff += (diff.empty() ? "" : ", ") + name + " is " + quoted(mine, name) + " here and " +
+              quoted(theirs, name) + " on rank 0";
+    }
+    throw Error(ErrorKind::invalid_argument,
+                "the HIT_* variables must be the same on every process: " + diff +
+                    " (give them to every process, e.g. mpiexec -genv NAME VALUE)");
+  });
+}
 
 }  // namespace
 
@@ -52,11 +110,16 @@ void Environment::init(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(notices_, MPI_ERRORS_RETURN);
   g_current = this;
   try {
+    check_same_configuration(comm_);
     // Agreed, so a plug-in that fails to load on one process fails the start on all of them,
     // and the run ends normally (finalized) rather than by mpiexec killing the others.
     collectively(comm_, [&] {
       if (auto path = config_.get("plugin-path")) load_plugins(*path);
     });
+  } catch (const Error& e) {
+    const int rank = rank_;
+    release();
+    throw StartError(e, rank);
   } catch (...) {
     release();
     throw;

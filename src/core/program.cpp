@@ -38,8 +38,15 @@ int run_program(int argc, char** argv, std::string_view program,
     } catch (const std::exception& e) {
       return fail(e, true);
     }
+  } catch (const StartError& e) {
+    // The Environment could not start; the failure is agreed unless only this process saw it.
+    if (e.rank() == 0 || !e.everywhere()) {
+      std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(program.size()), program.data(),
+                   e.what());
+    }
+    return exit_error;
   } catch (const std::exception& e) {
-    // The Environment itself failed (a plug-in that does not load, say).
+    // The Environment itself failed before it knew its rank.
     std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(program.size()), program.data(),
                  e.what());
     return exit_error;

@@ -153,3 +153,49 @@ foreach(r 0 1 2 3)
   hit_app_error(jacobi fail_alloc_on_rank${r} "${who}cannot allocate [0-9]+ bytes of host memory"
                 "--n|1000000|--topology|array|--layout|weighted:w=${w}")
 endforeach()
+
+# Precedence of every run-time override: the command line wins over HIT_* variables, which win
+# over the program's own default. Each case at 4 processes, read from the JSON result.
+function(hit_precedence name env expect)
+  add_test(NAME cli.precedence.${name} COMMAND ${MPIEXEC_EXECUTABLE} -n 4 ${ARGN} --json --reps 1
+                                               --warmup 0)
+  set(vars "OPENBLAS_NUM_THREADS=1")
+  if(env)
+    list(APPEND vars ${env})
+  endif()
+  set_tests_properties(cli.precedence.${name} PROPERTIES LABELS "cli;apps" TIMEOUT 120
+                       ENVIRONMENT "${vars}" PASS_REGULAR_EXPRESSION "${expect}")
+endfunction()
+set(_cyc "HIT_LAYOUT_A=cyclic;HIT_LAYOUT_B=cyclic;HIT_LAYOUT_C=cyclic")
+hit_precedence(cannon_layout_code "" "\"layouts\":{\"a\":\"blocks\",\"b\":\"blocks\",\"c\":\"blocks\"}"
+               ${_cannon} --n 30)
+hit_precedence(cannon_layout_env "${_cyc}" "\"layouts\":{\"a\":\"cyclic\",\"b\":\"cyclic\",\"c\":\"cyclic\"}"
+               ${_cannon} --n 30)
+hit_precedence(cannon_layout_cli "${_cyc}" "\"layouts\":{\"a\":\"blocks\",\"b\":\"blocks\",\"c\":\"blocks\"}"
+               ${_cannon} --n 30 --layout-a blocks --layout-b blocks --layout-c blocks)
+hit_precedence(cannon_layout_cli_all "${_cyc}" "\"layouts\":{\"a\":\"blocks\",\"b\":\"blocks\",\"c\":\"blocks\"}"
+               ${_cannon} --n 30 --layout blocks)
+hit_precedence(cannon_partition_code "" "\"partition\":\"single\"" ${_cannon} --n 30)
+hit_precedence(cannon_partition_env "HIT_PARTITION_C=threads" "\"partition\":\"threads" ${_cannon} --n 30)
+hit_precedence(cannon_partition_cli "HIT_PARTITION_C=threads" "\"partition\":\"single\""
+               ${_cannon} --n 30 --partition single)
+hit_precedence(jacobi_layout_code "" "\"layout\":\"blocks\"" ${_jacobi} --n 30 --iters 2)
+hit_precedence(jacobi_layout_env "HIT_LAYOUT_GRID=dimBlocks" "\"layout\":\"dimBlocks\"" ${_jacobi} --n 30 --iters 2)
+hit_precedence(jacobi_layout_cli "HIT_LAYOUT_GRID=dimBlocks" "\"layout\":\"blocks\""
+               ${_jacobi} --n 30 --iters 2 --layout blocks)
+hit_precedence(jacobi_partition_env "HIT_PARTITION_GRID=threads" "\"partition\":\"threads" ${_jacobi} --n 30 --iters 2)
+hit_precedence(jacobi_partition_cli "HIT_PARTITION_GRID=threads" "\"partition\":\"single\""
+               ${_jacobi} --n 30 --iters 2 --partition single)
+
+# Configuration every process must share is agreed at start: a HIT_* variable set on one process
+# only, or a plug-in path that does not load, is one line and a non-zero exit on every process.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli.start.hit_variable_on_one_process
+           COMMAND ${Python3_EXECUTABLE} ${_appdir}/start_check.py ${MPIEXEC_EXECUTABLE} ${_cannon})
+  set_tests_properties(cli.start.hit_variable_on_one_process PROPERTIES LABELS "cli;apps" TIMEOUT 120)
+endif()
+add_test(NAME cli.start.bad_plugin_path
+         COMMAND ${CMAKE_COMMAND} -E env HIT_PLUGIN_PATH=/nonexistent/plugins
+                 ${CMAKE_COMMAND} -DPROGRAM=${_cannon} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
+                 "-DARGS=--n|8" "-DEXPECT=HIT_PLUGIN_PATH entry '/nonexistent/plugins'" -P ${_errcheck})
+set_tests_properties(cli.start.bad_plugin_path PROPERTIES LABELS "cli;apps" TIMEOUT 120)

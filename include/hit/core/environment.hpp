@@ -18,6 +18,18 @@
 
 namespace hit {
 
+// An Environment that could not start (a plug-in that does not load, HIT_* variables that differ
+// between processes): MPI is finalized already; `rank` says which process this was, so that one
+// process reports an error every process shares.
+class StartError : public Error {
+ public:
+  StartError(const Error& e, int rank) : Error(e), rank_(rank) {}
+  int rank() const noexcept { return rank_; }
+
+ private:
+  int rank_;
+};
+
 class Environment {
  public:
   Environment(int& argc, char**& argv);
