@@ -1,3 +1,4 @@
+// hit-test-run-serial (converges on measured times: no other test on its cores)
 // Dynamic partitioning on emulated devices through hit::launch (issue 5): three ranks bound to
 // emulated accelerators with relative speeds 1, 1/4 and 1/14 run the gemm block update of seed 001
 // §4.1;
