@@ -6,6 +6,8 @@ import platform
 import statistics
 import subprocess
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def spread(values):
     """Median, min, max and count of repeated measurements."""
@@ -37,3 +39,15 @@ def machine_text(details=False):
     text = (f"{cpu_model()}, {os.cpu_count()} cores{mem}; {platform.system()} "
             f"{platform.release()}; MPICH {mpich}")
     return text + ("; OpenBLAS (Debian libopenblas); GCC -O3 Release build" if details else "")
+
+
+def commit_text():
+    """The commit the benchmarked programs were built from ("-dirty" with uncommitted changes)."""
+    try:
+        sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"

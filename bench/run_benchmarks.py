@@ -18,7 +18,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import machine_text, spread  # noqa: E402
+from benchlib import commit_text, machine_text, spread  # noqa: E402
 
 
 def run_json(cmd, env):
@@ -47,6 +47,7 @@ def main():
     jacobi_iters = 20 if args.quick else 100
     procs_list = [1, 4]
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "commit": commit_text(),
                "machine": machine_text(details=True), "runs": args.runs, "cases": []}
 
     env = dict(os.environ)
@@ -116,7 +117,7 @@ def write_markdown(r, path):
         f"each figure is the median of {r['runs']} runs, [min-max] in brackets. Ratio = framework",
         "time / reference time, per pair of runs (below 1: the framework is faster).",
         "",
-        f"Measured {r['date']} on: {r['machine']}.",
+        f"Measured {r['date']} at commit {r.get('commit', 'unknown')} on: {r['machine']}.",
         "",
         f"Machine ceilings measured in the same session: plain OpenBLAS dgemm "
         f"{d['median']:.2f} GFLOP/s on one thread [{d['min']:.2f}-{d['max']:.2f}]; STREAM triad "
