@@ -11,9 +11,9 @@ int main(int argc, char** argv) {
     hit::cannon::Options o;
     CLI::App cli(
         "Cannon's matrix multiplication C = A*B (A n x m, B m x k) on a square process grid");
-    cli.add_option("--n", o.n, "rows of A and C")->check(CLI::PositiveNumber);
-    cli.add_option("--m", o.m, "columns of A, rows of B (default n)");
-    cli.add_option("--k", o.k, "columns of B and C (default n)");
+    cli.add_option("--n", o.n, "rows of A and C")->check(hit::cli::count(1));
+    cli.add_option("--m", o.m, "columns of A, rows of B (default n)")->check(hit::cli::count(1));
+    cli.add_option("--k", o.k, "columns of B and C (default n)")->check(hit::cli::count(1));
     // Layouts and partition from the command line win over HIT_LAYOUT_A/B/C and HIT_PARTITION_C,
     // which win over the defaults written here (Options).
     std::string layout;
@@ -35,11 +35,6 @@ int main(int argc, char** argv) {
     }
     if (o.m < 0) o.m = o.n;
     if (o.k < 0) o.k = o.n;
-    if (o.m < 1 || o.k < 1) {
-      throw hit::Error(hit::ErrorKind::invalid_argument,
-                       "matrix sizes must be at least 1, got n=" + std::to_string(o.n) +
-                           " m=" + std::to_string(o.m) + " k=" + std::to_string(o.k));
-    }
     o.run.apply(env, "c");
     return hit::cannon::run(env, o);
   });

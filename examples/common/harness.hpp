@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../tools/common/cli.hpp"
 #include "app.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
@@ -47,8 +48,9 @@ struct RunOptions {
                    "partition spec of the local work on each device (else HIT_PARTITION_" +
                        partition_label + ", else " + partition + ")");
     cli.add_option("--reps", reps, "timed repetitions (the median is reported)")
-        ->check(CLI::PositiveNumber);
-    cli.add_option("--warmup", warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
+        ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
+    cli.add_option("--warmup", warmup, "untimed repetitions first")
+        ->check(hit::cli::count(0, std::numeric_limits<int>::max()));
     cli.add_flag("--check", check, check_help + " (exit 1 when it fails)");
     cli.add_flag("--json", json, "print one JSON object on stdout");
     cli.add_option("--svg", svg, svg_help);

@@ -10,12 +10,14 @@ int main(int argc, char** argv) {
   return hit::run_program(argc, argv, "hit-jacobi", [](hit::Environment& env, int ac, char** av) {
     hit::jacobi::Options o;
     CLI::App cli("2-D 5-point Jacobi on an N x N grid with a fixed boundary");
-    cli.add_option("--n", o.n, "grid side N (boundary included)");
-    cli.add_option("--iters", o.iters, "Jacobi iterations")->check(CLI::NonNegativeNumber);
+    cli.add_option("--n", o.n, "grid side N (boundary included)")->check(hit::cli::count(3));
+    cli.add_option("--iters", o.iters, "Jacobi iterations")
+        ->check(hit::cli::count(0, std::numeric_limits<int>::max()));
     // The command line wins over HIT_LAYOUT_GRID and HIT_PARTITION_GRID, which win over the
     // defaults written here (Options).
     std::string layout;
-    cli.add_option("--layout", layout, "layout spec of the grid (else HIT_LAYOUT_GRID, else blocks)");
+    cli.add_option("--layout", layout,
+                   "layout spec of the grid (else HIT_LAYOUT_GRID, else blocks)");
     cli.add_option("--topology", o.topology, "virtual topology spec");
     o.run.add_to(cli, "compare with a serial run, bit for bit", "draw the layout to this SVG file",
                  "GRID");

@@ -68,6 +68,12 @@ class Sig {
                                                    " is before its begin " + std::to_string(begin) +
                                                    " (use end == begin for an empty axis)");
     }
+    index_t span = 0;
+    if (__builtin_sub_overflow(end, begin, &span)) {
+      throw Error(ErrorKind::invalid_argument,
+                  "signature [" + std::to_string(begin) + ":" + std::to_string(end) +
+                      "] spans more indices than a 64-bit count holds");
+    }
   }
 
   constexpr index_t begin() const noexcept { return begin_; }
@@ -75,7 +81,11 @@ class Sig {
   constexpr index_t stride() const noexcept { return stride_; }
 
   // Number of indices (cardinality).
-  constexpr index_t size() const noexcept { return (end_ - begin_ + stride_ - 1) / stride_; }
+  // (Never overflows: the constructor checked end - begin, and no stride is added to it.)
+  constexpr index_t size() const noexcept {
+    const index_t span = end_ - begin_;
+    return span / stride_ + (span % stride_ != 0 ? 1 : 0);
+  }
   constexpr bool empty() const noexcept { return end_ <= begin_; }
   // The last index; only meaningful when not empty.
   constexpr index_t last() const noexcept { return begin_ + (size() - 1) * stride_; }
@@ -124,14 +134,29 @@ class Sig {
   // Grows the set by `before` indices below and `after` above (negative values shrink it);
   // the result is empty when it shrinks past itself.
   constexpr Sig expand(index_t before, index_t after) const {
-    const index_t n = size() + before + after;
-    const index_t b = begin_ - before * stride_;
-    if (n <= 0) return Sig(b, b, stride_);
-    return Sig(b, b + (n - 1) * stride_ + 1, stride_);
+    index_t n = 0;
+    index_t shift = 0;
+    index_t b = 0;
+    bool overflow = __builtin_add_overflow(size(), before, &n) ||
+                    __builtin_add_overflow(n, after, &n) ||
+                    __builtin_mul_overflow(before, stride_, &shift) ||
+                    __builtin_sub_overflow(begin_, shift, &b);
+    if (!overflow && n <= 0) return Sig(b, b, stride_);
+    index_t end = 0;
+    overflow = overflow || __builtin_mul_overflow(n - 1, stride_, &end) ||
+               __builtin_add_overflow(end, b + 1, &end);
+    if (overflow)
+      throw_out_of_range("expanded by " + std::to_string(before) + ", " + std::to_string(after));
+    return Sig(b, end, stride_);
   }
 
   constexpr Sig displace(index_t offset) const {
-    return Sig(begin_ + offset, end_ + offset, stride_);
+    index_t b = 0;
+    index_t e = 0;
+    if (__builtin_add_overflow(begin_, offset, &b) || __builtin_add_overflow(end_, offset, &e)) {
+      throw_out_of_range("displaced by " + std::to_string(offset));
+    }
+    return Sig(b, e, stride_);
   }
 
   // Positions [first, last) with step `step` of this set (tile coordinates), as array indices.
@@ -170,6 +195,7 @@ class Sig {
   std::string str() const;
 
  private:
+  [[noreturn]] void throw_out_of_range(const std::string& what) const;
   index_t begin_ = 0;
   index_t end_ = 0;
   index_t stride_ = 1;
@@ -224,6 +250,7 @@ class Shape {
                   "a shape has 1 to 8 axes, got " + std::to_string(sigs.size()));
     }
     for (const Sig& s : sigs) sigs_[static_cast<std::size_t>(rank_++)] = s;
+    check_size();
   }
   // A shape [0:e0][0:e1]... from extents.
   static Shape extents(std::initializer_list<index_t> ext);
@@ -242,6 +269,7 @@ class Shape {
 
   // Number of indices per axis and in all.
   constexpr index_t extent(int axis) const noexcept { return (*this)[axis].size(); }
+  // (Never overflows: every Shape is checked to have at most 2^63-1 indices when it is made.)
   constexpr index_t size() const noexcept {
     if (rank_ == 0) return 0;
     index_t n = 1;
@@ -308,6 +336,18 @@ class Shape {
 
  private:
   void require_same_rank(const Shape& o, const char* op) const;
+  // Every operation that can make a shape larger checks that its index count fits index_t (so
+  // size() never wraps): Error(invalid_argument) naming the shape otherwise.
+  constexpr void check_size() const {
+    for (int k = 0; k < rank_; ++k) {
+      if ((*this)[k].size() == 0) return;
+    }
+    index_t n = 1;
+    for (int k = 0; k < rank_; ++k) {
+      if (__builtin_mul_overflow(n, (*this)[k].size(), &n)) throw_too_large();
+    }
+  }
+  [[noreturn]] void throw_too_large() const;
 
   std::array<Sig, max_rank> sigs_{};
   int rank_ = 0;

@@ -51,7 +51,8 @@ Problem make_problem(std::span<const Model> models, std::int64_t n, std::string_
     const bool usable = m.capacity() > 0 && (!need_points || !m.empty());
     pb.limit[i] = usable ? std::min(n, m.capacity()) : 0;
     if (pb.limit[i] > 0) ++pb.usable;
-    total = std::min(n, total) + pb.limit[i];  // saturates at about 2n: no overflow
+    // Saturating: once the devices hold n units, more capacity changes nothing.
+    if (__builtin_add_overflow(std::min(n, total), pb.limit[i], &total)) total = n;
     caps += (i ? ", " : "") +
             (m.capacity() == unlimited ? std::string("unlimited") : std::to_string(m.capacity()));
   }

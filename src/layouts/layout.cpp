@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "hit/core/checked.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/physical_topology.hpp"
@@ -113,7 +114,8 @@ void Layout::init(std::vector<std::vector<Shape>> blocks, bool check_pairs) {
         throw fail("process " + std::to_string(p) + " is outside the topology grid but has block " +
                    b.str());
       }
-      total += b.size();
+      // Overlapping blocks of a faulty plug-in could sum past any count.
+      total = checked_add(total, b.size(), "the element count of layout '" + spec_ + "'");
       blocks_[p].push_back(b);
     }
   }

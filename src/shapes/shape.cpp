@@ -2,10 +2,16 @@
 
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <sstream>
 #include <vector>
 
 namespace hit {
+
+void Sig::throw_out_of_range(const std::string& what) const {
+  throw Error(ErrorKind::invalid_argument,
+              "signature " + str() + " " + what + " leaves the 64-bit index range");
+}
 
 std::string Sig::str() const {
   std::string out = "[" + std::to_string(begin_) + ":" + std::to_string(end_);
@@ -26,6 +32,7 @@ Shape Shape::extents(std::initializer_list<index_t> ext) {
   }
   Shape s;
   for (index_t e : ext) s.sigs_[static_cast<std::size_t>(s.rank_++)] = Sig(0, e, 1);
+  s.check_size();
   return s;
 }
 
@@ -96,6 +103,7 @@ Shape Shape::parse(std::string_view text) {
   }
   Shape s;
   for (const Sig& sig : sigs) s.sigs_[static_cast<std::size_t>(s.rank_++)] = sig;
+  s.check_size();
   return s;
 }
 
@@ -112,7 +120,21 @@ Shape Shape::with_sig(int axis, const Sig& s) const {
   (void)sig(axis);
   Shape out = *this;
   out.sigs_[static_cast<std::size_t>(axis)] = s;
+  out.check_size();
   return out;
+}
+
+void Shape::throw_too_large() const {
+  std::string text;
+  for (int k = 0; k < rank_; ++k) {
+    const Sig& s = (*this)[k];
+    text += "[" + std::to_string(s.begin()) + ":" + std::to_string(s.end()) +
+            (s.stride() != 1 ? ":" + std::to_string(s.stride()) : "") + "]";
+  }
+  throw Error(ErrorKind::invalid_argument,
+              "shape " + text + " has more than " +
+                  std::to_string(std::numeric_limits<index_t>::max()) +
+                  " elements (the product of its extents does not fit a 64-bit count)");
 }
 
 void Shape::require_same_rank(const Shape& o, const char* op) const {
@@ -151,6 +173,7 @@ Shape Shape::bounding(const Shape& o) const {
   Shape out = *this;
   for (int k = 0; k < rank_; ++k)
     out.sigs_[static_cast<std::size_t>(k)] = (*this)[k].bounding(o[k]);
+  out.check_size();
   return out;
 }
 
@@ -159,6 +182,7 @@ Shape Shape::expand(index_t width) const {
   for (int k = 0; k < rank_; ++k) {
     out.sigs_[static_cast<std::size_t>(k)] = (*this)[k].expand(width, width);
   }
+  out.check_size();
   return out;
 }
 

@@ -83,7 +83,7 @@ function(hit_app_error program name expect args)
   set_tests_properties(cli.${program}.error.${name} PROPERTIES LABELS "cli;apps" TIMEOUT 180)
 endfunction()
 hit_app_error(cannon size_zero "n: Value 0 not in range|--n" "--n|0")
-hit_app_error(cannon size_m_zero "sizes must be at least 1, got n=5 m=0" "--n|5|--m|0")
+hit_app_error(cannon size_m_zero "--m: '0' is not a whole number from 1" "--n|5|--m|0")
 hit_app_error(cannon unknown_layout "unknown layout plug-in 'nope'.*registered: " "--n|8|--layout-a|nope")
 hit_app_error(cannon bad_param "no parameter 'q'" "--n|8|--layout-c|blocks:q=1")
 hit_app_error(cannon missing_file "/nonexistent/a.raw" "--n|8|--a|/nonexistent/a.raw")
@@ -91,7 +91,7 @@ hit_app_error(cannon wrong_size_file "expected 512 bytes" "--n|8|--a|${CMAKE_CUR
 hit_app_error(cannon unwritable_output "/nonexistent/dir/c.raw" "--n|8|--c-out|/nonexistent/dir/c.raw")
 hit_app_error(cannon bad_devices "unknown device kind 'gpu'" "--n|8|--devices|gpu*4")
 hit_app_error(cannon incompatible_layouts "A's row blocks to equal C's" "--n|8|--layout-a|cyclic")
-hit_app_error(jacobi too_small "--n must be at least 3.*got 2" "--n|2")
+hit_app_error(jacobi too_small "--n: '2' is not a whole number from 3 to" "--n|2")
 hit_app_error(jacobi strided_layout "halo needs contiguous blocks" "--n|20|--layout|cyclic")
 hit_app_error(jacobi bad_topology "unknown topology plug-in 'torus'" "--n|20|--topology|torus")
 # Non-square process counts (needs 3 processes, not 4).
@@ -199,3 +199,16 @@ add_test(NAME cli.start.bad_plugin_path
                  ${CMAKE_COMMAND} -DPROGRAM=${_cannon} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
                  "-DARGS=--n|8" "-DEXPECT=HIT_PLUGIN_PATH entry '/nonexistent/plugins'" -P ${_errcheck})
 set_tests_properties(cli.start.bad_plugin_path PROPERTIES LABELS "cli;apps" TIMEOUT 120)
+
+# Counts are checked as typed, with a message that says what is allowed (at 1 and 4 processes).
+hit_app_error(cannon n_zero "--n: '0' is not a whole number from 1 to 9223372036854775807 \\(see" "--n|0")
+hit_app_error(cannon n_too_large "--n: '99999999999999999999' is not a whole number .*\\(too large\\)"
+              "--n|99999999999999999999")
+hit_app_error(cannon n_text "--n: 'abc' is not a whole number" "--n|abc")
+hit_app_error(cannon m_negative "--m: '-3' is not a whole number from 1" "--n|8|--m|-3")
+hit_app_error(cannon k_negative "--k: '-3' is not a whole number from 1" "--n|8|--k|-3")
+hit_app_error(cannon reps_zero "--reps: '0' is not a whole number from 1 to 2147483647" "--n|8|--reps|0")
+hit_app_error(cannon reps_too_large "--reps: '3000000000' is not a whole number .*\\(too large\\)"
+              "--n|8|--reps|3000000000")
+hit_app_error(cannon warmup_negative "--warmup: '-1' is not a whole number from 0" "--n|8|--warmup|-1")
+hit_app_error(jacobi iters_negative "--iters: '-1' is not a whole number from 0 to 2147483647" "--iters|-1")

@@ -119,3 +119,9 @@ add_test(NAME cli.layout.external_plugin
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_layout_plugin -DMPICXX=${_hit_mpicxx}
                  -P ${_dir}/plugin_check.cmake)
 set_tests_properties(cli.layout.external_plugin PROPERTIES TIMEOUT 600)
+# Sizes are formed with checked arithmetic: too many elements, or too many bytes, is an error
+# naming the value, on every rank, never a negative count.
+hit_layout_error(too_many_elements "shape \\[0:4000000000\\]\\[0:4000000000\\]\\[0:4000000000\\] has more than 9223372036854775807 elements"
+                 "--shape|[0:4000000000][0:4000000000][0:4000000000]|--topology|mesh2d")
+hit_layout_error(too_many_bytes "the memory of rank 0 is too large: 4000000000000000000 \\* 8"
+                 "--shape|[0:2000000000][0:2000000000]|--procs|1|--topology|array")

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <set>
@@ -635,3 +636,33 @@ TEST(Shape, RankMismatch) {
 }
 
 }  // namespace
+
+// Sizes never wrap: spans and products that do not fit a 64-bit count are errors, and the counts
+// that do fit are exact up to the largest one.
+TEST(CheckedSizes, SigCountsUpToTheLargestSpan) {
+  constexpr hit::index_t max = std::numeric_limits<hit::index_t>::max();
+  EXPECT_EQ(Sig(0, max, 2).size(), max / 2 + 1);  // (end - begin + stride - 1) would wrap here
+  EXPECT_EQ(Sig(0, max).size(), max);
+  EXPECT_EQ(Sig(-5, max - 5, 3).size(), max / 3 + 1);
+  EXPECT_THROW(Sig(-2, max), hit::Error);  // a span of max + 2 indices
+  EXPECT_THROW(Sig(max - 3, max - 1).displace(5), hit::Error);
+  EXPECT_THROW(Sig(max - 3, max - 1).expand(0, 5), hit::Error);
+  EXPECT_THROW(Sig(std::numeric_limits<hit::index_t>::min() + 2, 0).expand(5, 0), hit::Error);
+  EXPECT_EQ(Sig(10, 20).expand(2, 3), Sig(8, 23));
+}
+
+TEST(CheckedSizes, ShapesOfMoreThanACountAreErrors) {
+  try {
+    (void)Shape::extents({4000000000, 4000000000, 4000000000});
+    FAIL() << "no error";
+  } catch (const hit::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[0:4000000000][0:4000000000][0:4000000000] has more than"));
+  }
+  EXPECT_THROW(Shape::parse("[0:4000000000][0:4000000000][0:4000000000]"), hit::Error);
+  const Shape big = Shape::extents({3037000499, 3037000499});  // just under 2^63
+  EXPECT_EQ(big.size(), hit::index_t{3037000499} * 3037000499);
+  EXPECT_THROW((void)big.expand(1), hit::Error);
+  EXPECT_THROW((void)Shape::extents({2, 2}).with_sig(1, Sig(0, 5000000000000000000)), hit::Error);
+  // An empty axis makes the product 0, whatever the others.
+  EXPECT_EQ(Shape::extents({0, 4000000000, 4000000000, 4000000000}).size(), 0);
+}

@@ -4,8 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <cstdio>
+#include <limits>
 #include <string>
+#include <system_error>
 
 #include "hit/core/error.hpp"
 
@@ -27,6 +30,29 @@ inline bool parse(CLI::App& app, int argc, char** argv, int rank, const std::str
     throw Error(ErrorKind::parse, std::string(e.what()) + " (see " + program + " --help)");
   }
   return true;
+}
+
+// A whole number from `least` to the largest 64-bit count, checked on the text as typed (CLI11's
+// own conversion clamps a value too large for the type, and its range checks print both limits as
+// long reals): "--n: '0' is not a whole number from 1 to 9223372036854775807".
+// `most`: the largest value the option's variable holds.
+inline CLI::Validator count(long long least,
+                            long long most = std::numeric_limits<long long>::max()) {
+  return CLI::Validator(
+      [least, most](std::string& text) -> std::string {
+        const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+        const std::string allowed =
+            "is not a whole number from " + std::to_string(least) + " to " + std::to_string(most);
+        long long value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc::result_out_of_range || (ec == std::errc() && value > most)) {
+          return "'" + shown + "' " + allowed + " (too large)";
+        }
+        if (ec != std::errc() || ptr != end || value < least) return "'" + shown + "' " + allowed;
+        return {};
+      },
+      "COUNT>=" + std::to_string(least));
 }
 
 }  // namespace hit::cli

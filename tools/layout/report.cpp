@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hit/core/checked.hpp"
 #include "hit/core/error.hpp"
 
 namespace hit::tools {
@@ -23,7 +24,10 @@ namespace {
 index_t data_elements(const Layout& layout, int proc, const Allocation& alloc) {
   const index_t padded = layout.max_extents().size();
   index_t n = 0;
-  for (const Shape& b : layout.blocks(proc)) n += alloc.pad ? padded : b.size();
+  for (const Shape& b : layout.blocks(proc)) {
+    n = checked_add(n, alloc.pad ? padded : b.size(),
+                    "the elements of rank " + std::to_string(proc));
+  }
   return n;
 }
 
@@ -60,7 +64,8 @@ std::vector<index_t> shift_bytes(const Layout& layout, const Spec& spec, const A
   for (int p = 0; p < layout.procs(); ++p) {
     const auto q = layout.neighbor(p, axis, static_cast<int>(offset), wrap);
     if (q && *q != p)
-      out[static_cast<std::size_t>(p)] = data_elements(layout, p, alloc) * alloc.element_bytes;
+      out[static_cast<std::size_t>(p)] = checked_mul(
+          data_elements(layout, p, alloc), alloc.element_bytes, "the bytes a shift sends");
   }
   return out;
 }
@@ -93,7 +98,11 @@ std::vector<index_t> halo_bytes(const Layout& layout, const Spec& spec, const Al
           for (int p = 0; p < layout.procs(); ++p) {
             if (p == q) continue;
             for (const Shape& bp : layout.blocks(p)) {
-              out[static_cast<std::size_t>(p)] += bp.intersect(face).size() * alloc.element_bytes;
+              out[static_cast<std::size_t>(p)] =
+                  checked_add(out[static_cast<std::size_t>(p)],
+                              checked_mul(bp.intersect(face).size(), alloc.element_bytes,
+                                          "the bytes a halo sends"),
+                              "the bytes a halo sends");
             }
           }
         }
@@ -128,7 +137,10 @@ std::vector<index_t> bcast_bytes(const Layout& layout, const Spec& spec, const A
       if (q != p && layout.active(q)) ++receivers;
     }
     out[static_cast<std::size_t>(p)] =
-        receivers * data_elements(layout, p, alloc) * alloc.element_bytes;
+        checked_mul(receivers,
+                    checked_mul(data_elements(layout, p, alloc), alloc.element_bytes,
+                                "the bytes a bcast sends"),
+                    "the bytes a bcast sends");
   }
   return out;
 }
@@ -137,14 +149,17 @@ std::vector<index_t> bcast_bytes(const Layout& layout, const Spec& spec, const A
 
 index_t allocated_bytes(const Layout& layout, int proc, const Allocation& alloc) {
   const Shape max = layout.max_extents();
+  const std::string what = "the memory of rank " + std::to_string(proc);
   index_t total = 0;
   for (const Shape& b : layout.blocks(proc)) {
     index_t n = 1;
-    for (int k = 0; k < b.rank(); ++k)
-      n *= (alloc.pad ? max.extent(k) : b.extent(k)) + 2 * alloc.ghost;
-    total += n;
+    for (int k = 0; k < b.rank(); ++k) {
+      const index_t extent = alloc.pad ? max.extent(k) : b.extent(k);
+      n = checked_mul(n, checked_add(extent, checked_mul(2, alloc.ghost, what), what), what);
+    }
+    total = checked_add(total, n, what);
   }
-  return total * alloc.element_bytes;
+  return checked_mul(total, alloc.element_bytes, what);
 }
 
 std::string comm_grammar() {
