@@ -472,11 +472,23 @@ TEST(Tile, BadInput) {
                {"[0:4][0:3] (extents 4x3)", "[0:4][0:4] (extents 4x4)"});
   expect_error([&] { t.copy_from(Tile<double>(Shape::extents({16}))); }, ErrorKind::shape,
                {"extents 16"});
+  // More indices than a count holds is not a shape at all; a shape whose bytes do not fit is a
+  // tile too large to allocate.
   expect_error(
       [] {
-        Tile<double>(Shape::extents({1 << 30, 1 << 30, 1 << 30}));
+        (void)Shape::extents({1 << 30, 1 << 30, 1 << 30});
       },
-      ErrorKind::out_of_memory, {"[0:1073741824][0:1073741824][0:1073741824]"});
+      ErrorKind::invalid_argument, {"[0:1073741824][0:1073741824][0:1073741824]", "has more than"});
+  expect_error(
+      [] {
+        Tile<double>(Shape::extents({index_t{1} << 31, index_t{1} << 31}));
+      },
+      ErrorKind::out_of_memory, {"[0:2147483648][0:2147483648]", "too large"});
+  expect_error(
+      [] {
+        Tile<double>(Shape::extents({1 << 20, 1 << 20}), {.max_shape = {}, .ghost = 1 << 22});
+      },
+      ErrorKind::out_of_memory, {"cannot allocate", "bytes of host memory"});
 }
 
 TEST(Tile, DebugBuildsCheckTheHotPath) {
