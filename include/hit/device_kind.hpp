@@ -6,6 +6,7 @@
 // labels and JSON spell it.
 
 #include <array>
+#include <cstddef>
 #include <iosfwd>
 #include <optional>
 #include <string_view>
@@ -30,6 +31,21 @@ constexpr std::string_view to_string(DeviceKind kind) noexcept {
       return "emu";
   }
   return "?";
+}
+
+// The alignment, in bytes, of the rows of tiles staged into a device of this kind: 128 on cuda
+// (coalesced rows), 64 (a cache line) on emu, none on cpu (nothing is staged). Partitions ask
+// for it, and resident tiles are laid out with it.
+constexpr std::size_t default_row_alignment(DeviceKind kind) noexcept {
+  switch (kind) {
+    case DeviceKind::cuda:
+      return 128;
+    case DeviceKind::emu:
+      return 64;
+    case DeviceKind::cpu:
+      return 0;
+  }
+  return 0;
 }
 
 // The kind whose name is exactly `name`, or nothing (for parsers with messages of their own).

@@ -10,16 +10,4 @@ void register_builtin_partitions(PartitionRegistry& registry) {
   register_out_of_core_partition(registry);
 }
 
-std::size_t default_row_alignment(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::cuda:
-      return 128;
-    case DeviceKind::emu:
-      return 64;
-    case DeviceKind::cpu:
-      return 0;
-  }
-  return 0;
-}
-
 }  // namespace hit::detail

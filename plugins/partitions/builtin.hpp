@@ -26,8 +26,4 @@ Partition single_partition(const PartitionRequest& request, const std::string& s
 Partition threads_partition(const PartitionRequest& request, const std::string& spec, int threads);
 Partition blocks_partition(const PartitionRequest& request, const std::string& spec);
 
-// Default row alignment of staged tiles: 128 B on cuda (coalesced rows), 64 B (a cache line) on
-// emu, none on cpu (nothing is staged).
-std::size_t default_row_alignment(DeviceKind kind);
-
 }  // namespace hit::detail

@@ -325,15 +325,7 @@ Shape copy_back_region(const Shape& own, const Shape& domain) {
 }
 
 std::size_t row_alignment_for(const Device& dev) {
-  switch (dev.kind()) {
-    case DeviceKind::cuda:
-      return 128;
-    case DeviceKind::emu:
-      return 64;
-    case DeviceKind::cpu:
-      return 0;
-  }
-  return 0;
+  return default_row_alignment(dev.kind());
 }
 
 // Device memory of one launch, freed when it goes (after the device has finished with it).

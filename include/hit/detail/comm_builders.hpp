@@ -263,6 +263,18 @@ Comm redistribute_tiles(Environment& env, const Layout& from, std::vector<Tile<T
   return Comm(plan);
 }
 
+// root_transfer for the one tile (Tile or Resident) of a process with at most one block.
+template <class A>
+Comm root_transfer_one(Environment& env, const Layout& layout, A& part, int root,
+                       Tile<tile_element_t<A>>& whole, bool to_root) {
+  using T = tile_element_t<A>;
+  CommTile<T> p = comm_tile(part);
+  std::vector<Tile<T>> tiles;
+  std::vector<std::shared_ptr<ResidentState>> devices;
+  single_part(layout, env.rank(), p, tiles, devices);
+  return root_transfer(env, layout, tiles, root, whole, to_root, devices);
+}
+
 template <class T>
 void reduce_tile(Tile<T>& tile, ReduceOp op, int root, MPI_Comm comm) {
   if (tile.is_null() || tile.empty()) return;
@@ -456,8 +468,7 @@ Comm bcast(Environment& env, const Layout& layout, A& tile_arg, int axis, int ro
   int key = 0;
   detail::Region region;
   detail::Staging staging;
-  collectively(ctx.comm,
-               [&] { detail::require_tile_matches(layout, ctx.rank, ct.tile, "bcast"); });
+  collectively(ctx.comm, [&] { detail::require_tile_matches(layout, ctx.rank, ct.tile, "bcast"); });
   if (ctx.rank < layout.procs() && layout.active(ctx.rank)) {
     const Index c = topo.coords(ctx.rank);
     color = 0;
@@ -484,9 +495,8 @@ Comm redistribute(Environment& env, const Layout& from, std::vector<Tile<T>>& fr
 }
 
 template <LocalTile A, LocalTile B>
-  requires std::same_as<tile_element_t<A>, tile_element_t<B>>
-Comm redistribute(Environment& env, const Layout& from, A& from_tile, const Layout& to,
-                  B& to_tile) {
+requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm
+redistribute(Environment& env, const Layout& from, A& from_tile, const Layout& to, B& to_tile) {
   using T = tile_element_t<A>;
   detail::CommTile<T> a = detail::comm_tile(from_tile);
   detail::CommTile<T> b = detail::comm_tile(to_tile);
@@ -506,12 +516,7 @@ Comm gather(Environment& env, const Layout& layout, std::vector<Tile<T>>& parts,
 template <LocalTile A>
 Comm gather(Environment& env, const Layout& layout, A& part, int root,
             Tile<tile_element_t<A>>& whole) {
-  using T = tile_element_t<A>;
-  detail::CommTile<T> p = detail::comm_tile(part);
-  std::vector<Tile<T>> tiles;
-  std::vector<std::shared_ptr<detail::ResidentState>> devices;
-  detail::single_part(layout, env.rank(), p, tiles, devices);
-  return detail::root_transfer(env, layout, tiles, root, whole, true, devices);
+  return detail::root_transfer_one(env, layout, part, root, whole, true);
 }
 template <class T>
 Comm scatter(Environment& env, const Layout& layout, std::vector<Tile<T>>& parts, int root,
@@ -521,12 +526,7 @@ Comm scatter(Environment& env, const Layout& layout, std::vector<Tile<T>>& parts
 template <LocalTile A>
 Comm scatter(Environment& env, const Layout& layout, A& part, int root,
              Tile<tile_element_t<A>>& whole) {
-  using T = tile_element_t<A>;
-  detail::CommTile<T> p = detail::comm_tile(part);
-  std::vector<Tile<T>> tiles;
-  std::vector<std::shared_ptr<detail::ResidentState>> devices;
-  detail::single_part(layout, env.rank(), p, tiles, devices);
-  return detail::root_transfer(env, layout, tiles, root, whole, false, devices);
+  return detail::root_transfer_one(env, layout, part, root, whole, false);
 }
 
 template <class T>
@@ -538,8 +538,7 @@ void reduce(Environment& env, Tile<T>& tile, ReduceOp op, int root) {
   detail::reduce_tile(tile, op, root, env.comm());
 }
 template <class T>
-  requires std::is_arithmetic_v<T>
-T allreduce(Environment& env, T value, ReduceOp op) {
+requires std::is_arithmetic_v<T> T allreduce(Environment& env, T value, ReduceOp op) {
   detail::reduce_in_place(&value, 1, mpi_type<T>(), to_mpi(op), -1, env.comm());
   return value;
 }
