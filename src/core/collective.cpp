@@ -55,10 +55,22 @@ void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_
     return;
   }
   Environment& env = Environment::current();
+  // A failure announced while this operation is in flight may come from a process that took part
+  // in it and failed afterwards: the operation then still completes. So a notice ends the wait
+  // only once the operation has made no progress for a grace period.
+  constexpr double grace_seconds = 0.05;
+  double noticed = -1;
   for (long spins = 0;; ++spins) {
     int done = 0;
     check_mpi(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), what);
     if (done != 0) return;
+    if (noticed < 0 && env.announcement_pending()) noticed = MPI_Wtime();
+    if (noticed < 0 || MPI_Wtime() - noticed < grace_seconds) {
+      // Polling as MPI_Waitall does, but leaving the core to the others after a while: ranks
+      // often outnumber cores in tests and on shared nodes.
+      if (spins > 2000) std::this_thread::yield();
+      continue;
+    }
     try {
       env.check_announcements();
     } catch (...) {
@@ -71,9 +83,6 @@ void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_
       }
       throw;
     }
-    // Polling as MPI_Waitall does, but leaving the core to the others after a while: ranks often
-    // outnumber cores in tests and on shared nodes.
-    if (spins > 2000) std::this_thread::yield();
   }
 }
 

@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
@@ -117,16 +117,17 @@ void Environment::init(int* argc, char*** argv) {
       if (auto path = config_.get("plugin-path")) load_plugins(*path);
     });
   } catch (const Error& e) {
+    // Not quiet: the error is reported after this, on the streams.
     const int rank = rank_;
-    release();
+    release(false);
     throw StartError(e, rank);
   } catch (...) {
-    release();
+    release(false);
     throw;
   }
 }
 
-void Environment::release() noexcept {
+void Environment::release(bool quiet) noexcept {
   // Plug-in objects live in the registries; drop them before their code is unmapped.
   while (!extension_order_.empty()) extension_order_.pop_back();
   extensions_.clear();
@@ -141,20 +142,20 @@ void Environment::release() noexcept {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (owns_mpi_ && finalized == 0) {
-    if (announced_) {
+    if (quiet && announced_) {
       // After a failure the processes abandoned messages to and from each other on purpose; the
-      // MPI layer (MPICH over UCX) lists each one as it finalizes. The run's one-line error has
-      // been printed: keep its stderr free of that list.
+      // MPI layer (MPICH over UCX) lists each one, on stdout, as it finalizes and as the process
+      // exits. The run's one-line error has been printed and the program's output flushed: both
+      // streams stay closed to that list from here on.
+      std::fflush(stdout);
       std::fflush(stderr);
-      const int saved = dup(STDERR_FILENO);
       const int null = open("/dev/null", O_WRONLY);
-      if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
-      MPI_Finalize();
-      if (saved >= 0) {
-        dup2(saved, STDERR_FILENO);
-        close(saved);
+      if (null >= 0) {
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        close(null);
       }
-      if (null >= 0) close(null);
+      MPI_Finalize();
     } else {
       MPI_Finalize();
     }
@@ -185,6 +186,13 @@ void Environment::announce_failure(ErrorKind kind, const std::string& message) n
   }
 }
 
+bool Environment::announcement_pending() {
+  if (size_ == 1 || notices_ == MPI_COMM_NULL) return false;
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, notice_tag, notices_, &flag, MPI_STATUS_IGNORE);
+  return flag != 0;
+}
+
 void Environment::check_announcements() {
   if (size_ == 1 || notices_ == MPI_COMM_NULL) return;
   int flag = 0;
@@ -204,7 +212,7 @@ void Environment::check_announcements() {
 }
 
 Environment::~Environment() {
-  release();
+  release(true);
 }
 
 void Environment::load_plugins(const std::string& path_list) {

@@ -60,3 +60,13 @@ add_test(NAME cli.fpm.bench
                  -DCASE=bench -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})
 set_tests_properties(cli.fpm.bench PROPERTIES LABELS cli TIMEOUT 120
                      ENVIRONMENT OPENBLAS_NUM_THREADS=1)
+
+# A failure on rank 0 only (it alone writes the picture) ends every rank with a non-zero exit and
+# one line (it used to exit [2,0,0,0]).
+file(WRITE ${fpm_work}/plot_model.csv "d,t\n10,0.1\n20,0.2\n")
+add_test(NAME cli.fpm.error.plot_unwritable_np4
+         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-fpm -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
+                 "-DARGS=plot|-m|${fpm_work}/plot_model.csv|-o|/nonexistent/dir/p.svg"
+                 "-DEXPECT=cannot write '/nonexistent/dir/p.svg'"
+                 -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+set_tests_properties(cli.fpm.error.plot_unwritable_np4 PROPERTIES LABELS cli TIMEOUT 120)

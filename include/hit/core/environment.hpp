@@ -71,6 +71,8 @@ class Environment {
   // (hit::wait_all) call it while they wait.
   void announce_failure(ErrorKind kind, const std::string& message) noexcept;
   void check_announcements();
+  // Whether an announcement is waiting (it is not taken).
+  bool announcement_pending();
   bool announced() const noexcept { return announced_; }
 
   // The live Environment; throws Error(internal) when there is none.
@@ -79,7 +81,9 @@ class Environment {
 
  private:
   void init(int* argc, char*** argv);
-  void release() noexcept;  // plug-ins, communicators, MPI itself
+  // Plug-ins, communicators, MPI itself; `quiet`: after a failure already reported, the MPI
+  // layer's list of abandoned messages is not shown.
+  void release(bool quiet) noexcept;
 
   bool owns_mpi_ = false;
   int rank_ = 0;
