@@ -21,6 +21,7 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
+#include "hit/core/version.hpp"
 #include "hit/device.hpp"
 #include "hit/kernel.hpp"
 
@@ -139,6 +140,8 @@ class Harness {
     if (env_.rank() == 0) {
       const double t = median_time();
       const double imb = imbalance(all);
+      fields["schema"] = "hitmap.result/1";
+      fields["version"] = std::string(version());
       fields["ranks"] = env_.size();
       fields["devices"] = labels;
       fields["type"] = options_.type;

@@ -3,6 +3,7 @@
 // hit/detail/ and come with the headers that need them).
 
 #include "hit/comm.hpp"
+#include "hit/core/checked.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/config.hpp"
 #include "hit/core/environment.hpp"
@@ -14,8 +15,10 @@
 #include "hit/core/registry.hpp"
 #include "hit/core/spec.hpp"
 #include "hit/core/timer.hpp"
+#include "hit/core/version.hpp"
 #include "hit/device.hpp"
 #include "hit/device_binding.hpp"
+#include "hit/device_kind.hpp"
 #include "hit/device_params.hpp"
 #include "hit/fpm/akima.hpp"
 #include "hit/fpm/benchmark.hpp"

@@ -212,3 +212,14 @@ hit_app_error(cannon reps_too_large "--reps: '3000000000' is not a whole number 
               "--n|8|--reps|3000000000")
 hit_app_error(cannon warmup_negative "--warmup: '-1' is not a whole number from 0" "--n|8|--warmup|-1")
 hit_app_error(jacobi iters_negative "--iters: '-1' is not a whole number from 0 to 2147483647" "--iters|-1")
+
+# The JSON results have the fields docs/results.md lists, the schema name and the version.
+if(Python3_Interpreter_FOUND)
+  foreach(np 1 4)
+    add_test(NAME cli.results.fields_as_documented.np${np}
+             COMMAND ${Python3_EXECUTABLE} ${_appdir}/results_check.py ${MPIEXEC_EXECUTABLE} ${np}
+                     ${HIT_BIN} ${PROJECT_SOURCE_DIR}/docs/results.md ${PROJECT_VERSION})
+    set_tests_properties(cli.results.fields_as_documented.np${np} PROPERTIES LABELS "cli;apps"
+                         TIMEOUT 180 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  endforeach()
+endif()
