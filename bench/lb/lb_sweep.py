@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seed 003's heterogeneous Cannon experiment (section 6, Fig. 4) on emulated devices.
 
-Cannon with `blocksLB` layouts for C and A (seed 003, Fig. 3) on 4 ranks (a 2x2 grid) bound as the
+Cannon with `blocksLB` layouts for C and A (Torres et al., Euro-Par 2012, Fig. 3) on 4 ranks (a 2x2 grid) bound as the
 paper's scenarios, with emulated stand-ins for its devices: A (the fast GPU) is
 `emu:0(slowdown=1)` shared by its ranks (the device lock serialises them, as Hitmap's launch mutex
 did), B (the slow GPU) one device `slowdown=3.826`, each C (one CPU core) its own device
@@ -10,7 +10,7 @@ the host kernel, so the fast class runs at host speed and the slow classes are r
 
 1. Measures each device class's speed ratio r against A (1 rank, the per-step block size N/2).
 2. Computes the seed's predicted balance factor from the measured r: LB = (r-1)/(r+1) for the A3
-   scenarios and LB = r/(r+1) for the A2 scenarios (seed 003, section 6), and the factor that
+   scenarios and LB = r/(r+1) for the A2 scenarios (Torres et al., Euro-Par 2012, section 6), and the factor that
    balances the devices' busy times for the actual binding (a simple model, printed beside it).
 3. Sweeps the balance factor over 0.5 ... 0.975 for every scenario, passes alternating ascending
    and descending order and scenarios interleaved, so drift of the shared machine touches every
@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from benchlib import machine_text, spread  # noqa: E402
 
-# The paper's devices (seed 003, section 6): speed of A relative to each slow class.
+# The paper's devices (Torres et al., Euro-Par 2012, section 6): speed of A relative to each slow class.
 PAPER_R = {"B": 3.826, "C": 14.153}
 
 # Scenario: the device of each rank (class letter, device index) in rank order on the 2x2 grid
@@ -179,7 +179,7 @@ def draw_svg(res, path):
          f'time against balance factor, N={res["n"]}, 4 ranks, emulated devices</text>',
          f'<text x="16" y="48" font-size="12" fill="#444">{esc(res["machine"])}</text>',
          f'<text x="16" y="64" font-size="12" fill="#444">median of {res["runs_per_point"]} runs per '
-         f'point, bars min-max; ring: measured best; dashed: seed 003 prediction from the measured r;</text>',
+         f'point, bars min-max; ring: measured best; dashed: the paper's prediction from the measured r;</text>',
          '<text x="16" y="79" font-size="12" fill="#444">dotted (where it differs): the factor that '
          'balances the busy times of the binding\'s devices</text>']
     # grid, ticks

@@ -324,10 +324,6 @@ Shape copy_back_region(const Shape& own, const Shape& domain) {
   return meet.empty() ? own : meet;
 }
 
-std::size_t row_alignment_for(const Device& dev) {
-  return default_row_alignment(dev.kind());
-}
-
 // Device memory of one launch, freed when it goes (after the device has finished with it).
 class Buffers {
  public:
@@ -448,7 +444,8 @@ namespace {
 
 DeviceLayout resident_layout(const ResidentState& s) {
   Partition none;
-  return device_layout(s.host.shape, s.host.element_size, none, row_alignment_for(*s.device));
+  return device_layout(s.host.shape, s.host.element_size, none,
+                       default_row_alignment(s.device->kind()));
 }
 
 // Page-locks the host buffer now in `s` (once per buffer): a resident tile's host side is copied

@@ -15,24 +15,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
   return()
 endif()
 
-file(REMOVE_RECURSE "${WORK}")
-set(prefix "${WORK}/prefix")
-macro(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  TIMEOUT 500)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-endmacro()
-
-run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
-run("configure the consumer" ${CMAKE_COMMAND} -S "${SOURCE}" -B "${WORK}/build"
-    -DCMAKE_CXX_COMPILER=${MPICXX} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
-run("build the consumer" ${CMAKE_COMMAND} --build "${WORK}/build")
-
-file(GLOB_RECURSE libs "${prefix}/*/libhitmap.so*")
-list(GET libs 0 lib)
-get_filename_component(libdir "${lib}" DIRECTORY)
+include(${CMAKE_CURRENT_LIST_DIR}/common/installed_project.cmake)
 run("the consumer" ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${libdir}" HIT_LOG_LEVEL=info
     "${WORK}/build/consumer")
 if(NOT err STREQUAL "hit info: consumer: 1 process\nhit warning: [rank 0/1] kind emu\n")

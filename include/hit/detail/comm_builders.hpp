@@ -18,22 +18,22 @@ namespace hit::detail {
 template <class T>
 struct CommTile {
   Tile<T> tile;
-  std::shared_ptr<ResidentState> device;
   std::shared_ptr<const void> owner;
-  Resident<T> resident;  // for a double-buffered shift (null for a host tile)
+  Resident<T> resident;  // the null Resident for a host tile
+  const std::shared_ptr<ResidentState>& device() const noexcept { return resident.state(); }
 };
 template <class T>
 CommTile<T> comm_tile(Tile<T>& t) {
-  return {t, nullptr, std::make_shared<Tile<T>>(t), Resident<T>()};
+  return {t, std::make_shared<Tile<T>>(t), Resident<T>()};
 }
 template <class T>
 CommTile<T> comm_tile(Resident<T>& r) {
-  return {r.host(), r.state(), std::make_shared<Resident<T>>(r), r};
+  return {r.host(), std::make_shared<Resident<T>>(r), r};
 }
 
 template <class T>
 void pin(CommPlan& plan, const CommTile<T>& t) {
-  if (t.device) plan.pin_buffer(t.device, t.device->host.data);
+  if (t.device()) plan.pin_buffer(t.device(), t.device()->host.data);
 }
 
 // Regions of a tile that a phase sends or receives, staged through its device copy if it has one.
@@ -231,7 +231,7 @@ void single_part(const Layout& layout, int rank, CommTile<T>& part, std::vector<
                  std::vector<std::shared_ptr<ResidentState>>& devices) {
   if (blocks_or_none(layout, rank).empty()) return;
   tiles.push_back(part.tile);
-  devices.push_back(part.device);
+  devices.push_back(part.device());
 }
 
 template <class T>
@@ -329,8 +329,8 @@ Comm shift(Environment& env, const Layout& layout, A& tile_arg, int axis, int of
   detail::Phase phase;
   phase.sends.push_back({*dest, tag, type, builder.bytes(), builder.base()});
   phase.recvs.push_back({*source, tag, type, builder.bytes(), builder.base()});
-  detail::stage(phase.fetch, ct.device, sent.shape());
-  detail::stage(phase.publish, ct.device, sent.shape());
+  detail::stage(phase.fetch, ct.device(), sent.shape());
+  detail::stage(phase.publish, ct.device(), sent.shape());
   if (options.double_buffered) {
     // Send from the host buffer of the moment, receive into the spare one (same layout: the
     // datatype is relative to the base), then make the spare the host side. Other double-buffered
@@ -438,8 +438,8 @@ Comm halo(Environment& env, const Layout& layout, A& tile_arg, index_t width, bo
       phase.recvs.push_back({*neighbour, recv_tag, std::make_shared<detail::Datatype>(recv.build()),
                              recv.bytes(), recv.base()});
       // Only the faces cross between a device copy and the host.
-      detail::stage(phase.fetch, ct.device, slab(boundary));
-      detail::stage(phase.publish, ct.device, slab(ghost));
+      detail::stage(phase.fetch, ct.device(), slab(boundary));
+      detail::stage(phase.publish, ct.device(), slab(ghost));
     }
     if (corners) plan->phases().push_back(std::move(axis_phase));
   }
@@ -478,7 +478,7 @@ Comm bcast(Environment& env, const Layout& layout, A& tile_arg, int axis, int ro
     }
     key = static_cast<int>(c[axis]);
     region = detail::region_of(ct.tile.padded());
-    staging = {ct.device, ct.tile.padded_shape()};
+    staging = {ct.device(), ct.tile.padded_shape()};
   }
   auto plan = std::make_shared<detail::BcastPlan>(
       "bcast(axis=" + std::to_string(axis) + ",root=" + std::to_string(root) + ")", ctx.comm, color,

@@ -2,27 +2,11 @@
 # headers with find_package(hitmap) and the MPICH compiler, and selects it by name through the
 # installed hit-layout with HIT_PLUGIN_PATH set.
 #   Usage: cmake -DBUILD_DIR=... -DSOURCE=.../plugin -DWORK=... -DMPICXX=... -P plugin_check.cmake
-file(REMOVE_RECURSE "${WORK}")
-set(prefix "${WORK}/prefix")
-macro(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  TIMEOUT 500)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-endmacro()
-
-run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
-run("configure the plug-in" ${CMAKE_COMMAND} -S "${SOURCE}" -B "${WORK}/build"
-    -DCMAKE_CXX_COMPILER=${MPICXX} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
-run("build the plug-in" ${CMAKE_COMMAND} --build "${WORK}/build")
+include(${CMAKE_CURRENT_LIST_DIR}/../common/installed_project.cmake)
 set(plugin "${WORK}/build/libhit_reverse_blocks.so")
 if(NOT EXISTS "${plugin}")
   message(FATAL_ERROR "the plug-in was not built: ${plugin}")
 endif()
-file(GLOB_RECURSE libs "${prefix}/*/libhitmap.so*")
-list(GET libs 0 lib)
-get_filename_component(libdir "${lib}" DIRECTORY)
 set(tool "${prefix}/bin/hit-layout")
 set(env ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${libdir}" "HIT_PLUGIN_PATH=${plugin}")
 
