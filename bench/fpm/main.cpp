@@ -35,6 +35,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/file.hpp"
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
@@ -306,26 +307,41 @@ int body(hit::Environment& env, int argc, char** argv) {
   app.add_option("--devices", o.devices, "device binding of the ranks")->capture_default_str();
   app.add_option("--kernel", o.kernel, "gemm (block update) or jacobi (5-point row update)")
       ->capture_default_str();
-  app.add_option("--block", o.block, "gemm block size b")->capture_default_str();
-  app.add_option("--columns", o.columns, "jacobi row length N")->capture_default_str();
+  const int most_int = std::numeric_limits<int>::max();
+  app.add_option("--block", o.block, "gemm block size b")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, most_int));
+  app.add_option("--columns", o.columns, "jacobi row length N")
+      ->capture_default_str()
+      ->check(hit::cli::count(1));
   app.add_option("--partition", o.partition, "partition of the launches (default per kernel)");
-  app.add_option("--n", o.n, "units of the workload")->capture_default_str();
-  app.add_option("--runs", o.runs, "timed runs per distribution")->capture_default_str();
-  app.add_option("--eps", o.eps, "fpm: stop when (max t - min t)/min t <= eps")
-      ->capture_default_str();
+  app.add_option("--n", o.n, "units of the workload")
+      ->capture_default_str()
+      ->check(hit::cli::count(1));
+  app.add_option("--runs", o.runs, "timed runs per distribution")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, most_int));
+  app.add_option("--eps", o.eps, "fpm: stop when the spread (max t - min t)/min t <= eps")
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0));
   app.add_option("--max-iterations", o.max_iterations, "fpm: dynamic-partitioning steps at most")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(hit::cli::count(1, most_int));
   app.add_option("--algorithm", o.algorithm, "fpm: the partitioner of the partial models")
       ->capture_default_str();
   app.add_option("--precision", o.precision, "relative CI half-width of each measurement")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0, 1));
   app.add_option("--min-reps", o.min_reps, "repetitions of each measurement at least")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(hit::cli::count(1, most_int));
   app.add_option("--max-time", o.max_time, "seconds of repetitions per measurement at most")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0));
   app.add_flag("--json", o.json, "one JSON object on stdout");
   app.add_option("--markdown", o.markdown,
-                 "write the table between <!-- BEGIN fpm --> and <!-- END fpm --> of FILE");
+                 "write the table between <!-- BEGIN fpm --> and <!-- END fpm --> of FILE")
+      ->check(hit::cli::file_name());
   app.add_option("--label", o.label,
                  "name of this scenario in the --markdown file (a block with the same name is "
                  "replaced)")
@@ -336,13 +352,18 @@ int body(hit::Environment& env, int argc, char** argv) {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("--n {} is smaller than the {} ranks", o.n, env.size()));
   }
-  if (o.runs < 1) throw Error(ErrorKind::invalid_argument, fmt::format("--runs {} (>= 1)", o.runs));
   if (o.label.empty() || o.label.find("-->") != std::string::npos ||
       o.label.find('\n') != std::string::npos) {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("--label '{}': one line of text, without '-->'", o.label));
   }
 
+  // The table's file is checked before the benchmark, not after it.
+  hit::collectively(env.comm(), [&] {
+    if (env.rank() == 0 && !o.markdown.empty()) {
+      hit::check_output_path(o.markdown, "table (--markdown)");
+    }
+  });
   const hit::Timer total;
   const std::string load = load_average();
   env.config().set("devices", o.devices);
@@ -417,8 +438,9 @@ int body(hit::Environment& env, int argc, char** argv) {
         measured += fmt::format("{}{}:{:.4f}s±{:.1f}%", measured.empty() ? "" : " ", q.d, q.t,
                                 q.t > 0 ? 100 * q.ci / q.t : 0.0);
       }
-      say(fmt::format("  step {}: measured {} (imbalance {:.3f}) -> {}", ctx.iterations, measured,
-                      ctx.imbalance, fpm::to_string(ctx.status)));
+      say(fmt::format("  step {}: measured {} (imbalance {:.3f}, spread {:.3f}) -> {}",
+                      ctx.iterations, measured, ctx.imbalance, ctx.spread,
+                      fpm::to_string(ctx.status)));
       nlohmann::json step;
       step["d"] = nlohmann::json::array();
       step["t"] = nlohmann::json::array();
@@ -427,6 +449,7 @@ int body(hit::Environment& env, int argc, char** argv) {
         step["t"].push_back(q.t);
       }
       step["imbalance"] = ctx.imbalance;
+      step["spread"] = ctx.spread;
       step["status"] = std::string(fpm::to_string(ctx.status));
       s.steps.push_back(step);
     }

@@ -4,12 +4,17 @@
 //   hit-bench-machine [--n 4096] [--reps 5] [--stream-mib 256]
 #include <cblas.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "../../tools/common/cli.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/program.hpp"
 
 namespace {
 
@@ -23,21 +28,23 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int body(hit::Environment& env, int argc, char** argv) {
+  CLI::App cli(
+      "hit-bench-machine: the plain OpenBLAS dgemm rate at one size and the STREAM triad "
+      "bandwidth of this machine, as one JSON line");
   long n = 4096;
   int reps = 5;
   long stream_mib = 256;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    if (k == "--n")
-      n = std::atol(argv[i + 1]);
-    else if (k == "--reps")
-      reps = std::atoi(argv[i + 1]);
-    else if (k == "--stream-mib")
-      stream_mib = std::atol(argv[i + 1]);
-  }
+  cli.add_option("--n", n, "dgemm size (n x n matrices)")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 65536));
+  cli.add_option("--reps", reps, "timed repetitions of each (the median is reported)")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 1000));
+  cli.add_option("--stream-mib", stream_mib, "MiB of the three triad arrays together")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 1 << 20));
+  if (!hit::cli::parse(cli, argc, argv, env.rank(), "hit-bench-machine")) return hit::exit_ok;
   const auto nn = static_cast<std::size_t>(n * n);
   std::vector<double> a(nn, 0.5), b(nn, 0.25), c(nn, 0.0);
   std::vector<double> gemm_times;
@@ -66,5 +73,11 @@ int main(int argc, char** argv) {
       "{\"app\":\"machine\",\"dgemm_n\":%ld,\"dgemm_gflops\":%.3f,\"dgemm_time_s\":%.6f,"
       "\"triad_gb_per_s\":%.3f,\"triad_mib\":%ld,\"check\":%g}\n",
       n, gflops, gemm_t, bandwidth, stream_mib, x[len / 2] + c[nn / 2] * 0.0);
-  return 0;
+  return hit::exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hit::run_program(argc, argv, "hit-bench-machine", body);
 }

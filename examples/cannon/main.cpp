@@ -3,7 +3,9 @@
 
 #include "../../tools/common/cli.hpp"
 #include "cannon.hpp"
+#include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/file.hpp"
 #include "hit/core/program.hpp"
 
 int main(int argc, char** argv) {
@@ -24,9 +26,10 @@ int main(int argc, char** argv) {
     cli.add_option("--layout-c", layouts[2], "layout spec of C (else HIT_LAYOUT_C, else blocks)");
     o.run.add_to(cli, "verify against a serial product",
                  "draw the layouts of A, B and C to this SVG file", "C");
-    cli.add_option("--a", o.a_file, "read A from this raw file (row-major, no header)");
-    cli.add_option("--b", o.b_file, "read B from this raw file");
-    cli.add_option("--c-out", o.c_out, "write C to this raw file");
+    cli.add_option("--a", o.a_file, "read A from this raw file (row-major, no header)")
+        ->check(hit::cli::file_name());
+    cli.add_option("--b", o.b_file, "read B from this raw file")->check(hit::cli::file_name());
+    cli.add_option("--c-out", o.c_out, "write C to this raw file")->check(hit::cli::file_name());
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cannon")) return 0;
     const char* labels[3] = {"layout-a", "layout-b", "layout-c"};
     for (int i = 0; i < 3; ++i) {
@@ -36,6 +39,10 @@ int main(int argc, char** argv) {
     if (o.m < 0) o.m = o.n;
     if (o.k < 0) o.k = o.n;
     o.run.apply(env, "c");
+    // A file that cannot be written is found before the computation, not after it.
+    hit::collectively(env.comm(), [&] {
+      if (env.rank() == 0 && !o.c_out.empty()) hit::check_output_path(o.c_out, "C (--c-out)");
+    });
     return hit::cannon::run(env, o);
   });
 }

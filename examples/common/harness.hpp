@@ -54,7 +54,7 @@ struct RunOptions {
         ->check(hit::cli::count(0, std::numeric_limits<int>::max()));
     cli.add_flag("--check", check, check_help + " (exit 1 when it fails)");
     cli.add_flag("--json", json, "print one JSON object on stdout");
-    cli.add_option("--svg", svg, svg_help);
+    cli.add_option("--svg", svg, svg_help)->check(hit::cli::file_name());
     cli.add_option("--seed", seed, "seed of the generated inputs");
   }
   // Settings the library reads from the run's configuration, where the command line wins over

@@ -221,6 +221,15 @@ Layout layout_from_parts(const LayoutRequest& request, int axis, const std::vect
 // coordinate along topology axis `axis`) share out the extent of shape axis `axis`.
 Layout layout_from_weights(const LayoutRequest& request, int axis, std::span<const double> weights);
 
+// Every process keeps the whole layout (every block of every process), so the number of blocks
+// bounds what a layout may be: at most max_layout_blocks (and as many processes), about
+// 1 GiB of block descriptions. Plug-ins that make many blocks per process call
+// require_block_count with their count *before* building them; it throws Error(invalid_argument)
+// naming the layout, the count and the memory it would take. hit::layout() checks the process
+// count itself, and product_layout the product of its pieces.
+inline constexpr std::int64_t max_layout_blocks = std::int64_t{1} << 22;
+void require_block_count(const LayoutRequest& request, double blocks);
+
 // Throws Error(shape) unless the shape has at least as many axes as the topology (extra shape axes
 // are not distributed; fewer is an error). For plug-ins that split axis k over topology axis k.
 void require_layout_axes(const LayoutRequest& request);

@@ -14,10 +14,11 @@
 // collective call) and moved with MPI_File_write_all / read_all; a rank whose blocks interleave in
 // the file (several strided blocks) needs more than one collective call, agreed by all ranks.
 //
-// write_raw writes to `<path>.tmp-<random>` in the same folder and renames it to `path` once every
-// rank succeeded, so a failed write never leaves a partial file under the final name (an existing
-// file there is untouched) and the temporary is removed. Every failure is agreed: all ranks throw
-// the same hit::Error (io for files, shape for parts outside `global`).
+// write_raw writes to `<path>.tmp-<host>.<pid>.<random>` in the same folder and renames it to
+// `path` once every rank succeeded, so a failed write never leaves a partial file under the final
+// name (an existing file there is untouched) and the temporary is removed; temporaries of `path`
+// left by killed runs on this host are removed after a successful write. Every failure is agreed:
+// all ranks throw the same hit::Error (io for files, shape for parts outside `global`).
 
 #include <mpi.h>
 

@@ -1,6 +1,7 @@
 // `blockCyclic:b=B`: blocks of B consecutive positions dealt round-robin along every axis the
 // topology distributes; a process holds several blocks.
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "builtin.hpp"
@@ -33,6 +34,14 @@ class BlockCyclicLayout final : public LayoutPlugin {
                                          " values; give 1 or one per topology axis (" +
                                          std::to_string(topo.axes()) + ")");
     }
+    // Counted before the pieces are made: b=1 over 2e8 elements would not fit in memory.
+    double blocks = 1;
+    for (int k = 0; k < topo.axes(); ++k) {
+      const index_t b = sizes.size() == 1 ? sizes[0] : sizes[static_cast<std::size_t>(k)];
+      const double extent = static_cast<double>(std::max<index_t>(request.shape[k].size(), 1));
+      blocks *= b < 1 ? 1.0 : std::ceil(extent / static_cast<double>(b));
+    }
+    require_block_count(request, blocks);
     std::vector<AxisPieces> pieces;
     for (int k = 0; k < topo.axes(); ++k) {
       const index_t b = sizes.size() == 1 ? sizes[0] : sizes[static_cast<std::size_t>(k)];

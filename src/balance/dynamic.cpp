@@ -234,8 +234,8 @@ Sizes proportional_step(const PartitionContext& ctx, const Sizes& current, doubl
   return next;
 }
 
-// The half-width of the confidence interval of the measured imbalance, relative: the slowest and
-// the fastest device's relative intervals combined. A measured imbalance inside it cannot be told
+// The half-width of the confidence interval of the measured spread, relative: the slowest and
+// the fastest device's relative intervals combined. A measured spread inside it cannot be told
 // from balance.
 double difference_noise(const std::vector<Point>& measured) {
   const Point* slowest = nullptr;
@@ -303,6 +303,7 @@ DynamicStatus advance(PartitionContext& ctx, const std::vector<Observation>& obs
       complete = false;  // a peer's failure stopped this device's measurement
     }
   }
+  ctx.spread = spread(ctx.measured);
   ctx.imbalance = imbalance(ctx.measured);
   // The points join the models even when this is the last step: the models then describe the
   // final distribution too (and can be saved and reused).
@@ -310,12 +311,12 @@ DynamicStatus advance(PartitionContext& ctx, const std::vector<Observation>& obs
     if (obs[i].measured) add_measurement(ctx.models[i], obs[i].point, ctx.merge_within);
   }
   if (complete) {
-    // Noise up to what the measurements were asked for excuses an imbalance above eps; a machine
+    // Noise up to what the measurements were asked for excuses a spread above eps; a machine
     // noisier than that (a measurement cut short by max_seconds) excuses no more: the loop goes
     // on, and the merged points near the balance grow more precise with every step.
     const double noise = std::min(difference_noise(ctx.measured), std::sqrt(2.0) * asked_precision);
     threshold = std::max(eps, noise);
-    if (ctx.imbalance <= threshold) return ctx.status = DynamicStatus::converged;
+    if (ctx.spread <= threshold) return ctx.status = DynamicStatus::converged;
   }
   ctx.tried.push_back(current);
   choose_best(ctx);
@@ -504,8 +505,9 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
     ctx.measured[i] = p;
     now = std::max(now, p.t);
   }
+  ctx.spread = spread(ctx.measured);
   ctx.imbalance = imbalance(ctx.measured);
-  if (ctx.imbalance <= ctx.eps) return false;
+  if (ctx.spread <= ctx.eps) return false;
   Distribution next = repartition(ctx.models);
   if (next.sizes() == current) return false;
   const double gain = (now - next.makespan) * static_cast<double>(ctx.remaining_iterations);

@@ -1,5 +1,7 @@
 #include "hit/core/collective.hpp"
 
+#include <algorithm>
+
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,13 +41,22 @@ void agree(MPI_Comm comm, const std::exception_ptr& failure) {
   throw Error::everywhere(static_cast<ErrorKind>(header[0]), message);
 }
 
-void check_mpi(int code, const char* what) {
-  if (code == MPI_SUCCESS) return;
+std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(code, text, &len);
-  throw Error(ErrorKind::mpi,
-              std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+  std::string out(text, static_cast<std::size_t>(std::max(len, 0)));
+  // MPICH appends its call stack on further lines: the first sentence says what happened.
+  if (const auto stack = out.find(", error stack:"); stack != std::string::npos) out.resize(stack);
+  for (char& c : out) {
+    if (c == '\n') c = ' ';
+  }
+  return out;
+}
+
+void check_mpi(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  throw Error(ErrorKind::mpi, std::string(what) + " failed: " + mpi_error_text(code));
 }
 
 void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_point) {

@@ -2,6 +2,22 @@
 
 namespace hit {
 
+std::string excerpt(std::string_view text, std::size_t most) {
+  if (text.size() <= most) return std::string(text);
+  return std::string(text.substr(0, most)) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
+namespace detail {
+
+std::string bounded_message(const std::string& message) {
+  constexpr std::size_t most = 2000;
+  if (message.size() <= most) return message;
+  return message.substr(0, most) + "... (message of " + std::to_string(message.size()) +
+         " characters cut)";
+}
+
+}  // namespace detail
+
 std::string_view to_string(ErrorKind kind) noexcept {
   switch (kind) {
     case ErrorKind::invalid_argument:

@@ -7,7 +7,7 @@ namespace hit::fpm {
 namespace {
 
 template <class Items>
-double spread(const Items& items) {
+double spread_of(const Items& items) {
   double lo = std::numeric_limits<double>::infinity();
   double hi = 0;
   int count = 0;
@@ -21,6 +21,21 @@ double spread(const Items& items) {
   return (hi - lo) / lo;
 }
 
+template <class Items>
+double imbalance_of(const Items& items) {
+  double hi = 0;
+  double sum = 0;
+  int count = 0;
+  for (const auto& item : items) {
+    if (item.d <= 0) continue;
+    hi = std::max(hi, item.t);
+    sum += item.t;
+    ++count;
+  }
+  if (count == 0 || sum <= 0) return 1;
+  return hi / (sum / count);
+}
+
 }  // namespace
 
 std::vector<std::int64_t> Distribution::sizes() const {
@@ -30,11 +45,17 @@ std::vector<std::int64_t> Distribution::sizes() const {
   return out;
 }
 
+double spread(std::span<const Point> measured) {
+  return spread_of(measured);
+}
+double spread(std::span<const Part> parts) {
+  return spread_of(parts);
+}
 double imbalance(std::span<const Point> measured) {
-  return spread(measured);
+  return imbalance_of(measured);
 }
 double imbalance(std::span<const Part> parts) {
-  return spread(parts);
+  return imbalance_of(parts);
 }
 
 }  // namespace hit::fpm

@@ -85,7 +85,7 @@ void parse_comment(const Reader& reader, int line, std::string_view body, Model&
     if (colon == body.npos || !parse_int(value, cap) || cap < 0) {
       reader.fail(line, fmt::format("malformed capacity line '#{}': expected '# capacity: N' with "
                                     "N a whole number of units >= 0",
-                                    body));
+                                    excerpt(body)));
     }
     if (capacity_line != 0) {
       reader.fail(line,
@@ -134,7 +134,7 @@ Model parse_model(std::string_view text, std::string_view name, ModelKind kind) 
       if (parse_double(fields.front(), probe)) {
         reader.fail(line_no, fmt::format("expected the header 'd,t' (optionally with columns reps "
                                          "and ci) before the points, got '{}'",
-                                         line));
+                                         excerpt(line)));
       }
       for (std::string_view f : fields) {
         std::string col(f);
@@ -143,17 +143,18 @@ Model parse_model(std::string_view text, std::string_view name, ModelKind kind) 
         if (col != "d" && col != "t" && col != "reps" && col != "ci") {
           reader.fail(line_no, fmt::format("unknown column '{}' in the header (columns: d, t, "
                                            "reps, ci)",
-                                           f));
+                                           excerpt(f)));
         }
         if (std::find(header.begin(), header.end(), col) != header.end()) {
-          reader.fail(line_no, fmt::format("column '{}' appears twice in the header", col));
+          reader.fail(line_no,
+                      fmt::format("column '{}' appears twice in the header", excerpt(col)));
         }
         header.push_back(col);
       }
       if (std::find(header.begin(), header.end(), "d") == header.end() ||
           std::find(header.begin(), header.end(), "t") == header.end()) {
-        reader.fail(line_no,
-                    fmt::format("the header '{}' lacks column d or t (expected 'd,t')", line));
+        reader.fail(line_no, fmt::format("the header '{}' lacks column d or t (expected 'd,t')",
+                                         excerpt(line)));
       }
       header_line = line_no;
       continue;
@@ -168,7 +169,7 @@ Model parse_model(std::string_view text, std::string_view name, ModelKind kind) 
       const std::string_view v = fields[c];
       if (col == "d") {
         if (!parse_int(v, p.d)) {
-          reader.fail(line_no, fmt::format("d = '{}' is not a whole number of units", v));
+          reader.fail(line_no, fmt::format("d = '{}' is not a whole number of units", excerpt(v)));
         }
         if (p.d < 1) {
           reader.fail(line_no, fmt::format("d = {} must be >= 1 (the point d = 0, t = 0 is "
@@ -177,18 +178,19 @@ Model parse_model(std::string_view text, std::string_view name, ModelKind kind) 
         }
       } else if (col == "t") {
         if (!parse_double(v, p.t) || !std::isfinite(p.t)) {
-          reader.fail(line_no, fmt::format("t = '{}' is not a number of seconds", v));
+          reader.fail(line_no, fmt::format("t = '{}' is not a number of seconds", excerpt(v)));
         }
-        if (p.t <= 0) reader.fail(line_no, fmt::format("t = {} must be > 0 seconds", v));
+        if (p.t <= 0) reader.fail(line_no, fmt::format("t = {} must be > 0 seconds", excerpt(v)));
       } else if (col == "reps") {
         std::int64_t reps = 0;
         if (!parse_int(v, reps) || reps < 0 || reps > 1'000'000'000) {
-          reader.fail(line_no, fmt::format("reps = '{}' is not a whole number >= 0", v));
+          reader.fail(line_no, fmt::format("reps = '{}' is not a whole number >= 0", excerpt(v)));
         }
         p.reps = static_cast<int>(reps);
       } else {
         if (!parse_double(v, p.ci) || !std::isfinite(p.ci) || p.ci < 0) {
-          reader.fail(line_no, fmt::format("ci = '{}' is not a number of seconds >= 0", v));
+          reader.fail(line_no,
+                      fmt::format("ci = '{}' is not a number of seconds >= 0", excerpt(v)));
         }
       }
     }
@@ -226,6 +228,11 @@ Model parse_model(std::string_view text, std::string_view name, ModelKind kind) 
 }
 
 Model load_model(const std::string& path, ModelKind kind) {
+  std::error_code folder_check;
+  if (std::filesystem::is_directory(path, folder_check)) {
+    throw Error(ErrorKind::io,
+                fmt::format("cannot read model file '{}': it is a folder, not a file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw Error(ErrorKind::io,

@@ -322,6 +322,24 @@ LayoutRegistry::LayoutRegistry(Environment& /*env*/) : Registry<LayoutPlugin>("l
   detail::register_builtin_layouts(*this);
 }
 
+void require_block_count(const LayoutRequest& request, double blocks) {
+  if (blocks <= static_cast<double>(max_layout_blocks)) return;
+  const double gigabytes = blocks * static_cast<double>(sizeof(Shape)) * 1e-9;
+  const int procs = request.topology.procs();
+  const std::string head = fmt::format("layout '{}' of {} over {} processes", request.spec.str(),
+                                       request.shape.str(), procs);
+  if (static_cast<double>(procs) >= blocks) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{}: every process keeps the blocks of every process (about {:.1f} GB "
+                            "here); hitmap++ allows at most {} processes",
+                            head, gigabytes, max_layout_blocks));
+  }
+  throw Error(ErrorKind::invalid_argument,
+              fmt::format("{} makes {:.0f} blocks (about {:.1f} GB, kept on every process); "
+                          "hitmap++ allows at most {} blocks: use larger blocks",
+                          head, blocks, gigabytes, max_layout_blocks));
+}
+
 Layout layout(Environment& env, std::string_view spec_text, const Topology& topo,
               const Shape& shape, std::string_view label, std::vector<DeviceBinding> devices) {
   std::string chosen(spec_text);
@@ -357,6 +375,7 @@ Layout layout(Environment& env, std::string_view spec_text, const Topology& topo
       devices.resize(static_cast<std::size_t>(topo.procs()));
     }
     LayoutRequest request{topo, shape, spec, std::move(devices)};
+    require_block_count(request, static_cast<double>(topo.procs()));
     Layout result = plugin.make(request);
     result.self_ = env.rank();
     result.devices_ = request.devices;
@@ -528,6 +547,13 @@ Layout product_layout(const LayoutRequest& request, const std::vector<AxisPieces
                  " coordinates, the topology has " + std::to_string(topo.dim(k)));
     }
   }
+  double block_count = 1;
+  for (const AxisPieces& axis : pieces) {
+    double along = 0;
+    for (const auto& coord : axis) along += static_cast<double>(coord.size());
+    block_count *= std::max(along, 1.0);
+  }
+  require_block_count(request, block_count);
   // Along each axis the pieces must cover the shape axis exactly once; then so do their products,
   // and the blocks need no pairwise test.
   std::vector<detail::AxisLookup> lookup(pieces.size());

@@ -18,7 +18,6 @@
 #include <limits>
 #include <map>
 #include <queue>
-#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -27,6 +26,7 @@
 #include "hit/tile_io.hpp"
 
 #include "hit/core/collective.hpp"
+#include "hit/core/file.hpp"
 
 namespace hit::detail {
 namespace {
@@ -60,13 +60,6 @@ struct Plan {
   std::vector<BlockMap> blocks;
   std::vector<std::vector<Piece>> rounds;  // each sorted by file_start, pairwise disjoint
 };
-
-std::string mpi_error_text(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(code, text, &len);
-  return std::string(text, static_cast<std::size_t>(len));
-}
 
 void check_io(int code, const std::string& what) {
   if (code != MPI_SUCCESS) throw Error(ErrorKind::io, what + ": " + mpi_error_text(code));
@@ -312,41 +305,24 @@ void transfer_round(MPI_File fh, const Plan& plan, std::size_t round, RawElement
   }
 }
 
-// The number of collective rounds (the most any rank needs) and, for writes, a random token from
-// rank 0 naming the temporary file: one reduction for both.
-std::pair<int, std::uint64_t> agreed_rounds_and_token(const Plan& plan, MPI_Comm comm,
-                                                      bool want_token) {
-  std::int64_t mine[2] = {static_cast<std::int64_t>(plan.rounds.size()), 0};
-  if (want_token && rank_of(comm) == 0) {
-    std::random_device rd;
-    const std::uint64_t token = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-    mine[1] = static_cast<std::int64_t>(token >> 1);  // non-negative, so MAX picks rank 0's
-  }
-  std::int64_t all[2] = {0, 0};
-  check_mpi(MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
-  return {static_cast<int>(all[0]), static_cast<std::uint64_t>(all[1])};
+// The number of collective rounds: the most any rank needs.
+int agreed_rounds(const Plan& plan, MPI_Comm comm) {
+  int mine = static_cast<int>(plan.rounds.size());
+  int all = 0;
+  check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  return all;
 }
 
-std::string temporary_name(const std::string& path, std::uint64_t token) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(token));
-  return path + ".tmp-" + hex;
-}
-
-// Rank 0's early checks, for messages clearer than MPI-IO's.
-void check_output_path(const std::string& path) {
-  const std::string what = "cannot write tile data to '" + path + "'";
-  if (path.empty()) throw Error(ErrorKind::io, "cannot write tile data: the file name is empty");
-  std::error_code ec;
-  fs::path folder = fs::path(path).parent_path();
-  if (folder.empty()) folder = ".";
-  if (!fs::exists(folder, ec)) {
-    throw Error(ErrorKind::io, what + ": folder '" + folder.string() + "' does not exist");
+// Rank 0's temporary name for `path` (its host and process id in it, see hit::temporary_suffix),
+// known to every rank.
+std::string agreed_temporary(const std::string& path, MPI_Comm comm) {
+  char suffix[64] = {};
+  if (rank_of(comm) == 0) {
+    const std::string mine = temporary_suffix();
+    std::snprintf(suffix, sizeof suffix, "%s", mine.c_str());
   }
-  if (!fs::is_directory(folder, ec)) {
-    throw Error(ErrorKind::io, what + ": '" + folder.string() + "' is not a folder");
-  }
-  if (fs::is_directory(path, ec)) throw Error(ErrorKind::io, what + ": it is a folder");
+  check_mpi(MPI_Bcast(suffix, sizeof suffix, MPI_CHAR, 0, comm), "MPI_Bcast");
+  return path + suffix;
 }
 
 void check_input_file(const std::string& path, const Shape& global, std::size_t element_size) {
@@ -403,10 +379,10 @@ void write_raw_blocks(const std::string& path, const Shape& global,
   collectively(comm,
                [&] { plan = make_plan(global, blocks, element.size, "write '" + path + "'"); });
   collectively(comm, [&] {
-    if (me == 0) check_output_path(path);
+    if (me == 0) check_output_path(path, "tile data file");
   });
-  const auto [rounds, token] = agreed_rounds_and_token(plan, comm, true);
-  const std::string temporary = temporary_name(path, token);
+  const int rounds = agreed_rounds(plan, comm);
+  const std::string temporary = agreed_temporary(path, comm);
   const std::string what = "cannot write tile data to '" + path + "'";
 
   OpenFile file(comm);
@@ -450,6 +426,7 @@ void write_raw_blocks(const std::string& path, const Shape& global,
         throw Error(ErrorKind::io,
                     what + ": cannot rename '" + temporary + "' to it: " + ec.message());
       }
+      remove_stale_temporaries(path);
     });
   } catch (...) {
     file.close_quietly();
@@ -470,7 +447,7 @@ void read_raw_blocks(const std::string& path, const Shape& global,
   collectively(comm, [&] {
     if (me == 0) check_input_file(path, global, element.size);
   });
-  const int rounds = agreed_rounds_and_token(plan, comm, false).first;
+  const int rounds = agreed_rounds(plan, comm);
   const std::string what = "cannot read tile data from '" + path + "'";
 
   OpenFile file(comm);

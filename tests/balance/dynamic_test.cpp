@@ -54,7 +54,7 @@ TEST(DynamicPartitioning, ConvergesOnSpeeds1_4_14) {
     const DynamicStatus status = partition_dynamic(ctx, kernels, Precision{}, 0.01, 12);
     EXPECT_EQ(status, DynamicStatus::converged) << algorithm;
     EXPECT_LE(ctx.iterations, 6) << algorithm;
-    EXPECT_LE(ctx.imbalance, 0.01) << algorithm;
+    EXPECT_LE(ctx.spread, 0.01) << algorithm;
     EXPECT_EQ(ctx.dist.sizes().size(), 3u);
     std::int64_t sum = 0;
     for (const Part& p : ctx.dist.parts) sum += p.d;
@@ -119,7 +119,7 @@ TEST(DynamicPartitioning, StallsWhenNothingBetterExists) {
   EXPECT_EQ(partition_dynamic(ctx, kernels, Precision{}, 0.05), DynamicStatus::stalled);
   EXPECT_EQ(ctx.iterations, 1);
   EXPECT_EQ(ctx.dist.sizes(), (std::vector<std::int64_t>{1, 1}));
-  EXPECT_NEAR(ctx.imbalance, 0.5, 1e-12);
+  EXPECT_NEAR(ctx.spread, 0.5, 1e-12);
 }
 
 TEST(DynamicPartitioning, FewerUnitsThanDevicesProbesEveryDevice) {
@@ -308,7 +308,7 @@ TEST(DynamicPartitioning, MeasuredDisagreementOutranksStaleModels) {
     ctx.models[1].add(Point{1000, t1, 3, 0});
     ctx.dist = evaluate(ctx.models, std::vector<std::int64_t>{1000, 1000}, "geometric");
     partition_iterate(ctx, kernels, fixed, 0.02);
-    EXPECT_NEAR(ctx.imbalance, t0 / t1 - 1, 1e-9);  // measured: device 0 is the slower
+    EXPECT_NEAR(ctx.spread, t0 / t1 - 1, 1e-9);  // measured: device 0 is the slower
     const auto next = ctx.dist.sizes();
     EXPECT_EQ(ctx.status, DynamicStatus::running) << within;
     EXPECT_EQ(next[0] + next[1], 2000);
@@ -409,7 +409,7 @@ TEST(DynamicLoadBalancing, BalancesFromApplicationTimes) {
   }
   EXPECT_GE(changes, 1);
   EXPECT_LE(last_change, 8) << "still redistributing late";
-  EXPECT_LE(ctx.imbalance, 0.03);
+  EXPECT_LE(ctx.spread, 0.03);
   EXPECT_LE(measured_makespan(ctx.dist), true_optimum(n) * 1.03);
 }
 
@@ -424,7 +424,7 @@ TEST(DynamicLoadBalancing, MigrationCostGatesRedistribution) {
     EXPECT_FALSE(balance_iterate(ctx, t));
   }
   EXPECT_EQ(ctx.dist.sizes(), even);
-  EXPECT_GT(ctx.imbalance, 1);
+  EXPECT_GT(ctx.spread, 1);
   // The same with a cheap migration moves at once.
   ctx.migration_cost = 0.1;
   std::vector<double> t(3);

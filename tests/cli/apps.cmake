@@ -223,3 +223,23 @@ if(Python3_Interpreter_FOUND)
                          TIMEOUT 180 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
   endforeach()
 endif()
+
+# Output files: an empty name is refused by the parser; a place where C cannot be written is found
+# before the multiplication (the message of the early check, not of the MPI-IO write after it).
+add_test(NAME cli.cannon.error.empty_output
+         COMMAND bash -c "out=$(\"$0\" --n 8 --c-out '' 2>&1); rc=$?; echo \"$out\"; echo \"exit=$rc\""
+                 ${_cannon})
+set_tests_properties(cli.cannon.error.empty_output PROPERTIES LABELS "cli;apps"
+                     PASS_REGULAR_EXPRESSION "^hit-cannon: error: --c-out: the file name is empty[^\n]*\nexit=2")
+hit_app_error(cannon output_checked_first "cannot write C \\(--c-out\\) '/proc/c.raw'"
+              "--n|3000|--reps|50|--c-out|/proc/c.raw")
+
+# Temporaries of killed writers (this host, process gone) are removed by the next successful write
+# of the same file; those of live processes and other hosts stay. Tile files (MPI-IO, 1 and 4
+# processes) and whole files (an SVG).
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli.files.stale_temporaries
+           COMMAND ${Python3_EXECUTABLE} ${_appdir}/stale_check.py ${MPIEXEC_EXECUTABLE} ${HIT_BIN}
+                   ${CMAKE_CURRENT_BINARY_DIR}/stale-temporaries)
+  set_tests_properties(cli.files.stale_temporaries PROPERTIES LABELS "cli;apps" TIMEOUT 120)
+endif()

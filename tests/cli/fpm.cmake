@@ -29,7 +29,7 @@ fpm_error_test(repeated "repeats the d of line 2" partition -m repeated.csv --n 
 fpm_error_test(zero_time "must be > 0" partition -m zero_time.csv --n 10)
 fpm_error_test(bad_capacity "malformed capacity" partition -m bad_capacity.csv --n 10)
 fpm_error_test(missing_file "cannot read model file 'nowhere.csv'" partition -m nowhere.csv --n 10)
-fpm_error_test(negative_n "n = -5 is negative" partition -m a.csv --n -5)
+fpm_error_test(negative_n "--n: '-5' is not a whole number from 0" partition -m a.csv --n -5)
 fpm_error_test(over_capacity "total capacity of the 1 devices is 30 units, below n = 31"
                partition -m b.csv --n 31)
 fpm_error_test(unknown_algorithm "unknown fpm partitioner plug-in 'fastest'"
@@ -67,6 +67,48 @@ file(WRITE ${fpm_work}/plot_model.csv "d,t\n10,0.1\n20,0.2\n")
 add_test(NAME cli.fpm.error.plot_unwritable_np4
          COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-fpm -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
                  "-DARGS=plot|-m|${fpm_work}/plot_model.csv|-o|/nonexistent/dir/p.svg"
-                 "-DEXPECT=cannot write '/nonexistent/dir/p.svg'"
+                 "-DEXPECT=cannot write picture \\(--out\\) '/nonexistent/dir/p.svg': folder '/nonexistent/dir' does not exist"
                  -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
 set_tests_properties(cli.fpm.error.plot_unwritable_np4 PROPERTIES LABELS cli TIMEOUT 120)
+
+# Values the options do not allow, caught by the parser with a message that says what is allowed.
+fpm_error_test(capacity_negative "--capacity: '-7' is not a whole number from 0"
+               build --max 5 --capacity -7)
+fpm_error_test(points_zero "--points: '0' is not a whole number from 1 to 10000" build --max 5 --points 0)
+fpm_error_test(precision_zero "--precision: '0' is not a number above 0 and at most 1"
+               build --max 5 --precision 0)
+fpm_error_test(spacing "--spacing: cubic not in" build --max 5 --spacing cubic)
+fpm_error_test(unknown_subcommand "unknown subcommand 'frobnicate' (subcommands: build, partition"
+               frobnicate)
+fpm_error_test(model_is_folder "cannot read model file '.': it is a folder" show -m .)
+# A malformed 1 MiB line is quoted by its first characters and its length, not whole.
+fpm_error_test(long_line "unknown column 'xxxxxxxxxx" show -m long_line.csv)
+fpm_error_test(long_line_length "... (1048576 characters)' in the header" show -m long_line.csv)
+
+# Output paths are checked before anything is measured or computed, on every rank.
+foreach(np 1 3)
+  add_test(NAME cli.fpm.error.build_unwritable_np${np}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-fpm -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                   -DNP=${np} "-DARGS=build|--max|100000|--out|/proc/m-{rank}.csv"
+                   "-DEXPECT=cannot write model file \\(--out\\) '/proc/m-0.csv'"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+  add_test(NAME cli.fpm.error.bench_markdown_unwritable_np${np}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-bench-fpm -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                   -DNP=${np} "-DARGS=--n|100000|--markdown|/nonexistent/r.md"
+                   "-DEXPECT=cannot write table \\(--markdown\\) '/nonexistent/r.md': folder '/nonexistent' does not exist"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+  set_tests_properties(cli.fpm.error.build_unwritable_np${np} cli.fpm.error.bench_markdown_unwritable_np${np}
+                       PROPERTIES LABELS cli TIMEOUT 60)
+endforeach()
+
+# hit-bench-machine: --help describes it without running the 4-second benchmark; bad values are
+# refused with what is allowed.
+add_test(NAME cli.bench_machine.help COMMAND ${HIT_BIN}/hit-bench-machine --help)
+set_tests_properties(cli.bench_machine.help PROPERTIES LABELS cli TIMEOUT 30
+                     PASS_REGULAR_EXPRESSION "Usage:.*--stream-mib"
+                     FAIL_REGULAR_EXPRESSION "dgemm_gflops")
+add_test(NAME cli.bench_machine.error.n_zero
+         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-bench-machine -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                 -DNP=1 "-DARGS=--n|0" "-DEXPECT=--n: '0' is not a whole number from 1 to 65536"
+                 -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+set_tests_properties(cli.bench_machine.error.n_zero PROPERTIES LABELS cli TIMEOUT 30)

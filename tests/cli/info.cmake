@@ -34,3 +34,12 @@ hit_info_fails(missing_gpu "rank 0 is bound to cuda:3.*(has no CUDA GPU|which do
   ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info --devices cuda:3)
 hit_info_fails(count_mismatch "binds 3 processes but the run has 2"
   ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info --devices "cpu*3")
+hit_info_fails(nodes_zero "--nodes: '0' is not a whole number from 1 to 2147483647"
+  ${HIT_BIN}/hit-info --nodes 0)
+
+# Every program says its version and which hitmap++ it is.
+foreach(program hit-cannon hit-jacobi hit-layout hit-fpm hit-info hit-bench-fpm hit-bench-machine)
+  add_test(NAME cli.version.${program} COMMAND ${HIT_BIN}/${program} --version)
+  set_tests_properties(cli.version.${program} PROPERTIES LABELS "cli"
+                       PASS_REGULAR_EXPRESSION "^${program} \\(hitmap\\+\\+ ${PROJECT_VERSION}\\)\n$")
+endforeach()

@@ -1,6 +1,10 @@
-# A program built against the installed package: installs hitmap++, builds ./install/consumer with
-# find_package(hitmap) and the MPICH compiler (no fmt, no other private dependency of the library),
-# and runs it: it includes hit/hit.hpp and logs through hit/core/log.hpp.
+# The installed package, as a downstream author uses it: installs hitmap++, builds README's
+# program (./install/consumer: umbrella header, logging, a layout, resident tiles, halo comms, a
+# kernel of its own and its launch, a reduction) with find_package(hitmap) and the MPICH compiler
+# only (no fmt or other private dependency of the library), and runs it under mpiexec at 1, 3 and
+# 4 processes: the same heat on every count, the log line on stderr. Then the other ways in: an
+# installed program starts without LD_LIBRARY_PATH (RPATH) and prints its version; a program
+# compiled with pkg-config's flags alone sees the version macro and links.
 #
 # tests/CMakeLists.txt includes every tests/cli/*.cmake while configuring: this file then adds the
 # test, which runs it again as a script (cmake -P).
@@ -10,15 +14,71 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
            COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
                    -DSOURCE=${CMAKE_CURRENT_LIST_DIR}/install/consumer
                    -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_install_consumer -DMPICXX=${_hit_mpicxx}
+                   -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DVERSION=${PROJECT_VERSION}
                    -P ${CMAKE_CURRENT_LIST_FILE})
-  set_tests_properties(cli.install.consumer PROPERTIES LABELS "cli" TIMEOUT 600)
+  set_tests_properties(cli.install.consumer PROPERTIES LABELS "cli" TIMEOUT 600
+                       ENVIRONMENT OPENBLAS_NUM_THREADS=1)
   return()
 endif()
 
 include(${CMAKE_CURRENT_LIST_DIR}/common/installed_project.cmake)
-run("the consumer" ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${libdir}" HIT_LOG_LEVEL=info
-    "${WORK}/build/consumer")
-if(NOT err STREQUAL "hit info: consumer: 1 process\nhit warning: [rank 0/1] kind emu\n")
-  message(FATAL_ERROR "unexpected log of the consumer:\n${err}")
+set(heat "")
+foreach(np 1 3 4)
+  run("heat on ${np} processes" ${CMAKE_COMMAND} -E env HIT_LOG_LEVEL=info
+      ${MPIEXEC} -n ${np} "${WORK}/build/heat")
+  if(NOT out MATCHES "^heat ([0-9.e+]+) after 100 sweeps of 256x256, ${np} processes, [0-9.]+ s\n$")
+    message(FATAL_ERROR "unexpected output of heat on ${np} processes:\n${out}")
+  endif()
+  set(value "${CMAKE_MATCH_1}")
+  if(heat STREQUAL "")
+    set(heat "${value}")
+  elseif(NOT value STREQUAL heat)
+    message(FATAL_ERROR "heat ${value} on ${np} processes, ${heat} on 1")
+  endif()
+  if(NOT err STREQUAL "hit info: plate blocks over ${np} processes\n")
+    message(FATAL_ERROR "unexpected log of heat on ${np} processes:\n${err}")
+  endif()
+endforeach()
+# The hot edge alone holds 256 x 100; heat has spread inside, and no point exceeds the edge's 100.
+if(heat LESS_EQUAL 25600 OR heat GREATER 6553600)
+  message(FATAL_ERROR "heat ${heat}: expected more than the edge's 25600, at most 256 x 256 x 100")
 endif()
-message(STATUS "installed package: a consumer builds and logs")
+
+# An installed program starts with nothing on the library path and says its version.
+run("installed hit-info" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH "${prefix}/bin/hit-info"
+    --version)
+if(NOT out STREQUAL "hit-info (hitmap++ ${VERSION})\n")
+  message(FATAL_ERROR "hit-info --version printed: ${out}")
+endif()
+
+# pkg-config's flags alone: the version macro of the headers agrees with the library's version.
+file(WRITE "${WORK}/version.cpp" [[
+#include <hit/core/version.hpp>
+
+#include <cstdio>
+#include <string>
+
+int main() {
+  std::printf("%d %s\n", HITMAP_VERSION, std::string(hit::version()).c_str());
+  return 0;
+}
+]])
+find_program(pkg_config NAMES pkg-config pkgconf REQUIRED)
+file(GLOB pcs "${prefix}/*/pkgconfig/hitmap.pc" "${prefix}/*/*/pkgconfig/hitmap.pc")
+list(GET pcs 0 pc)
+get_filename_component(pcdir "${pc}" DIRECTORY)
+run("pkg-config" ${CMAKE_COMMAND} -E env "PKG_CONFIG_PATH=${pcdir}" ${pkg_config} --cflags --libs
+    hitmap)
+string(STRIP "${out}" flags)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run("compile with pkg-config" ${MPICXX} "${WORK}/version.cpp" -o "${WORK}/version" ${flags})
+run("version" "${WORK}/version")
+string(REPLACE "." ";" parts "${VERSION}")
+list(GET parts 0 major)
+list(GET parts 1 minor)
+list(GET parts 2 patch)
+math(EXPR number "${major} * 10000 + ${minor} * 100 + ${patch}")
+if(NOT out STREQUAL "${number} ${VERSION}\n")
+  message(FATAL_ERROR "version macro and library disagree: ${out} (expected ${number} ${VERSION})")
+endif()
+message(STATUS "installed package: heat ${heat} at 1, 3, 4 processes; RPATH; pkg-config ${out}")

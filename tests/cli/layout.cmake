@@ -125,3 +125,9 @@ hit_layout_error(too_many_elements "shape \\[0:4000000000\\]\\[0:4000000000\\]\\
                  "--shape|[0:4000000000][0:4000000000][0:4000000000]|--topology|mesh2d")
 hit_layout_error(too_many_bytes "the memory of rank 0 is too large: 4000000000000000000 \\* 8"
                  "--shape|[0:2000000000][0:2000000000]|--procs|1|--topology|array")
+# Layouts too large to describe are refused by an estimate before anything is built (they used to
+# end in std::bad_alloc): every process keeps every block.
+hit_layout_error(too_many_procs "over 100000000 processes: every process keeps the blocks of every process \\(about [0-9.]+ GB here\\); hitmap\\+\\+ allows at most 4194304 processes"
+                 "--shape|[0:10][0:10]|--procs|100000000")
+hit_layout_error(too_many_blocks "layout 'blockCyclic:b=1' of \\[0:200000000\\] over 4 processes makes 200000000 blocks"
+                 "--shape|[0:200000000]|--layout|blockCyclic:b=1")

@@ -16,7 +16,9 @@
 
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 template <class F>
 std::string error_of(F&& f) {
@@ -127,6 +129,21 @@ TEST(Error, KindsHaveNames) {
   const hit::Error e(hit::ErrorKind::io, "x");
   EXPECT_EQ(e.kind(), hit::ErrorKind::io);
   EXPECT_STREQ(e.what(), "x");
+}
+
+// Quoted input is cut to its first characters and its length; no message grows past a screenful,
+// whatever it quotes.
+TEST(Error, QuotedInputAndMessagesAreBounded) {
+  EXPECT_EQ(hit::excerpt("short"), "short");
+  const std::string line(5000, 'x');
+  EXPECT_EQ(hit::excerpt(line, 10), "xxxxxxxxxx... (5000 characters)");
+  const hit::Error e(hit::ErrorKind::parse, "bad value '" + std::string(1 << 20, 'y') + "'");
+  const std::string what = e.what();
+  EXPECT_LT(what.size(), 2100U);
+  EXPECT_THAT(what, StartsWith("bad value 'yyy"));
+  EXPECT_THAT(what, EndsWith("... (message of 1048588 characters cut)"));
+  EXPECT_STREQ(hit::Error(hit::ErrorKind::io, std::string(2000, 'z')).what(),
+               std::string(2000, 'z').c_str());
 }
 
 // The public functions take finished text (braces are not a format); the library's fmt overloads

@@ -345,7 +345,9 @@ TEST(Partition, EvaluateChecksAGivenDistribution) {
   const Distribution dist = evaluate(models, d);
   EXPECT_EQ(dist.n, 6);
   EXPECT_DOUBLE_EQ(dist.makespan, 2.0);
-  EXPECT_NEAR(imbalance(dist.parts), (2.0 - 0.5) / 0.5, 1e-12);
+  // Times 2 and 0.5: spread (max − min) / min, imbalance max / mean.
+  EXPECT_NEAR(spread(dist.parts), (2.0 - 0.5) / 0.5, 1e-12);
+  EXPECT_NEAR(imbalance(dist.parts), 2.0 / 1.25, 1e-12);
   const std::vector<std::int64_t> over = {1, 4};
   EXPECT_THROW(evaluate(models, over), Error);
 }

@@ -157,6 +157,25 @@ TEST(LayoutProperties, BlockCyclicDealsBlocksRoundRobin) {
   }
 }
 
+// Too many blocks to describe are refused from the count, before any is made (b=1 over 2e8
+// elements would take about 40 GB); many blocks below the limit are fine.
+TEST(LayoutProperties, BlockCountIsBoundedBeforeBlocksAreMade) {
+  try {
+    (void)hit::layout("blockCyclic:b=1", hit::topology("array", 4),
+                      hit::Shape::extents({200'000'000}));
+    FAIL() << "expected an Error";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);
+    EXPECT_THAT(e.what(), testing::HasSubstr("makes 200000000 blocks"));
+  }
+  EXPECT_THROW(
+      (void)hit::layout("blocks", hit::topology("array", 5'000'000), hit::Shape::extents({10})),
+      hit::Error);
+  const hit::Layout many =
+      hit::layout("blockCyclic:b=2", hit::topology("array", 2), hit::Shape::extents({200'000}));
+  EXPECT_EQ(many.blocks(0).size() + many.blocks(1).size(), 100'000U);
+}
+
 TEST(LayoutProperties, WeightedPartsAreWithinOneOfTheirExactShare) {
   std::mt19937 gen(12345);
   std::uniform_real_distribution<double> weight(0.05, 10.0);

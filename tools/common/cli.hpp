@@ -7,19 +7,25 @@
 #include <charconv>
 #include <cstdio>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <system_error>
 
 #include "hit/core/error.hpp"
+#include "hit/core/version.hpp"
 
 namespace hit::cli {
 
-// Parses the command line. Returns false when help was asked for (printed by rank 0 only): the
-// program then exits 0. A malformed command line is an Error(parse) that points to --help, thrown
-// on every rank alike (all ranks parse the same arguments).
+// Parses the command line, with --version. Returns false when help or the version was asked for
+// (printed by rank 0 only): the program then exits 0. A malformed command line is an Error(parse)
+// that points to --help, thrown on every rank alike (all ranks parse the same arguments).
 inline bool parse(CLI::App& app, int argc, char** argv, int rank, const std::string& program) {
+  app.set_version_flag("--version", program + " (hitmap++ " + std::string(hit::version()) + ")");
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForVersion& e) {
+    if (rank == 0) std::printf("%s\n", e.what());
+    return false;
   } catch (const CLI::CallForHelp&) {
     if (rank == 0) std::fputs(app.help().c_str(), stdout);
     return false;
@@ -53,6 +59,41 @@ inline CLI::Validator count(long long least,
         return {};
       },
       "COUNT>=" + std::to_string(least));
+}
+
+inline std::string number_text(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+// A real number above `above` (and at most `most`): "--precision: '0' is not a number above 0".
+inline CLI::Validator real_above(double above, double most = std::numeric_limits<double>::max()) {
+  return CLI::Validator(
+      [above, most](std::string& text) -> std::string {
+        const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc() || ptr != end || !(value > above) || value > most) {
+          std::string allowed = "is not a number above " + number_text(above);
+          if (most < std::numeric_limits<double>::max()) {
+            allowed += " and at most " + number_text(most);
+          }
+          return "'" + shown + "' " + allowed;
+        }
+        return {};
+      },
+      "NUMBER>" + number_text(above));
+}
+
+// A file name: not empty (an empty --c-out would silently write nothing).
+inline CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? std::string("the file name is empty") : std::string();
+      },
+      "FILE");
 }
 
 }  // namespace hit::cli

@@ -24,6 +24,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/file.hpp"
 #include "hit/core/program.hpp"
 #include "hit/device.hpp"
 #include "hit/device_params.hpp"
@@ -153,6 +154,7 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
     }
   }
   const std::string path = paths[static_cast<std::size_t>(env.rank())];
+  hit::collectively(env.comm(), [&] { hit::check_output_path(path, "model file (--out)"); });
   fpm::Precision precision;
   precision.rel_ci = o.precision;
   precision.min_reps = o.min_reps;
@@ -269,6 +271,8 @@ int run_partition(hit::Environment& env, const ModelOptions& o) {
     j["algorithm"] = dist.algorithm;
     j["parts"] = parts;
     j["makespan"] = dist.makespan;
+    j["imbalance"] = fpm::imbalance(dist.parts);
+    j["spread"] = fpm::spread(dist.parts);
     fmt::print("{}\n", j.dump());
     return hit::exit_ok;
   }
@@ -281,8 +285,10 @@ int run_partition(hit::Environment& env, const ModelOptions& o) {
         dist.n > 0 ? 100.0 * static_cast<double>(p.d) / static_cast<double>(dist.n) : 0;
     fmt::print("{:>6}  {:<32} {:>14} {:>7.2f}% {:>14.6g}\n", i, o.files[i], p.d, share, p.t);
   }
-  fmt::print("makespan {:.6g} s, predicted imbalance {:.3g}\n", dist.makespan,
-             fpm::imbalance(dist.parts));
+  fmt::print(
+      "makespan {:.6g} s, predicted imbalance {:.3f} (max/mean time), spread {:.3g} "
+      "((max - min)/min time)\n",
+      dist.makespan, fpm::imbalance(dist.parts), fpm::spread(dist.parts));
   return hit::exit_ok;
 }
 
@@ -340,7 +346,10 @@ int run_show(hit::Environment& env, const ModelOptions& o) {
 
 int run_plot(hit::Environment& env, const ModelOptions& o) {
   const std::vector<fpm::Model> models = load_all(env, o);
-  if (o.out.empty()) throw Error(ErrorKind::invalid_argument, "plot: --out FILE.svg is required");
+  // Before partitioning: a picture that cannot be written is found first.
+  hit::collectively(env.comm(), [&] {
+    if (env.rank() == 0) hit::check_output_path(o.out, "picture (--out)");
+  });
   std::optional<fpm::Distribution> dist;
   if (o.has_n) {
     hit::collectively(env.comm(), [&] { dist = fpm::partition(o.algorithm, models, o.n); });
@@ -375,27 +384,46 @@ int body(hit::Environment& env, int argc, char** argv) {
                    "through hit::launch on each rank's device")
       ->capture_default_str();
   build->add_option("--block", b.block, "gemm block size b (a unit is one b×b block update)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
   build->add_option("--columns", b.columns, "jacobi row length N (a unit is one row of N cells)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(hit::cli::count(1));
   build->add_option("--partition", b.partition,
                     "partition of the launches (default: single for gemm, threads for jacobi)");
   build->add_option("--devices", b.devices,
                     "device binding of the ranks (HIT_DEVICES), e.g. 'emu:0(slowdown=4),cpu'");
-  build->add_option("--min", b.min, "smallest size, in units")->capture_default_str();
-  build->add_option("--max", b.max, "largest size, in units")->required();
-  build->add_option("--points", b.points, "number of sizes")->capture_default_str();
-  build->add_option("--spacing", b.spacing, "linear or log")->capture_default_str();
-  build->add_option("--out", b.out,
-                    "output file; {rank} is replaced by the rank, {device} by its device "
-                    "(e.g. emu2) (default fpm-<kernel>-{rank}.csv)");
+  build->add_option("--min", b.min, "smallest size, in units")
+      ->capture_default_str()
+      ->check(hit::cli::count(1));
+  build->add_option("--max", b.max, "largest size, in units")
+      ->required()
+      ->check(hit::cli::count(1));
+  build->add_option("--points", b.points, "number of sizes")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 10000));
+  build->add_option("--spacing", b.spacing, "linear or log")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"linear", "log"}));
+  build
+      ->add_option("--out", b.out,
+                   "output file; {rank} is replaced by the rank, {device} by its device "
+                   "(e.g. emu2) (default fpm-<kernel>-{rank}.csv)")
+      ->check(hit::cli::file_name());
   build->add_option("--precision", b.precision, "relative half-width of the confidence interval")
-      ->capture_default_str();
-  build->add_option("--min-reps", b.min_reps, "repetitions at least")->capture_default_str();
-  build->add_option("--max-reps", b.max_reps, "repetitions at most")->capture_default_str();
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0, 1));
+  build->add_option("--min-reps", b.min_reps, "repetitions at least")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
+  build->add_option("--max-reps", b.max_reps, "repetitions at most")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
   build->add_option("--max-time", b.max_time, "seconds of repetitions per size at most")
-      ->capture_default_str();
-  build->add_option("--capacity", b.capacity, "declare the most units the device holds");
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0));
+  build->add_option("--capacity", b.capacity, "declare the most units the device holds")
+      ->check(hit::cli::count(0));
   build->add_flag("--quiet", b.quiet, "no progress bar");
 
   auto add_model_options = [&](CLI::App* sub, bool many) {
@@ -408,7 +436,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   };
   auto* part = app.add_subcommand("partition", "split n units over the devices of the models");
   add_model_options(part, true);
-  part->add_option("--n", m.n, "units to distribute")->required();
+  part->add_option("--n", m.n, "units to distribute")->required()->check(hit::cli::count(0));
   part->add_option(
           "--algorithm,-a", m.algorithm,
           "even, proportional, geometric, numerical, exact or dp (with :key=value options)")
@@ -421,11 +449,23 @@ int body(hit::Environment& env, int argc, char** argv) {
 
   auto* plot = app.add_subcommand("plot", "draw speed functions (and a partition) as SVG");
   add_model_options(plot, true);
-  plot->add_option("--out,-o", m.out, "the SVG file to write")->required();
-  auto* n_opt = plot->add_option("--n", m.n, "also draw the partition of n units");
+  plot->add_option("--out,-o", m.out, "the SVG file to write")
+      ->required()
+      ->check(hit::cli::file_name());
+  auto* n_opt =
+      plot->add_option("--n", m.n, "also draw the partition of n units")->check(hit::cli::count(0));
   plot->add_option("--algorithm,-a", m.algorithm, "partitioner for --n")->capture_default_str();
   plot->add_option("--title", m.title, "picture title");
 
+  // CLI11 would call an unknown first word "a missing subcommand".
+  const auto known = [](const std::string& word) {
+    return word == "build" || word == "partition" || word == "show" || word == "plot";
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    throw Error(ErrorKind::parse, fmt::format("unknown subcommand '{}' (subcommands: build, "
+                                              "partition, show, plot; see hit-fpm --help)",
+                                              hit::excerpt(argv[1])));
+  }
   if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-fpm")) return hit::exit_ok;
   m.has_n = n_opt->count() > 0;
   if (*build) return run_build(env, b);

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "../common/cli.hpp"
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
     bool pin = false;
     cli.add_option("--devices", devices, "device binding of the ranks (HIT_DEVICES)");
     cli.add_option("--nodes", nodes, "ranks per emulated node (HIT_NODES)")
-        ->check(CLI::PositiveNumber);
+        ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
     cli.add_flag("--pin", pin, "pin every process to the cores of its device (HIT_PIN)");
     cli.add_flag("--json", json, "print one JSON object on stdout");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-info")) return hit::exit_ok;

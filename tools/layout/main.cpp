@@ -96,7 +96,8 @@ int body(hit::Environment& env, int argc, char** argv) {
   app.add_option("--comm", o.comm,
                  "estimate the bytes each rank sends: " + hit::tools::comm_grammar());
   app.add_flag("--json", o.json, "one JSON object on stdout instead of a table");
-  app.add_option("--svg", o.svg, "also draw the layout to this SVG file");
+  app.add_option("--svg", o.svg, "also draw the layout to this SVG file")
+      ->check(hit::cli::file_name());
   app.add_flag("--list", o.list, "list every topology and layout plug-in with its parameters");
   if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-layout")) return hit::exit_ok;
 

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <exception>
+#include <string>
 #include <utility>
 
 #include "hit/core/error.hpp"
@@ -29,6 +30,8 @@ void collectively(MPI_Comm comm, F&& fn) {
 
 // Throws Error(mpi) naming `what` when an MPI call did not return MPI_SUCCESS.
 void check_mpi(int code, const char* what);
+// The MPI library's message for an error code, on one line (MPICH's call stack left out).
+std::string mpi_error_text(int code);
 
 // Completes `count` requests while watching for failures other processes announce
 // (Environment::announce_failure): when one arrives, the receives still pending are cancelled and

@@ -1,6 +1,7 @@
 #pragma once
 // hit::Error: the one exception type for every failure a user can cause (DESIGN §9).
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -24,9 +25,19 @@ enum class ErrorKind {
 
 std::string_view to_string(ErrorKind kind) noexcept;
 
+// Input quoted in a message, cut to its first `most` characters when longer (with its length),
+// so a malformed 40 MiB file does not become a 40 MiB error line.
+std::string excerpt(std::string_view text, std::size_t most = 60);
+
+namespace detail {
+// A message longer than a screenful is cut the same way: the last guard against quoted input.
+std::string bounded_message(const std::string& message);
+}  // namespace detail
+
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  Error(ErrorKind kind, const std::string& message)
+      : std::runtime_error(detail::bounded_message(message)), kind_(kind) {}
 
   ErrorKind kind() const noexcept { return kind_; }
   // Every process throws this Error (it was agreed, or announced by the process that failed):

@@ -1,15 +1,32 @@
 #pragma once
-// Files the programs write. Writing a whole file so that a failure never leaves a partial file
-// under the final name: the text goes to `<path>.tmp.<pid>` and is renamed to `path` on success
-// (DESIGN §8, §9).
+// Files the programs write. A whole file is written so that a failure never leaves a partial file
+// under the final name: the data goes to a temporary beside it, renamed to the final name on
+// success. Output paths are checked before any computation, so a typo costs seconds, not a run.
 
 #include <string>
 #include <string_view>
 
 namespace hit {
 
-// Error(io) naming the path and the reason on failure; the temporary is removed.
+// Error(io) naming the path and the reason on failure; the temporary is removed, and stale
+// temporaries of `path` (see remove_stale_temporaries) are removed on success.
 void write_file_atomically(const std::string& path, const std::string& text);
+
+// Error(io) when `path` cannot be an output file: an empty name, a folder that does not exist or
+// is not a folder, a folder in the file's place, a place where this process cannot create a file
+// (it creates and removes a probe file beside `path`). `what`
+// says which output it is ("C output (--c-out)").
+void check_output_path(const std::string& path, std::string_view what = "output file");
+
+// The suffix of this process's temporaries: `.tmp-<host>.<pid>.<random>` (host as 8 hex digits
+// of a hash of its name), so a later writer can tell a temporary of a dead process from one being
+// written.
+std::string temporary_suffix();
+
+// Removes `<path>.tmp-*` temporaries left by writers that were killed: those made on this host by
+// a process that no longer exists. Others (other hosts, live writers, foreign names) stay.
+// Returns how many were removed; never throws.
+int remove_stale_temporaries(const std::string& path) noexcept;
 
 // Text escaped for XML/SVG content and attribute values (&, <, >, ").
 std::string xml_escape(std::string_view text);

@@ -27,8 +27,13 @@ struct Distribution {
   std::vector<std::int64_t> sizes() const;
 };
 
-// Measured balance (fpm-algorithms.md §1.4): (max t − min t) / min t over the entries with d > 0;
-// 0 when fewer than two have work.
+// The spread of the times, (max t − min t) / min t over the entries with d > 0 (0 when fewer than
+// two have work): the measured balance that dynamic partitioning and balancing compare with eps
+// (Clarke et al. use it as the stopping rule of their iterative partitioners).
+double spread(std::span<const Point> measured);
+double spread(std::span<const Part> parts);
+// The imbalance, as every hitmap++ report means it: the largest time over the mean time of the
+// entries with d > 0 (1 is perfect balance; 1 when none has work).
 double imbalance(std::span<const Point> measured);
 double imbalance(std::span<const Part> parts);
 

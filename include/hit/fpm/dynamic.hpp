@@ -49,7 +49,9 @@ struct PartitionContext {
   std::vector<Model> models;    // one partial model per device; set known capacities before use
   Distribution dist;            // the next distribution to measure (even at first); the result
   std::vector<Point> measured;  // the last measurement of every device (d = 0: not measured)
-  double imbalance = std::numeric_limits<double>::infinity();  // of the last measurement
+  // Of the last measurement: the spread compared with eps, and the imbalance (max/mean) reported.
+  double spread = std::numeric_limits<double>::infinity();
+  double imbalance = std::numeric_limits<double>::infinity();
   int iterations = 0;
   DynamicStatus status = DynamicStatus::running;
   // Of the distributions measured, the one whose makespan the current models predict smallest
@@ -64,11 +66,11 @@ struct PartitionContext {
 
 // One step. Measurement failures: Error(out_of_memory) from a device's kernel lowers that device's
 // capacity to halfway between the largest size it ran and the size that failed, and the step
-// repartitions; any other failure is thrown on every rank. Converged: the measured imbalance is at
-// most eps, or within its own confidence interval (the slowest and the fastest device's relative
-// intervals combined), since a difference inside it cannot be told from balance; the interval
-// counts only up to what `precision` asked for (√2·rel_ci), so measurements cut short by
-// max_seconds do not end the loop early.
+// repartitions; any other failure is thrown on every rank. Converged: the measured spread
+// ((max t − min t) / min t) is at most eps, or within its own confidence interval (the slowest and
+// the fastest device's relative intervals combined), since a difference inside it cannot be told
+// from balance; the interval counts only up to what `precision` asked for (√2·rel_ci), so
+// measurements cut short by max_seconds do not end the loop early.
 DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const BenchmarkKernel& kernel,
                                 const Precision& precision, double eps, MPI_Comm sync_comm);
 DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const BenchmarkKernel> devices,
@@ -90,12 +92,13 @@ struct BalanceContext {
   std::string algorithm;
   std::vector<Model> models;
   Distribution dist;  // the distribution the application should use (even at first)
-  double eps = 0.05;  // measured imbalance tolerated without repartitioning
+  double eps = 0.05;  // measured spread ((max t − min t) / min t) tolerated without repartitioning
   int window = 3;     // a device's point is the median of its last `window` times at one share
   double migration_cost = 0;              // estimated seconds one redistribution costs
   std::int64_t remaining_iterations = 1;  // iterations still to run, for the gain test
   std::vector<Point> measured;            // per device: (share, median time) of the last step
-  double imbalance = std::numeric_limits<double>::infinity();
+  double spread = std::numeric_limits<double>::infinity();     // compared with eps
+  double imbalance = std::numeric_limits<double>::infinity();  // max/mean, for reports
   int iterations = 0;
   std::vector<std::vector<double>> recent;  // per device: the last times at its current share
 };
@@ -103,7 +106,7 @@ struct BalanceContext {
 // One step after an iteration of the application: `seconds` is this rank's time for its share,
 // measured before any blocking collective (one that ends the timed region makes every rank see
 // the slowest one's time). Returns true when ctx.dist changed: redistribute before the next
-// iteration. It changes when the measured imbalance exceeds eps and the predicted gain,
+// iteration. It changes when the measured spread exceeds eps and the predicted gain,
 // (T_now − T_new) × remaining_iterations, exceeds migration_cost.
 bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds);
 bool balance_iterate(BalanceContext& ctx, MPI_Comm comm,
