@@ -26,6 +26,9 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# `--deps-only`: the packages alone (scripts/sanitize.sh configures its own build).
+if [ "${1:-}" = "--deps-only" ]; then exit 0; fi
+
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache); fi
 cmake --preset default "${launcher[@]}" >/dev/null

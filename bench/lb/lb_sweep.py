@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 003's heterogeneous Cannon experiment (section 6, Fig. 4) on emulated devices.
+"""Hitmap's heterogeneous Cannon experiment (Torres et al., section 6, Fig. 4) on emulated devices.
 
 Cannon with `blocksLB` layouts for C and A (Torres et al., Euro-Par 2012, Fig. 3) on 4 ranks (a 2x2 grid) bound as the
 paper's scenarios, with emulated stand-ins for its devices: A (the fast GPU) is
@@ -9,7 +9,7 @@ did), B (the slow GPU) one device `slowdown=3.826`, each C (one CPU core) its ow
 the host kernel, so the fast class runs at host speed and the slow classes are r times slower.
 
 1. Measures each device class's speed ratio r against A (1 rank, the per-step block size N/2).
-2. Computes the seed's predicted balance factor from the measured r: LB = (r-1)/(r+1) for the A3
+2. Computes the paper's predicted balance factor from the measured r: LB = (r-1)/(r+1) for the A3
    scenarios and LB = r/(r+1) for the A2 scenarios (Torres et al., Euro-Par 2012, section 6), and the factor that
    balances the devices' busy times for the actual binding (a simple model, printed beside it).
 3. Sweeps the balance factor over 0.5 ... 0.975 for every scenario, passes alternating ascending
@@ -39,7 +39,7 @@ from benchlib import machine_text, spread  # noqa: E402
 PAPER_R = {"B": 3.826, "C": 14.153}
 
 # Scenario: the device of each rank (class letter, device index) in rank order on the 2x2 grid
-# (row 0 = ranks 0, 1; row 1 = ranks 2, 3) and the seed's formula for the predicted factor.
+# (row 0 = ranks 0, 1; row 1 = ranks 2, 3) and the paper's formula for the predicted factor.
 SCENARIOS = {
     "A3-B1": {"ranks": [("A", 0), ("A", 0), ("A", 0), ("B", 1)], "formula": "(r-1)/(r+1)",
               "what": "3 ranks on device A, 1 rank on device B"},

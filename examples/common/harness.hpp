@@ -24,10 +24,11 @@
 #include "hit/core/version.hpp"
 #include "hit/device.hpp"
 #include "hit/kernel.hpp"
+#include "hit/physical_topology.hpp"
 
 namespace hit::app {
 
-// The flags every example has (DESIGN's shared command line).
+// The flags every example has (the command line hit-cannon and hit-jacobi share).
 struct RunOptions {
   std::string type = "double";
   std::string devices;
@@ -137,6 +138,8 @@ class Harness {
              const std::vector<std::string>& lines, const CheckResult& check) {
     const auto all = gather_all();
     const auto labels = gather_labels(device(env_).label(), env_.comm());
+    // Times measured with more processes than cores are not a dedicated machine's: say so.
+    const std::vector<std::string> warnings = PhysicalTopology::of(env_).oversubscribed_hosts();
     if (env_.rank() == 0) {
       const double t = median_time();
       const double imb = imbalance(all);
@@ -153,6 +156,7 @@ class Harness {
       fields["check"] = check.json();
       fields["per_rank"] = per_rank_json(all, work_unit);
       fields["imbalance"] = imb;
+      fields["warnings"] = warnings;
       if (options_.json) {
         print_json(fields);
       } else {
@@ -162,12 +166,18 @@ class Harness {
                     t, options_.reps, fields["time_min_s"].get<double>(),
                     fields["time_max_s"].get<double>(), throughput.second,
                     throughput.first == "gflops" ? "GFLOP/s" : "Mcells/s", imb);
-        for (std::size_t r = 0; r < all.size(); ++r) {
+        for (const std::size_t r : ranks_shown(all)) {
           std::printf(
               "  rank %zu (%s): compute %.4f s, comm %.4f s, %.0f %s, h2d %.0f B, d2h %.0f B\n", r,
               labels[r].c_str(), all[r].compute_s, all[r].comm_s, all[r].work, work_unit.c_str(),
               all[r].h2d_bytes, all[r].d2h_bytes);
         }
+        if (all.size() > max_rank_lines) {
+          std::printf(
+              "  (%zu ranks: the first %zu and the slowest shown; --json lists every rank)\n",
+              all.size(), max_rank_lines - 2);
+        }
+        for (const std::string& w : warnings) std::printf("  warning: %s\n", w.c_str());
         if (check.ran) std::printf("  check: %s\n", check.summary.c_str());
       }
     }
@@ -175,6 +185,31 @@ class Harness {
   }
 
  private:
+  // A summary stays readable at any process count: at most this many rank lines.
+  static constexpr std::size_t max_rank_lines = 10;
+
+  // All ranks, or the first max_rank_lines - 2 and the slowest in compute and in communication.
+  static std::vector<std::size_t> ranks_shown(const std::vector<RankStats>& all) {
+    std::vector<std::size_t> out;
+    if (all.size() <= max_rank_lines) {
+      for (std::size_t r = 0; r < all.size(); ++r) out.push_back(r);
+      return out;
+    }
+    for (std::size_t r = 0; r < max_rank_lines - 2; ++r) out.push_back(r);
+    const auto slowest = [&](auto seconds) {
+      return static_cast<std::size_t>(std::max_element(all.begin(), all.end(),
+                                                       [&](const RankStats& x, const RankStats& y) {
+                                                         return seconds(x) < seconds(y);
+                                                       }) -
+                                      all.begin());
+    };
+    for (const std::size_t r : {slowest([](const RankStats& x) { return x.compute_s; }),
+                                slowest([](const RankStats& x) { return x.comm_s; })}) {
+      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    }
+    return out;
+  }
+
   std::vector<RankStats> gather_all() const {
     constexpr int fields = 5;
     const double local[fields] = {mine_.compute_s, mine_.comm_s, mine_.work, mine_.h2d_bytes,

@@ -1,7 +1,7 @@
 #pragma once
-// Device backends (DESIGN §3 "Kernels and launch", §6): one interface over the memory, copies,
-// execution and synchronisation of a `cpu` (host cores), `cuda` (a GPU) or `emu` (an emulated
-// accelerator) device, and View<T>, the typed window on device memory that kernels receive.
+// Device backends (docs/devices.md): one interface over the memory, copies, execution and
+// synchronisation of a `cpu` (host cores), `cuda` (a GPU) or `emu` (an emulated accelerator)
+// device, and View<T>, the typed window on device memory that kernels receive.
 //
 // Programs rarely use a Device directly: hit::launch stages tiles and runs kernels on the device
 // the rank is bound to (hit::device(env)). The interface is public for kernels, benchmarks and

@@ -1,5 +1,5 @@
 #pragma once
-// Binding of ranks to devices (DESIGN §6): the parsed form of `--devices` / HIT_DEVICES.
+// Binding of ranks to devices (docs/devices.md §2): the parsed form of `--devices` / HIT_DEVICES.
 //
 // Grammar (whitespace ignored):
 //   spec    := item ("," item)*

@@ -1,5 +1,5 @@
 #pragma once
-// Kernels and hit::launch (DESIGN §3 "Kernels and launch", seed 003 §4).
+// Kernels and hit::launch (docs/devices.md §6–§7; Hitmap's kernelLaunch, Torres et al. §4).
 //
 // A Kernel has a name and one body per device kind, all of one signature
 //   void body(const hit::KernelContext&, Params...)
@@ -144,7 +144,9 @@ namespace detail {
 template <class T>
 TileArg<T> resident_arg(Intent intent, const Resident<T>& r) {
   if (!r.state()) return {intent, {}, Shape(), nullptr};  // the null Resident
-  return {intent, r.state()->host, r.state()->own, r.state()};
+  // A tile its device could not hold is staged by each launch, as a host tile is.
+  const auto& state = r.state()->spilled ? nullptr : r.state();
+  return {intent, r.state()->host, r.state()->own, state};
 }
 }  // namespace detail
 // A Resident argument: the kernel sees the tile's whole allocation (padding and ghost cells).

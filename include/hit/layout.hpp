@@ -1,6 +1,7 @@
 #pragma once
-// Layouts (first-level mapping, DESIGN §3-4): which blocks of a global Shape every logical process
-// owns, computed by a layout plug-in chosen by name (`blocks`, `cyclic`, `weighted:w=1,2`, ...).
+// Layouts (first-level mapping, docs/layouts.md): which blocks of a global Shape every logical
+// process owns, computed by a layout plug-in chosen by name (`blocks`, `cyclic`,
+// `weighted:w=1,2`, ...).
 //
 // A Layout is a value type computed identically on every rank from the same inputs: it holds the
 // blocks of *every* process, so any rank can answer owner(), neighbour and size questions without

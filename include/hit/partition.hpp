@@ -1,9 +1,9 @@
 #pragma once
-// Partitions (second-level mapping, DESIGN §3-4, seed 003 §4): how the device a rank is bound to
-// runs the rank's local domain — the grid of blocks it executes (CUDA thread blocks, or blocks of
-// rows for host threads), the padding staged tiles need, and for `outOfCore` the chunks that fit
-// the device. Computed by a partition plug-in chosen by name; the same name works on every device
-// kind (the device picks the implementation):
+// Partitions (second-level mapping, docs/devices.md §5; Torres et al. §4): how the device a rank is
+// bound to runs the rank's local domain — the grid of blocks it executes (CUDA thread blocks, or
+// blocks of rows for host threads), the padding staged tiles need, and for `outOfCore` the chunks
+// that fit the device. Computed by a partition plug-in chosen by name; the same name works on every
+// device kind (the device picks the implementation):
 //   single     one block (cpu/emu: one call of the body, which may use all cores, e.g. BLAS)
 //   threads    one block of rows per host core (cpu/emu)
 //   blocks     CUDA grid of thread blocks, 1x512 threads by default, shaped by the access pattern;

@@ -1,6 +1,6 @@
 #pragma once
-// The physical topology of a run (DESIGN §1, §3, §6): the nodes, what each node has (hwloc: NUMA
-// nodes, sockets, cores; the CUDA runtime: GPUs), and the device every rank is bound to.
+// The physical topology of a run (docs/devices.md §1–§3): the nodes, what each node has (hwloc:
+// NUMA nodes, sockets, cores; the CUDA runtime: GPUs), and the device every rank is bound to.
 //
 // It is discovered once per Environment, collectively, at first use:
 //   const auto& topo = hit::PhysicalTopology::of(env);   // every rank must make this first call
@@ -158,6 +158,9 @@ class PhysicalTopology {
 
   // Every rank, in rank order, identical on all ranks.
   const std::vector<RankPlacement>& ranks() const noexcept { return ranks_; }
+  // One sentence per host whose processes outnumber its physical cores ("4 processes share the 2
+  // cores of host vm"): their times are not those of a dedicated machine. Empty when none does.
+  std::vector<std::string> oversubscribed_hosts() const;
   const RankPlacement& mine() const { return ranks_.at(static_cast<std::size_t>(rank_)); }
   std::vector<DeviceBinding> bindings() const;  // the device of every rank (for layouts)
   // Where the binding came from: "--devices", "HIT_DEVICES" or "default".

@@ -72,6 +72,9 @@ struct ResidentState {
   index_t pitch = 0;             // elements per device row
   bool host_modified = true;     // the device copy is stale
   bool device_modified = false;  // the host copy is stale
+  // The device could not hold the tile: there is no device copy, the host side is the data, and
+  // launches stage the tile as they stage a host tile (an outOfCore partition chunk by chunk).
+  bool spilled = false;
   // Host buffers page-locked for the device (kept alive until unpinned, by the destructor).
   std::vector<std::pair<void*, std::shared_ptr<void>>> pinned;
   ~ResidentState();
@@ -99,8 +102,8 @@ class Resident {
 
   // The null Resident (an inactive process's).
   Resident() : shared_(std::make_shared<Shared>()) {}
-  // Allocates the device copy now (Error(out_of_memory) when it does not fit); nothing is sent
-  // until a launch reads it. The null tile gives the null Resident.
+  // Allocates the device copy now; nothing is sent until a launch reads it. A tile the device
+  // cannot hold is kept on the host (spilled()). The null tile gives the null Resident.
   explicit Resident(Tile<T> tile, Environment& env = Environment::current())
       : shared_(std::make_shared<Shared>()) {
     shared_->host = std::move(tile);
@@ -135,6 +138,10 @@ class Resident {
   bool device_current() const noexcept {
     return !shared_->device || !shared_->device->host_modified;
   }
+  // The device could not hold this tile when the Resident was made: it stays on the host, and
+  // every launch stages it (see the header comment; Error(out_of_memory) comes from the launch
+  // then, unless its partition is out of core).
+  bool spilled() const noexcept { return shared_->device && shared_->device->spilled; }
   // Null for the null Resident.
   const std::shared_ptr<detail::ResidentState>& state() const noexcept { return shared_->device; }
 

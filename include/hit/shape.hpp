@@ -1,5 +1,5 @@
 #pragma once
-// Index domains: Sig (one axis) and Shape (up to 8 axes), with the algebra of DESIGN §3.
+// Index domains: Sig (one axis) and Shape (up to 8 axes), with their algebra (docs/tiles.md).
 //
 // A Sig is the half-open, strided index set {begin, begin+stride, ... < end}. A Shape is the
 // Cartesian product of its Sigs, in global (array) coordinates. Both are small value types.

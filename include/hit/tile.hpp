@@ -1,5 +1,5 @@
 #pragma once
-// hit::Tile<T>: typed, row-major memory over a Shape in global (array) coordinates (DESIGN §3).
+// hit::Tile<T>: typed, row-major memory over a Shape in global (array) coordinates (docs/tiles.md).
 //
 // A Tile is a *handle*: copying one is cheap and gives another handle to the same memory (like a
 // shared_ptr), so tiles can be passed and stored by value. `clone()` makes a deep copy. Constness

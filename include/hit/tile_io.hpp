@@ -1,5 +1,5 @@
 #pragma once
-// Collective raw file I/O of distributed tiles (DESIGN §8), with MPI-IO.
+// Collective raw file I/O of distributed tiles (docs/tiles.md, "Tile files"), with MPI-IO.
 //
 // The file is the whole global array, raw row-major binary of the element type, no header (so
 // numpy's np.fromfile(path, dtype).reshape(extents) reads it). Element p (row-major position of

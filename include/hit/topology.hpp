@@ -1,5 +1,5 @@
 #pragma once
-// Virtual topologies (DESIGN §3): the logical processes (MPI ranks) arranged as a grid of
+// Virtual topologies (docs/layouts.md): the logical processes (MPI ranks) arranged as a grid of
 // coordinates, built by topology plug-ins chosen by name (`square`, `mesh2d`, `array`, `mesh`).
 //
 // A Topology is a small value type, identical on every rank. Its grid may be smaller than the

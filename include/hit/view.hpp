@@ -83,7 +83,7 @@ struct Box {
   }
 };
 
-// What a kernel body gets besides its arguments (DESIGN §3 "Kernels and launch").
+// What a kernel body gets besides its arguments (docs/devices.md §6).
 //   cpu, emu: the body is called once per block of the partition (blocks run on `threads` host
 //             threads at once); `block` is the block to compute, `threads` the cores this call
 //             may use itself (e.g. for BLAS).

@@ -1,7 +1,7 @@
-// `blocksLB:factor=F[,axis=a][,fast=...]`: Hitmap's load-balancing blocks (seed 003). Shape axis a
-// is split over topology axis a unevenly between two device classes: the coordinates whose
-// processes are all bound to fast devices share the fraction F of the axis evenly, the others
-// share 1-F evenly. The other distributed axes are split as `blocks`.
+// `blocksLB:factor=F[,axis=a][,fast=...]`: Hitmap's load-balancing blocks (Torres et al.). Shape
+// axis a is split over topology axis a unevenly between two device classes: the coordinates whose
+// processes are all bound to fast devices share the fraction F of the axis evenly, the others share
+// 1-F evenly. The other distributed axes are split as `blocks`.
 //
 // Which processes are fast: those listed in `fast=` (rank numbers, device kinds such as `cuda`,
 // or devices such as `cuda:0`), else those bound to a device whose kind is not `cpu`. When every

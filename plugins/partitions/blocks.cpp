@@ -1,6 +1,6 @@
-// `blocks`: the CUDA grid of thread blocks of seed 003 — 1x512 threads by default (rows read
-// linearly), shaped by the access pattern, optionally with one extra (idle) block at the end of
-// each row of the grid against memory contention. On cpu and emu: blocks of rows run by the
+// `blocks`: the CUDA grid of thread blocks of the Hitmap paper — 1x512 threads by default (rows
+// read linearly), shaped by the access pattern, optionally with one extra (idle) block at the end
+// of each row of the grid against memory contention. On cpu and emu: blocks of rows run by the
 // device's cores.
 #include <fmt/format.h>
 

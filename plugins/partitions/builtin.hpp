@@ -13,8 +13,8 @@ void register_blocks_partition(PartitionRegistry& registry);
 void register_out_of_core_partition(PartitionRegistry& registry);
 
 // The thread-block shape `blocks` uses on cuda: `threads` threads per block, along the last axis
-// (x) as far as the rows are wide (1x512 for wide rows, seed 003), stacked over rows when rows are
-// narrow; a 32-wide tile of rows when the access pattern reaches across rows (a stencil), so
+// (x) as far as the rows are wide (1x512 for wide rows, as in Hitmap), stacked over rows when rows
+// are narrow; a 32-wide tile of rows when the access pattern reaches across rows (a stencil), so
 // neighbours are reused within the block.
 std::vector<index_t> cuda_block_shape(const Shape& domain, const AccessPattern& access, int threads,
                                       int warp);

@@ -1,6 +1,7 @@
 // `outOfCore`: the local domain cut into chunks of rows that fit the device, staged one after the
 // other with two buffers per chunked array so the copies of the next chunk overlap the compute of
-// this one (seed 000 §1.6, version 3). The blocks of each chunk are those of the `inner` plug-in.
+// this one (Clarke et al. §1.6, version 3). The blocks of each chunk are those of the `inner`
+// plug-in.
 #include <fmt/format.h>
 
 #include "builtin.hpp"

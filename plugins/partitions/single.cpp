@@ -1,6 +1,6 @@
-// `single`: the whole local domain as one block (seed 003's CPU-core partition). The kernel body is
-// called once and may use every core of the device itself (BLAS). On cuda: the default geometry
-// of `blocks`.
+// `single`: the whole local domain as one block (the Hitmap paper's CPU-core partition). The kernel
+// body is called once and may use every core of the device itself (BLAS). On cuda: the default
+// geometry of `blocks`.
 #include "builtin.hpp"
 
 namespace hit::detail {

@@ -30,7 +30,7 @@ constexpr double cliff_speed_ratio = 2.0;
 
 // Gap exploration (dynamic partitioning only). Between two measured points the partial model is a
 // straight line; when the device's speed drops sharply from one point to the next (a memory
-// cliff somewhere in between, as seed 000 Fig. 1.4's GPU has), that line predicts the device
+// cliff somewhere in between, as in Clarke et al.'s Fig. 1.4), that line predicts the device
 // slower than it is everywhere below the cliff, so the partitioner gives it too little, the next
 // measurement lands a little higher, and the share creeps towards the balance by a small fraction
 // of the gap per step (tens of steps), or stays at the lower point for good when the line's

@@ -1,5 +1,5 @@
 #pragma once
-// The unit of the gemm benchmark kernels (seed 001 §4.1), shared by the host kernel
+// The unit of the gemm benchmark kernels (FuPerMod §4.1), shared by the host kernel
 // (kernels.cpp) and the launch kernel (launch_kernels.cpp): one unit is the update of one b×b block
 // of C, and d units are arranged as a nearly square rectangle of blocks plus a partial row.
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
@@ -127,6 +128,52 @@ void Environment::init(int* argc, char*** argv) {
   }
 }
 
+namespace {
+
+// After a failure the processes abandoned messages to each other. MPI_Finalize would wait forever
+// for some of them: MPICH over UCX completes a large (rendezvous) send only once its receiver
+// takes it, and a cancelled send is not withdrawn. So every process takes whatever was sent to it
+// on `comm` until all of them are here (a barrier on `sync`) and nothing more arrived for a while;
+// then every send has been received. Bounded, in case a process never comes.
+void drain_abandoned(MPI_Comm comm, MPI_Comm sync) noexcept {
+  constexpr double settle_seconds = 0.05;
+  constexpr double give_up_seconds = 10;
+  MPI_Request everyone_here = MPI_REQUEST_NULL;
+  if (MPI_Ibarrier(sync, &everyone_here) != MPI_SUCCESS) return;
+  std::vector<char> sink;
+  bool all_here = false;
+  const double start = MPI_Wtime();
+  double last = start;
+  while (MPI_Wtime() - start < give_up_seconds) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &arrived, &status);
+    if (arrived != 0) {
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      sink.resize(static_cast<std::size_t>(std::max(bytes, 1)));
+      MPI_Recv(sink.data(), std::max(bytes, 0), MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm,
+               MPI_STATUS_IGNORE);
+      last = MPI_Wtime();
+      continue;
+    }
+    if (!all_here) {
+      int done = 0;
+      MPI_Test(&everyone_here, &done, MPI_STATUS_IGNORE);
+      if (done != 0) {
+        all_here = true;
+        last = MPI_Wtime();
+      }
+    } else if (MPI_Wtime() - last > settle_seconds) {
+      return;
+    }
+    std::this_thread::yield();
+  }
+  if (!all_here) MPI_Request_free(&everyone_here);
+}
+
+}  // namespace
+
 void Environment::release(bool quiet) noexcept {
   // Plug-in objects live in the registries; drop them before their code is unmapped.
   while (!extension_order_.empty()) extension_order_.pop_back();
@@ -136,6 +183,9 @@ void Environment::release(bool quiet) noexcept {
   // Announcements nobody received (the others ended for another reason) are dropped.
   for (MPI_Request& r : announcement_sends_) {
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  }
+  if (announced_ && comm_ != MPI_COMM_NULL && notices_ != MPI_COMM_NULL) {
+    drain_abandoned(comm_, notices_);
   }
   if (notices_ != MPI_COMM_NULL) MPI_Comm_free(&notices_);
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);

@@ -1,5 +1,5 @@
 // hit::launch: staging, execution, copy-back, out-of-core chunks, residency, the device lock and
-// launch records (DESIGN §3 "Kernels and launch").
+// launch records (docs/devices.md §7–§9).
 
 #include <fmt/format.h>
 
@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "devices/backends.hpp"
+#include "hit/core/log.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device_params.hpp"
 #include "hit/kernel.hpp"
@@ -451,7 +452,7 @@ DeviceLayout resident_layout(const ResidentState& s) {
 // Page-locks the host buffer now in `s` (once per buffer): a resident tile's host side is copied
 // to and from the device on every communication, so it is staged from pinned memory (CUDA).
 void pin_current(ResidentState& s) {
-  if (s.device->uses_host_memory()) return;
+  if (s.device->uses_host_memory() || s.spilled) return;
   for (const auto& [p, owner] : s.pinned) {
     if (p == s.host.data) return;
   }
@@ -481,13 +482,26 @@ std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, 
   const DeviceLayout d = resident_layout(*s);
   s->bytes = d.bytes();
   s->pitch = d.pitch;
-  s->device_data = s->device->allocate(s->bytes);
+  try {
+    s->device_data = s->device->allocate(s->bytes);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::out_of_memory) throw;
+    // Too large for the device: the host keeps it and launches stage it, so an outOfCore
+    // partition still runs (with the single partition the launch reports the same shortage).
+    log::rank(log::Level::info, fmt::format("a resident tile of {} bytes does not fit on {}: kept "
+                                            "on the host, staged by each launch",
+                                            s->bytes, s->device->label()));
+    s->spilled = true;
+    s->bytes = 0;
+    s->device_data = nullptr;
+    return s;
+  }
   pin_current(*s);
   return s;
 }
 
 void resident_fetch(ResidentState& s, const Shape& region) {
-  if (!s.device_modified || s.device->uses_host_memory() || region.empty()) return;
+  if (s.spilled || !s.device_modified || s.device->uses_host_memory() || region.empty()) return;
   DeviceLockGuard lock(*s.share);
   Packed packed;
   copy_region(*s.device, false, s.host, s.device_data, resident_layout(s), region, 0, packed);
@@ -497,7 +511,7 @@ void resident_fetch(ResidentState& s, const Shape& region) {
 
 void resident_publish(ResidentState& s, const Shape& region) {
   // A stale device copy is sent whole by the next launch anyway.
-  if (s.host_modified || s.device->uses_host_memory() || region.empty()) return;
+  if (s.spilled || s.host_modified || s.device->uses_host_memory() || region.empty()) return;
   DeviceLockGuard lock(*s.share);
   Packed packed;
   copy_region(*s.device, true, s.host, s.device_data, resident_layout(s), region, 0, packed);
@@ -512,7 +526,7 @@ void resident_rebind(ResidentState& s, void* host_data, std::shared_ptr<void> ke
 }
 
 void resident_sync_to_host(ResidentState& s) {
-  if (!s.device_modified || s.device->uses_host_memory()) return;
+  if (s.spilled || !s.device_modified || s.device->uses_host_memory()) return;
   DeviceLockGuard lock(*s.share);
   const DeviceLayout d = resident_layout(s);
   Packed packed;

@@ -66,7 +66,7 @@ Problem make_problem(std::span<const Model> models, std::int64_t n, std::string_
 }
 
 // D_i(T): the most units (up to `limit`) whose envelope time is <= T, by inversion then a ±1
-// fix-up for rounding (fpm-algorithms.md §1.5).
+// fix-up for rounding.
 std::int64_t units_by(const Model& m, double level, std::int64_t limit) {
   if (limit <= 0 || !(level >= 0)) return 0;
   const double x = m.inverse(level);
@@ -102,7 +102,7 @@ std::int64_t total_integer_units(std::span<const Model> models, const Problem& p
   return g;
 }
 
-// R1, exact greedy completion (fpm-algorithms.md §1.5): everything at or below the common level
+// R1, exact greedy completion (Rounding::greedy): everything at or below the common level
 // T_lo, then the cheapest next units one by one, ties to the lower index. Optimal for the
 // envelope models whenever T_lo is at or below the optimal makespan.
 Sizes complete(std::span<const Model> models, const Problem& pb, double level) {
@@ -347,8 +347,8 @@ Distribution partition_geometric(std::span<const Model> models, std::int64_t n, 
   coarse.reserve(models.size());
   for (const Model& m : models) coarse.push_back(m.coarsened());
 
-  // Initial lines (seed 000 §1.3): U through the fastest and L through the slowest speed at the
-  // even share x̄ = n/p; in time terms T_U = min t_i(x̄) <= T* <= T_L = max t_i(x̄).
+  // Initial lines (Clarke et al. §1.3): U through the fastest and L through the slowest speed at
+  // the even share x̄ = n/p; in time terms T_U = min t_i(x̄) <= T* <= T_L = max t_i(x̄).
   const double xbar = static_cast<double>(n) / pb.usable;
   double upper = inf, lower = 0;
   for (std::size_t i = 0; i < coarse.size(); ++i) {
@@ -404,7 +404,7 @@ Distribution partition_numerical(std::span<const Model> models, std::int64_t n, 
 Distribution partition_exact(std::span<const Model> models, std::int64_t n) {
   const Problem pb = make_problem(models, n, "exact", true);
   if (n == 0) return finish(models, Sizes(models.size(), 0), 0, "exact");
-  // T* is the n-th smallest unit time over all devices (fpm-algorithms.md §1.3): for each device,
+  // T* is the n-th smallest unit time over all devices: for each device,
   // the first of its unit times at which n units fit everywhere; the smallest of those.
   double best = inf;
   for (std::size_t j = 0; j < models.size(); ++j) {

@@ -1,4 +1,4 @@
-// Collective raw file I/O of tiles with MPI-IO (DESIGN §8).
+// Collective raw file I/O of tiles with MPI-IO (docs/tiles.md, the raw file format).
 //
 // Each rank describes its blocks to MPI-IO with derived datatypes: a block is a nest of hvectors
 // (one level per axis) both in the file (positions of the global array) and in memory (the tile's

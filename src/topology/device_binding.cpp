@@ -1,4 +1,4 @@
-// Parsing of `--devices` / HIT_DEVICES and of the typed device parameters (DESIGN §6).
+// Parsing of `--devices` / HIT_DEVICES and of the typed device parameters (docs/devices.md §2).
 
 #include "hit/device_binding.hpp"
 

@@ -1,4 +1,4 @@
-// Nodes, node resources and the binding of ranks to devices (DESIGN §1, §6).
+// Nodes, node resources and the binding of ranks to devices (docs/devices.md §1–§3).
 
 #include "hit/physical_topology.hpp"
 
@@ -460,6 +460,24 @@ void PhysicalTopology::rebind_mine(const DeviceBinding& binding) {
 std::vector<DeviceBinding> PhysicalTopology::bindings() const {
   std::vector<DeviceBinding> out;
   for (const auto& r : ranks_) out.push_back(r.device);
+  return out;
+}
+
+std::vector<std::string> PhysicalTopology::oversubscribed_hosts() const {
+  // Emulated nodes may share one host: count processes per host name, not per node.
+  std::map<std::string, std::pair<int, int>> hosts;  // name -> (processes, cores)
+  for (const NodeDescription& n : nodes_) {
+    auto& [processes, cores] = hosts[n.host.hostname];
+    processes += static_cast<int>(n.ranks.size());
+    cores = n.host.cores;
+  }
+  std::vector<std::string> out;
+  for (const auto& [name, counts] : hosts) {
+    if (counts.first > counts.second) {
+      out.push_back(fmt::format("{} processes share the {} core{} of host {}", counts.first,
+                                counts.second, counts.second == 1 ? "" : "s", name));
+    }
+  }
   return out;
 }
 

@@ -1,5 +1,5 @@
 // Dynamic partitioning and load balancing, serially, with simulated devices of relative speeds
-// 1, 4 and 14 (seed 003 measured ratios of about 3.8 and 14 between real devices).
+// 1, 4 and 14 (Torres et al. measured ratios of about 3.8 and 14 between real devices).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

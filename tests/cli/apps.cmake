@@ -243,3 +243,13 @@ if(Python3_Interpreter_FOUND)
                    ${CMAKE_CURRENT_BINARY_DIR}/stale-temporaries)
   set_tests_properties(cli.files.stale_temporaries PROPERTIES LABELS "cli;apps" TIMEOUT 120)
 endif()
+
+# A device too small for its process's tile, on one process only. With the outOfCore partition the
+# resident grids stay on the host of that process and its launches stage them chunk by chunk: the
+# run completes, bit for bit (device of 64 KiB for a block of 130 KiB). Where even one row does not
+# fit (Cannon stages A and B whole), every process ends with the same line: no hang.
+hit_jacobi_check(out_of_core_one_small_device 4 --n 256 --iters 5 --partition outOfCore
+                 --devices "cpu,emu:0(mem=64KiB),cpu,cpu")
+hit_app_error(cannon out_of_core_too_small_on_rank1
+              "rank 1: partition 'outOfCore' of .*not even one row fits the device budget"
+              "--n|512|--partition|outOfCore|--devices|cpu,emu:0(mem=16KiB),cpu,cpu")

@@ -1,4 +1,5 @@
-# hit-info: the physical topology, the devices found and the binding of every rank (DESIGN §6).
+# hit-info: the physical topology, the devices found and the binding of every rank
+# (docs/devices.md §1–§3).
 
 add_test(NAME cli.info.default COMMAND ${HIT_BIN}/hit-info)
 set_tests_properties(cli.info.default PROPERTIES LABELS "cli"

@@ -1,4 +1,4 @@
-// Akima spline against values computed by hand from fpm-algorithms.md §5.
+// Akima spline against values computed by hand with Akima's slope rule (src/fpm/akima.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

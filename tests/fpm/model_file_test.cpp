@@ -1,4 +1,4 @@
-// Model files (DESIGN §8): round trips and every kind of bad input, named by file and line.
+// Model files (docs/fpm.md): round trips and every kind of bad input, named by file and line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// Models: interpolation rules (DESIGN §8, fpm-algorithms.md §1.7), capacity, envelope and inverse.
+// Models: interpolation rules (docs/fpm.md, "The model"), capacity, envelope and inverse.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -77,8 +77,8 @@ TEST(Partition, EqualDevicesSplitEvenly) {
 }
 
 TEST(Partition, ConstantSpeedsAndTheRoundingExample) {
-  // Speeds 1, 1, 5 and n = 3 (fpm-algorithms.md §1.5): largest remainder gives (1, 0, 2), 1 s;
-  // the optimum is (0, 0, 3), 0.6 s.
+  // Speeds 1, 1, 5 and n = 3 (docs/fpm.md, `proportional` rounding): largest remainder gives
+  // (1, 0, 2), 1 s; the optimum is (0, 0, 3), 0.6 s.
   const std::vector<Model> models = {Model::constant_speed(1), Model::constant_speed(1),
                                      Model::constant_speed(5)};
   expect_optimal(models, 3, 0.6, "speeds 1,1,5");
@@ -128,8 +128,8 @@ TEST(Partition, OneDeviceFarSlower) {
 }
 
 TEST(Partition, SpeedCollapsesBeyondMemory) {
-  // Device 0 is fast until 40 units, then out of core and ten times slower (seed 000 Fig. 1.4b);
-  // device 1 is steady.
+  // Device 0 is fast until 40 units, then out of core and ten times slower (Clarke et al.
+  // Fig. 1.4b); device 1 is steady.
   const Model gpu({{10, 0.01, 1, 0}, {40, 0.04, 1, 0}, {41, 0.41, 1, 0}, {200, 2.0, 1, 0}});
   const Model cpu = sampled([](double x) { return 0.005 * x; }, {1, 200});
   const std::vector<Model> models = {gpu, cpu};

@@ -1,8 +1,9 @@
 // hit-test-procs: 1 2 3 4
-// Out of core by sharing a device (DESIGN §1, seed 003 §4): a Jacobi sweep whose data (100 MiB)
-// does not fit one emulated device of 64 MiB fails with one process, with a device out-of-memory
-// error, and completes correctly with the work split over more processes bound to that one device,
-// which take turns through the inter-process device lock (their critical sections never overlap).
+// Out of core by sharing a device (docs/devices.md §8; Torres et al. §4): a Jacobi sweep whose data
+// (100 MiB) does not fit one emulated device of 64 MiB fails with one process, with a device
+// out-of-memory error, and completes correctly with the work split over more processes bound to
+// that one device, which take turns through the inter-process device lock (their critical sections
+// never overlap).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // hit-test-run-serial (converges on measured times: no other test on its cores)
 // Dynamic partitioning on emulated devices through hit::launch (issue 5): three ranks bound to
-// emulated accelerators with relative speeds 1, 1/4 and 1/14 run the gemm block update of seed 001
-// §4.1;
+// emulated accelerators with relative speeds 1, 1/4 and 1/14 run the gemm block update of
+// FuPerMod §4.1;
 // partition_iterate must stop by itself within a bounded number of steps, with every rank holding
 // the same distribution, shares ordered by speed, and measured times that agree far better than
 // those of the even split it started from. Real time on a shared machine is noisy, so the bounds

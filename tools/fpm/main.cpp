@@ -1,4 +1,4 @@
-// hit-fpm: build, inspect, use and draw functional performance models (DESIGN §7, seed 001).
+// hit-fpm: build, inspect, use and draw functional performance models (docs/fpm.md; FuPerMod).
 //
 //   hit-fpm build --kernel gemm|jacobi --min D --max D [--points K] [--out PATTERN]
 //                 [--devices SPEC] ...
@@ -380,7 +380,7 @@ int body(hit::Environment& env, int argc, char** argv) {
                                    "rank's device and write one model file per rank");
   build
       ->add_option("--kernel", b.kernel,
-                   "gemm (block update, seed 001 §4.1) or jacobi (5-point row update), run "
+                   "gemm (block update, FuPerMod §4.1) or jacobi (5-point row update), run "
                    "through hit::launch on each rank's device")
       ->capture_default_str();
   build->add_option("--block", b.block, "gemm block size b (a unit is one b×b block update)")

@@ -1,6 +1,6 @@
 // hit-info: the physical topology of a run, the devices found and the binding of every rank
-// (DESIGN §6). Run it under mpiexec with the same --devices / HIT_DEVICES / HIT_NODES as the
-// program whose binding you want to see.
+// (docs/devices.md §1–§3). Run it under mpiexec with the same --devices / HIT_DEVICES / HIT_NODES
+// as the program whose binding you want to see.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>

@@ -1,4 +1,4 @@
-// hit-layout: compute a layout without running an application (a dry run, DESIGN §7).
+// hit-layout: compute a layout without running an application (a dry run, docs/layouts.md).
 //
 //   hit-layout --shape TEXT [--procs P] [--topology SPEC] [--layout SPEC] [--devices SPEC]
 //              [--type double|float|int32|int64] [--ghost W] [--pad] [--comm SPEC]

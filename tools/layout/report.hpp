@@ -42,7 +42,7 @@ std::vector<index_t> send_bytes(const Layout& layout, const Spec& comm, const Al
 // The parameters of each communication, for --help and errors.
 std::string comm_grammar();
 
-// The JSON document of DESIGN §7 (with "send_bytes" per rank when `sends` is given).
+// The --json document of docs/layouts.md (with "send_bytes" per rank when `sends` is given).
 nlohmann::ordered_json layout_json(const Layout& layout, const Allocation& alloc,
                                    const std::optional<std::vector<index_t>>& sends);
 

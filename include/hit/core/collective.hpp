@@ -1,6 +1,7 @@
 #pragma once
-// Agreeing on failure before the next collective step (DESIGN §9): a failure on one rank becomes
-// the same hit::Error on every rank, so no rank is left waiting in a collective that never comes.
+// Agreeing on failure before the next collective step (docs/architecture.md): a failure on one
+// rank becomes the same hit::Error on every rank, so no rank is left waiting in a collective that
+// never comes.
 
 #include <mpi.h>
 

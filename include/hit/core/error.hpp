@@ -1,5 +1,5 @@
 #pragma once
-// hit::Error: the one exception type for every failure a user can cause (DESIGN §9).
+// hit::Error: the one exception type for every failure a user can cause (docs/architecture.md).
 
 #include <cstddef>
 #include <stdexcept>

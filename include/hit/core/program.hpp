@@ -1,6 +1,6 @@
 #pragma once
 // The shared main() of hitmap++ programs: creates the Environment, runs the body, and turns any
-// hit::Error into one line on stderr and a non-zero exit on every rank (DESIGN §9).
+// hit::Error into one line on stderr and a non-zero exit on every rank (docs/architecture.md).
 
 #include <functional>
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-// Plug-in spec strings: `name[:key=value[,key=value…]]` (DESIGN §4).
+// Plug-in spec strings: `name[:key=value[,key=value…]]` (docs/architecture.md, "Spec strings").
 //
 // A value may itself be a comma-separated list: a token without '=' continues the previous
 // value, so `weighted:w=1,2,4,axis=0` has w = "1,2,4" and axis = "0".

@@ -1,5 +1,5 @@
 #pragma once
-// Akima spline interpolation (fpm-algorithms.md §5): a C¹ piecewise cubic through the data that
+// Akima spline interpolation (docs/fpm.md, "The model"): a C¹ piecewise cubic through the data that
 // follows local trends without the overshoot of a natural cubic spline. FuPerMod interpolates
 // kernel *times* with it; hit::fpm::Model uses it for ModelKind::akima.
 

@@ -1,5 +1,5 @@
 #pragma once
-// The result of a partitioner (seed 001 §4.3, fupermod_dist): units per device with the predicted
+// The result of a partitioner (FuPerMod §4.3, fupermod_dist): units per device with the predicted
 // time of each, summing exactly to n.
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
-// Dynamic data partitioning and dynamic load balancing with partial models (seed 001 §4.4,
-// seed 000 §1.8, fpm-algorithms.md §6). Neither needs models in advance: they measure at the
+// Dynamic data partitioning and dynamic load balancing with partial models (FuPerMod §4.4,
+// Clarke et al. §1.8; docs/fpm.md). Neither needs models in advance: they measure at the
 // current distribution, add the points to partial models, and repartition.
 //
 //  - partition_iterate: one step of dynamic partitioning — benchmark the kernel on every device

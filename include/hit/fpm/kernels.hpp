@@ -23,7 +23,7 @@ namespace hit::fpm {
 
 // ---- through hit::launch ---------------------------------------------------------------------
 
-// The block update of the column-based matrix product (seed 001 §4.1) as
+// The block update of the column-based matrix product (FuPerMod §4.1) as
 // hit::gemm_accumulate<double> launches: one unit is the update of one b×b block of C by a b×b
 // block of the pivot column and one of the pivot row; d units are a nearly square m×c arrangement
 // of blocks (m = floor(sqrt(d)), c = d / m) and a partial block row for the remainder (a second
@@ -50,8 +50,8 @@ BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
 
 // ---- on the host -----------------------------------------------------------------------------
 
-// The block update of the column-based matrix product (seed 001 §4.1, seed 000 §1.4): one unit is
-// the update of one b×b block of C by a b×b block of the pivot column and one of the pivot row.
+// The block update of the column-based matrix product (FuPerMod §4.1, Clarke et al. §1.4): one unit
+// is the update of one b×b block of C by a b×b block of the pivot column and one of the pivot row.
 // d units are a nearly square m×n' arrangement of blocks (m = floor(sqrt(d)), plus a partial row
 // for the remainder), updated by OpenBLAS cblas_dgemm; 2·b³ flops per unit.
 BenchmarkKernel gemm_block_kernel(int block);

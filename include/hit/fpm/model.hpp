@@ -1,11 +1,11 @@
 #pragma once
-// Computation performance models of one device (seed 001 §4.2, fpm-algorithms.md §1.7, §3.2, §5).
+// Computation performance models of one device (FuPerMod §4.2; docs/fpm.md, "The model").
 //
 // A model predicts the time t(x) of x computation units from measured points. Speed is x / t(x)
 // (units per second). Three interpolations of the same points are offered:
 //  - constant (CPM): the speed of the most recently added point, at every size;
 //  - piecewise: time linear between points, an implicit point (0, 0) first (so constant speed
-//    below the first point), and the last segment extended beyond the last point (DESIGN §8);
+//    below the first point), and the last segment extended beyond the last point;
 //  - akima: an Akima spline of time through the points, constant speed below the first point and
 //    the last secant extended beyond the last one.
 // When the extended last segment would not rise (the last time is not above the one before), the
@@ -87,10 +87,10 @@ class Model {
   // True when t never decreases on [0, capacity].
   bool monotone() const;
 
-  // The shape restriction of the geometric partitioner (fpm-algorithms.md §3.2, COARSEN): for
-  // piecewise models, the running maximum of the point times made strictly increasing; beyond the
-  // last point, constant speed when the envelope's last segment is flat. Other kinds are returned
-  // as they are (their inverse already works on the envelope).
+  // The shape restriction of the geometric partitioner (FuPerMod's COARSEN; docs/fpm.md,
+  // "Coarsening"): for piecewise models, the running maximum of the point times made strictly
+  // increasing; beyond the last point, constant speed when the envelope's last segment is flat.
+  // Other kinds are returned as they are (their inverse already works on the envelope).
   Model coarsened() const;
 
  private:

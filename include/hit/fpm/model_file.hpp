@@ -1,5 +1,5 @@
 #pragma once
-// Model files (DESIGN §8): CSV with a header `d,t` (optional columns `reps`, `ci`), one measured
+// Model files (docs/fpm.md): CSV with a header `d,t` (optional columns `reps`, `ci`), one measured
 // point per line, d strictly increasing integers >= 1, t > 0 seconds. Lines starting with `#` are
 // comments; `# key: value` comments are kept as annotations (Model::info), and `# capacity: N`
 // declares the most units the device can hold.

@@ -1,5 +1,5 @@
 #pragma once
-// Model-based partitioners (seed 001 §4.3, seed 000 §1.3, fpm-algorithms.md §1–§4): split n
+// Model-based partitioners (FuPerMod §4.3, Clarke et al. §1.3; docs/fpm.md): split n
 // computation units over devices so that the largest predicted time (the makespan) is small.
 //
 // Every partitioner returns integers that sum exactly to n, never gives a device more than its
@@ -46,21 +46,22 @@ Distribution partition_proportional(std::span<const Model> models, std::int64_t 
 
 enum class Bisection {
   log,    // T_B = sqrt(T_U·T_L): scale-free (default)
-  angle,  // halve the angle between the lines U and L, as drawn in seed 000 Fig. 1.2
+  angle,  // halve the angle between the lines U and L, as drawn in Clarke et al.'s Fig. 1.2
   linear  // T_B = (T_U + T_L) / 2
 };
-// Geometric (seed 000 §1.3): bisection of the region between two lines through the origin of the
-// speed graphs, on coarsened piecewise models (Model::coarsened), then exact integer completion.
+// Geometric (Clarke et al. §1.3): bisection of the region between two lines through the origin of
+// the speed graphs, on coarsened piecewise models (Model::coarsened), then exact integer
+// completion.
 Distribution partition_geometric(std::span<const Model> models, std::int64_t n,
                                  Bisection bisection = Bisection::log, int max_iterations = 100);
 
-// Numerical (fpm-algorithms.md §4.2): safeguarded false position (Illinois) on the common finishing
+// Numerical (docs/fpm.md): safeguarded false position (Illinois) on the common finishing
 // time T of G(T) = Σ X_i(T) − n, then exact integer completion. Works on smooth (Akima) and any
 // other models without the shape restriction of the geometric algorithm.
 Distribution partition_numerical(std::span<const Model> models, std::int64_t n,
                                  double tolerance = 1e-12, int max_iterations = 200);
 
-// Exact integer solver (fpm-algorithms.md §1.6): the optimal makespan of the envelope models by a
+// Exact integer solver (docs/fpm.md): the optimal makespan of the envelope models by a
 // search over the candidate times t_i(d); the canonical distribution gives ties to lower indices.
 // The fallback partitioner and the test oracle.
 Distribution partition_exact(std::span<const Model> models, std::int64_t n);

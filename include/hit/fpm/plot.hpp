@@ -1,6 +1,6 @@
 #pragma once
-// Pictures of speed functions (seed 000 Fig. 1.1–1.2): each device's speed x / t(x) over problem
-// size, its measured points, and — for a distribution — the line through the origin whose
+// Pictures of speed functions (Clarke et al., Fig. 1.1–1.2): each device's speed x / t(x) over
+// problem size, its measured points, and — for a distribution — the line through the origin whose
 // intersections with the speed graphs are the parts.
 
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// One measurement of a kernel: how long `d` computation units took (seed 001 §4.1, fupermod_point).
+// One measurement of a kernel: how long `d` computation units took (FuPerMod §4.1, fupermod_point).
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The statistics of kernel benchmarking (seed 001 §4.1): Student-t confidence intervals and the
+// The statistics of kernel benchmarking (FuPerMod §4.1): Student-t confidence intervals and the
 // median-based rejection of timing spikes, so that one slow run cannot send the work elsewhere.
 
 #include <span>

@@ -121,7 +121,7 @@ Kernel<View<const T>, View<const T>, View<T>> gemm_accumulate() {
     detail::gemm_accumulate_cuda(ctx, a, b, c);
   });
 #endif
-  // Row i of C reads row i of A and column j of B (Cannon's patterns in seed 003).
+  // Row i of C reads row i of A and column j of B (Cannon's access patterns in the Hitmap paper).
   k.reads(
       {AccessPattern::parse("0,all"), AccessPattern::parse("all,0"), AccessPattern::parse("0,0")});
   return k;

@@ -1,5 +1,5 @@
-// The emulated accelerator (DESIGN §6): its own memory arena with a capacity (mem=), explicit
-// copies that take bytes/bw (bw=), and a speed given as a slowdown of the host kernel
+// The emulated accelerator (docs/devices.md §4): its own memory arena with a capacity (mem=),
+// explicit copies that take bytes/bw (bw=), and a speed given as a slowdown of the host kernel
 // (slowdown=F or a profile over the bytes a launch stages). A kernel runs the real cpu body on the
 // arena's copies, then the stream waits until F times the measured time has passed.
 

@@ -1,6 +1,6 @@
-# Runs hit-layout with ARGS ('|'-separated) and checks its --json document against DESIGN §7: one
-# object with shape, procs, topology {name, dims}, layout and one entry per rank whose element
-# counts sum to the shape size. Optional expectations:
+# Runs hit-layout with ARGS ('|'-separated) and checks its --json document against
+# docs/layouts.md ("`hit-layout`: a dry run"): one object with shape, procs, topology {name, dims},
+# layout and one entry per rank whose element counts sum to the shape size. Optional expectations:
 #   PROCS, TOPOLOGY_NAME, TOPOLOGY_DIMS ("2,2"), ELEMENTS ("4,3,3"), BYTES, SEND_BYTES, BLOCKS0
 #   (the blocks of rank 0 joined by ' '), INACTIVE (ranks, "3,4"), SIZE (the shape size).
 #   Usage: cmake -DHIT_LAYOUT=... -DARGS=... [-D...] -P json_check.cmake
