@@ -11,6 +11,7 @@ void register_builtin_layouts(LayoutRegistry& registry) {
   register_weighted_layout(registry);
   register_blocks_lb_layout(registry);
   register_fpm_layout(registry);
+  register_columns2d_layout(registry);
 }
 
 }  // namespace hit::detail

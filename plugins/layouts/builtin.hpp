@@ -3,6 +3,7 @@
 // parameter helpers they share.
 
 #include <string>
+#include <vector>
 
 #include "hit/core/error.hpp"
 #include "hit/layout.hpp"
@@ -16,6 +17,21 @@ void register_block_cyclic_layout(LayoutRegistry& registry);
 void register_weighted_layout(LayoutRegistry& registry);
 void register_blocks_lb_layout(LayoutRegistry& registry);
 void register_fpm_layout(LayoutRegistry& registry);  // fpm.cpp
+void register_columns2d_layout(LayoutRegistry& registry);
+
+// A comma-separated list of file names, as the `models=` parameters take them.
+inline std::vector<std::string> split_files(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const auto comma = list.find(',', start);
+    const auto end = comma == std::string::npos ? list.size() : comma;
+    out.push_back(list.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
 
 // The integer parameter `key` of the request's spec, in [0, limit); Error(plugin) naming the value
 // and the allowed range otherwise.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "builtin.hpp"
 #include "hit/core/error.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
@@ -16,19 +17,6 @@
 
 namespace hit::detail {
 namespace {
-
-std::vector<std::string> split_files(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const auto comma = list.find(',', start);
-    const auto end = comma == std::string::npos ? list.size() : comma;
-    out.push_back(list.substr(start, end - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 class FpmLayout final : public LayoutPlugin {
  public:

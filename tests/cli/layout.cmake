@@ -131,3 +131,15 @@ hit_layout_error(too_many_procs "over 100000000 processes: every process keeps t
                  "--shape|[0:10][0:10]|--procs|100000000")
 hit_layout_error(too_many_blocks "layout 'blockCyclic:b=1' of \\[0:200000000\\] over 4 processes makes 200000000 blocks"
                  "--shape|[0:200000000]|--layout|blockCyclic:b=1")
+
+# columns2d: the same layout from every rank of a run as from one process with --procs; 8 equal
+# processes in columns of 3, 3 and 2 beat the best grid (2x4) in half-perimeters; bad weights.
+hit_layout_same(columns2d "--shape|[0:100][0:64]|--layout|columns2d:w=1,2,3,4|--comm|halo")
+add_test(NAME cli.layout.columns2d_half_perimeters
+         COMMAND ${_lay} --shape [0:1000][0:1000] --procs 8 --layout columns2d --json)
+set_tests_properties(cli.layout.columns2d_half_perimeters PROPERTIES LABELS "cli"
+  PASS_REGULAR_EXPRESSION "\"half_perimeters\":{\"total\":5750,\"best_grid\":6000,\"grid\":\"2x4\"}")
+hit_layout_error(columns2d_weights "w has 3 weights, expected 4 \\(one per process\\)"
+                 "--shape|[0:10][0:10]|--layout|columns2d:w=1,2,3")
+hit_layout_error(columns2d_too_many "a column of 3 rectangles over 2 block rows"
+                 "--shape|[0:10][0:10]|--procs|5|--layout|columns2d:b=5")

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "hit/layout.hpp"
@@ -15,6 +16,7 @@
 namespace {
 
 using hit_test::axis_parts;
+using hit_test::error_of;
 using hit_test::expect_valid_layout;
 
 const std::vector<std::string>& shapes() {
@@ -229,3 +231,86 @@ TEST(LayoutProperties, BlocksLbPartsAreWithinOneOfTheirExactShare) {
 }
 
 }  // namespace
+
+// `columns2d`: one rectangle per process covering the shape exactly once (checked by
+// expect_valid_layout), rectangles in full-height columns, and every width and height within one
+// block of the exact share of its weights (weights within a factor 4 of each other, so the
+// "at least one block" rule never moves a part).
+TEST(LayoutProperties, Columns2dRectanglesFollowTheirWeights) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> weight(1.0, 4.0);
+  int cases = 0;
+  for (const auto& [n, m] : std::vector<std::pair<int, int>>{{40, 40}, {37, 53}, {64, 29}}) {
+    for (const int b : {1, 3}) {
+      for (int procs = 1; procs <= 8; ++procs) {
+        std::vector<double> w(static_cast<std::size_t>(procs));
+        std::string text;
+        for (double& x : w) {
+          x = std::round(weight(random) * 100) / 100;
+          text += (text.empty() ? "" : ",") + fmt::format("{}", x);
+        }
+        const std::string spec = "columns2d:b=" + std::to_string(b) + ",w=" + text;
+        const hit::Shape shape = hit::Shape::extents({n, m});
+        const hit::Layout l = hit::layout(
+            spec, procs % 2 == 0 ? hit::topology("mesh2d", procs) : hit::topology("array", procs),
+            shape);
+        const std::string context = spec + " of " + shape.str();
+        expect_valid_layout(l, context);
+        double total = 0;
+        for (const double x : w) total += x;
+        const double grid_rows = std::ceil(static_cast<double>(n) / b);
+        const double grid_cols = std::ceil(static_cast<double>(m) / b);
+        // Processes sharing a block column form one column of the arrangement.
+        std::map<hit::index_t, std::vector<int>> columns;
+        for (int p = 0; p < procs; ++p) {
+          ASSERT_EQ(l.blocks(p).size(), 1U) << context;
+          columns[l.block(p)[1].begin()].push_back(p);
+        }
+        for (const auto& [first, members] : columns) {
+          double share = 0;
+          hit::index_t height = 0;
+          for (const int p : members) {
+            share += w[static_cast<std::size_t>(p)];
+            EXPECT_EQ(l.block(p)[1], l.block(members.front())[1]) << context;
+            height += l.block(p).extent(0);
+          }
+          EXPECT_EQ(height, n) << context << ": a column is the full height";
+          const double width_blocks =
+              std::ceil(static_cast<double>(l.block(members.front()).extent(1)) / b);
+          EXPECT_LT(std::abs(width_blocks - grid_cols * share / total), 1.0 + 1e-9) << context;
+          for (const int p : members) {
+            const double height_blocks = std::ceil(static_cast<double>(l.block(p).extent(0)) / b);
+            EXPECT_LT(std::abs(height_blocks - grid_rows * w[static_cast<std::size_t>(p)] / share),
+                      1.0 + 1e-9)
+                << context << " process " << p;
+          }
+        }
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 48);
+}
+
+// Bad parameters name the value: wrong count, zero, negative and NaN weights, b <= 0, more
+// rectangles than blocks, a 1-D shape.
+TEST(LayoutProperties, Columns2dRefusesBadParameters) {
+  const hit::Shape shape = hit::Shape::extents({10, 10});
+  const hit::Topology four = hit::topology("array", 4);
+  EXPECT_THAT(error_of([&] { (void)hit::layout("columns2d:w=1,2,3", four, shape); }),
+              testing::HasSubstr("w has 3 weights, expected 4"));
+  EXPECT_THAT(error_of([&] { (void)hit::layout("columns2d:w=1,0,1,1", four, shape); }),
+              testing::HasSubstr("weight 0 (position 1 of w) is not a positive number"));
+  EXPECT_THAT(error_of([&] { (void)hit::layout("columns2d:w=1,-2,1,1", four, shape); }),
+              testing::HasSubstr("weight -2 (position 1 of w)"));
+  EXPECT_THAT(error_of([&] { (void)hit::layout("columns2d:w=1,nan,1,1", four, shape); }),
+              testing::HasSubstr("w='1,nan,1,1' is not a comma-separated list of numbers"));
+  EXPECT_THAT(error_of([&] { (void)hit::layout("columns2d:b=0", four, shape); }),
+              testing::HasSubstr("block size b=0 is not positive"));
+  // Five equal areas make columns of 2 and 3 rectangles: 3 do not fit 2 block rows.
+  EXPECT_THAT(
+      error_of([&] { (void)hit::layout("columns2d:b=5", hit::topology("array", 5), shape); }),
+      testing::HasSubstr("a column of 3 rectangles over 2 block rows"));
+  EXPECT_THAT(error_of([&] { (void)hit::layout("columns2d", four, hit::Shape::extents({10})); }),
+              testing::HasSubstr("needs a shape of at least 2 axes"));
+}

@@ -183,6 +183,38 @@ std::vector<index_t> send_bytes(const Layout& layout, const Spec& comm, const Al
                                              comm.name(), comm_grammar()));
 }
 
+std::optional<HalfPerimeters> half_perimeters(const Layout& layout) {
+  const Shape& shape = layout.shape();
+  if (shape.rank() < 2) return std::nullopt;
+  HalfPerimeters h;
+  int active = 0;
+  for (int p = 0; p < layout.procs(); ++p) {
+    const auto& blocks = layout.blocks(p);
+    if (blocks.empty()) continue;
+    if (blocks.size() != 1) return std::nullopt;
+    h.total += blocks.front().extent(0) + blocks.front().extent(1);
+    ++active;
+  }
+  if (active == 0) return std::nullopt;
+  const index_t n = shape.extent(0);
+  const index_t m = shape.extent(1);
+  h.best_grid = -1;
+  for (int r = 1; r <= active; ++r) {
+    if (active % r != 0) continue;
+    const int c = active / r;
+    // A grid cannot have more rows (columns) of blocks than the shape has rows (columns).
+    if (r > n || c > m) continue;
+    const index_t cost = static_cast<index_t>(c) * n + static_cast<index_t>(r) * m;
+    if (h.best_grid < 0 || cost < h.best_grid) {
+      h.best_grid = cost;
+      h.grid_rows = r;
+      h.grid_cols = c;
+    }
+  }
+  if (h.best_grid < 0) return std::nullopt;
+  return h;
+}
+
 nlohmann::ordered_json layout_json(const Layout& layout, const Allocation& alloc,
                                    const std::optional<std::vector<index_t>>& sends) {
   const Topology& topo = layout.topology();
@@ -202,11 +234,17 @@ nlohmann::ordered_json layout_json(const Layout& layout, const Allocation& alloc
     if (sends) rank["send_bytes"] = (*sends)[static_cast<std::size_t>(p)];
     ranks.push_back(std::move(rank));
   }
-  return {{"shape", layout.shape().str()},
-          {"procs", layout.procs()},
-          {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
-          {"layout", layout.spec()},
-          {"ranks", ranks}};
+  nlohmann::ordered_json out = {{"shape", layout.shape().str()},
+                                {"procs", layout.procs()},
+                                {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
+                                {"layout", layout.spec()},
+                                {"ranks", ranks}};
+  if (const auto h = half_perimeters(layout)) {
+    out["half_perimeters"] = {{"total", h->total},
+                              {"best_grid", h->best_grid},
+                              {"grid", fmt::format("{}x{}", h->grid_rows, h->grid_cols)}};
+  }
+  return out;
 }
 
 std::string layout_table(const Layout& layout, const Allocation& alloc, const std::string& type,
@@ -254,6 +292,10 @@ std::string layout_table(const Layout& layout, const Allocation& alloc, const st
                      active, layout.procs(), max_elements, mean,
                      mean > 0 ? static_cast<double>(max_elements) / mean : 1.0,
                      layout.max_extents().str());
+  if (const auto h = half_perimeters(layout)) {
+    out += fmt::format("; half-perimeters {} (best {}x{} grid {})", h->total, h->grid_rows,
+                       h->grid_cols, h->best_grid);
+  }
   if (alloc.pad) out += "; bytes padded to the max part";
   if (alloc.ghost > 0) out += fmt::format("; bytes with ghost borders of width {}", alloc.ghost);
   return out + "\n";

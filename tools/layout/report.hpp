@@ -46,6 +46,17 @@ std::string comm_grammar();
 nlohmann::ordered_json layout_json(const Layout& layout, const Allocation& alloc,
                                    const std::optional<std::vector<index_t>>& sends);
 
+// The communication volume of an outer-product matrix product over a 2-D layout that gives every
+// active process one block: the sum of the blocks' half-perimeters (rows + columns), beside the
+// best r×c grid of as many processes (c·n + r·m for an n×m shape). nullopt for other layouts.
+struct HalfPerimeters {
+  index_t total = 0;
+  index_t best_grid = 0;
+  int grid_rows = 0;
+  int grid_cols = 0;
+};
+std::optional<HalfPerimeters> half_perimeters(const Layout& layout);
+
 // A human-readable table of the same figures, with a summary line.
 std::string layout_table(const Layout& layout, const Allocation& alloc, const std::string& type,
                          const std::optional<std::vector<index_t>>& sends);

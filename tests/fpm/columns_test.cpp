@@ -1,0 +1,110 @@
+// The column-based arrangement against an exhaustive search over every set partition of the
+// rectangles into columns (each column's cost is 1 + |C|·S whatever the order inside it), for up
+// to 8 rectangles: random areas, ties, one dominant area, tiny areas.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "hit/core/error.hpp"
+#include "hit/fpm/columns.hpp"
+
+namespace hit::fpm {
+namespace {
+
+// The cheapest column arrangement of `areas` by trying every set partition (Bell(8) = 4140).
+double exhaustive_cost(const std::vector<double>& areas) {
+  std::vector<int> items;
+  for (std::size_t i = 0; i < areas.size(); ++i) {
+    if (areas[i] > 0) items.push_back(static_cast<int>(i));
+  }
+  std::vector<std::vector<int>> columns;
+  double best = std::numeric_limits<double>::infinity();
+  std::function<void(std::size_t)> place = [&](std::size_t next) {
+    if (next == items.size()) {
+      best = std::min(best, column_cost(areas, columns));
+      return;
+    }
+    // By index: the recursion appends columns, which may move the vector's elements.
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      columns[k].push_back(items[next]);
+      place(next + 1);
+      columns[k].pop_back();
+    }
+    columns.push_back({items[next]});
+    place(next + 1);
+    columns.pop_back();
+  };
+  place(0);
+  return items.empty() ? 0 : best;
+}
+
+// Every positive area in exactly one column, no zero area anywhere.
+void expect_each_once(const std::vector<double>& areas, const ColumnArrangement& a) {
+  std::vector<int> seen(areas.size(), 0);
+  for (const auto& column : a.columns) {
+    EXPECT_FALSE(column.empty());
+    for (const int i : column) ++seen[static_cast<std::size_t>(i)];
+  }
+  for (std::size_t i = 0; i < areas.size(); ++i) EXPECT_EQ(seen[i], areas[i] > 0 ? 1 : 0) << i;
+}
+
+void expect_optimal(const std::vector<double>& areas) {
+  const ColumnArrangement a = arrange_columns(areas);
+  expect_each_once(areas, a);
+  EXPECT_NEAR(a.cost, column_cost(areas, a.columns), 1e-12);
+  EXPECT_NEAR(a.cost, exhaustive_cost(areas), 1e-12);
+  EXPECT_GE(a.cost, half_perimeter_bound(areas) - 1e-12);
+}
+
+TEST(Columns, OptimalOverEverySetPartitionForRandomAreas) {
+  std::mt19937 random(20261123);
+  std::uniform_real_distribution<double> area(0.01, 1.0);
+  for (int q = 1; q <= 8; ++q) {
+    for (int trial = 0; trial < 12; ++trial) {
+      std::vector<double> areas(static_cast<std::size_t>(q));
+      for (double& a : areas) a = area(random);
+      expect_optimal(areas);
+    }
+  }
+}
+
+TEST(Columns, OptimalWithTiesADominantAreaAndTinyAreas) {
+  expect_optimal(std::vector<double>(8, 1.0));
+  expect_optimal({1, 1, 2, 2, 3, 3, 1, 2});
+  expect_optimal({100, 1, 1, 1, 1, 1, 1});
+  expect_optimal({1e-6, 2e-6, 1, 1e-6, 3, 1e-5});
+  expect_optimal({0.5, 0.5, 0.5, 1e-9});
+}
+
+// Hand-checked values: one rectangle is the square (cost 2); 8 equal areas in columns of 3, 3, 2
+// cost 3 + 3·3/8 + 3·3/8 + 2·2/8 = 5.75, below the 2×4 grid's 6; a dominant area gets a column
+// of its own.
+TEST(Columns, KnownArrangements) {
+  const ColumnArrangement one = arrange_columns(std::vector<double>{7.0});
+  ASSERT_EQ(one.columns.size(), 1U);
+  EXPECT_DOUBLE_EQ(one.cost, 2.0);
+  const ColumnArrangement eight = arrange_columns(std::vector<double>(8, 1.0));
+  EXPECT_NEAR(eight.cost, 5.75, 1e-12);
+  std::vector<std::size_t> sizes;
+  for (const auto& c : eight.columns) sizes.push_back(c.size());
+  std::sort(sizes.begin(), sizes.end());
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{2, 3, 3}));
+  const ColumnArrangement dominant = arrange_columns(std::vector<double>{1, 1, 1, 20});
+  EXPECT_EQ(dominant.columns.back(), std::vector<int>{3});
+}
+
+TEST(Columns, ZeroAreasGetNoRectangleAndBadAreasAreRefused) {
+  const ColumnArrangement a = arrange_columns(std::vector<double>{0, 2, 0, 2});
+  expect_each_once({0, 2, 0, 2}, a);
+  EXPECT_TRUE(arrange_columns(std::vector<double>{0, 0}).columns.empty());
+  EXPECT_THROW(arrange_columns(std::vector<double>{1, -1}), Error);
+  EXPECT_THROW(arrange_columns(std::vector<double>{1, std::nan("")}), Error);
+}
+
+}  // namespace
+}  // namespace hit::fpm
