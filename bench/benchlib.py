@@ -51,3 +51,23 @@ def commit_text():
         return sha + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def replace_section(path, name, text):
+    """Writes `text` between the markers <!-- BEGIN name --> and <!-- END name --> of `path`,
+    leaving every other section of the file (written by other benchmarks) as it is."""
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    try:
+        old = open(path).read()
+    except FileNotFoundError:
+        old = "# Benchmarks\n\n"
+    block = f"{begin}\n{text}\n{end}"
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + block + old[old.index(end) + len(end):]
+    else:
+        head, sep, rest = old.partition("\n\n")
+        new = f"{head}{sep}{block}\n\n{rest}" if sep else f"{old}\n{block}\n"
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(new)
+    os.replace(tmp, path)

@@ -18,7 +18,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import commit_text, machine_text, spread  # noqa: E402
+from benchlib import commit_text, machine_text, replace_section, spread  # noqa: E402
 
 
 def run_json(cmd, env):
@@ -150,26 +150,6 @@ def write_markdown(r, path):
               "write of a double per cell update, neighbours served from cache).",
               "Reading the table. At 1 process the hand-written Cannon still calls `MPI_Sendrecv_replace` to\nitself for the alignment (a copy of both matrices), which hit-cannon's shift skips, so the\nframework is slightly faster there; the local product is the same single dgemm call, at the\nplain dgemm rate. At 4 processes 4 ranks share 2 cores and MPICH (ch4:ucx) busy-waits, so\ncommunication times are those of an oversubscribed machine; hit-jacobi posts the four halo\ntransfers of an iteration together (one non-blocking phase) where the reference runs four\nblocking `MPI_Sendrecv` in turn, which is why it is faster there.", ""]
     replace_section(path, "comm", "\n".join(lines))
-
-
-def replace_section(path, name, text):
-    """Writes `text` between the markers <!-- BEGIN name --> and <!-- END name --> of `path`,
-    leaving every other section of the file (written by other benchmarks) as it is."""
-    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
-    try:
-        old = open(path).read()
-    except FileNotFoundError:
-        old = "# Benchmarks\n\n"
-    block = f"{begin}\n{text}\n{end}"
-    if begin in old and end in old:
-        new = old[:old.index(begin)] + block + old[old.index(end) + len(end):]
-    else:
-        head, sep, rest = old.partition("\n\n")
-        new = f"{head}{sep}{block}\n\n{rest}" if sep else f"{old}\n{block}\n"
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(new)
-    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ packages=(
   libhwloc-dev                # physical topology
   libgtest-dev libgmock-dev   # tests
   nlohmann-json3-dev libcli11-dev libfmt-dev
+  libscalapack-mpich-dev      # ScaLAPACK's PDGEMM, the reference of hit-summa's benchmark
 )
 missing=()
 for p in "${packages[@]}"; do

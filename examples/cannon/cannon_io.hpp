@@ -3,8 +3,6 @@
 // can use, the input matrices (generated or read), the --check against a serial product, the
 // result file and the report.
 
-#include <cblas.h>
-
 #include <cmath>
 #include <limits>
 #include <string>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "../common/harness.hpp"
+#include "../common/matrix_product.hpp"
 #include "cannon.hpp"
 #include "hit/hit.hpp"
 
@@ -86,24 +85,6 @@ inline void check_and_draw(Environment& env, const Options& o, const Layout& a, 
   });
 }
 
-template <class T>
-void fill_generated(Tile<T>& tile, std::uint64_t seed) {
-  tile.for_each([&](const Index& i, T& v) {
-    v = static_cast<T>(app::hashed_value(seed, static_cast<std::uint64_t>(i[0]),
-                                         static_cast<std::uint64_t>(i[1])));
-  });
-}
-
-template <class T>
-void load(Environment& env, const std::string& file, const Shape& whole, Tile<T>& tile,
-          std::uint64_t seed) {
-  if (!file.empty()) {
-    read_raw(file, whole, tile, env.comm());
-  } else {
-    fill_generated(tile, seed);
-  }
-}
-
 // The input blocks of this process, kept to start every repetition from them (the shifts move
 // the blocks around).
 template <class T>
@@ -111,8 +92,8 @@ class Inputs {
  public:
   Inputs(Environment& env, const Options& o, const Layout& la, const Layout& lb, Resident<T>& a,
          Resident<T>& b) {
-    load(env, o.a_file, la.shape(), a.host(), o.run.seed);
-    load(env, o.b_file, lb.shape(), b.host(), o.run.seed + 1);
+    app::load_matrix(env, o.a_file, la.shape(), a.host(), o.run.seed);
+    app::load_matrix(env, o.b_file, lb.shape(), b.host(), o.run.seed + 1);
     a0_ = a.host().clone();
     b0_ = b.host().clone();
   }
@@ -129,69 +110,14 @@ class Inputs {
   Tile<T> b0_;
 };
 
-// The serial reference of --check: one BLAS call on rank 0, independent of the device layer.
-template <class T>
-void serial_product(const Tile<T>& a, const Tile<T>& b, Tile<T>& c) {
-  const auto rows = static_cast<int>(c.shape().extent(0));
-  const auto cols = static_cast<int>(c.shape().extent(1));
-  const auto inner = static_cast<int>(a.shape().extent(1));
-  if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, inner, 1.0, a.data(),
-                static_cast<int>(a.step(0)), b.data(), static_cast<int>(b.step(0)), 0.0, c.data(),
-                static_cast<int>(c.step(0)));
-  } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, inner, 1.0f, a.data(),
-                static_cast<int>(a.step(0)), b.data(), static_cast<int>(b.step(0)), 0.0f, c.data(),
-                static_cast<int>(c.step(0)));
-  }
-}
-
-// C gathered on rank 0 against the serial product of the same inputs.
-template <class T>
-app::CheckResult verify(Environment& env, const Options& o, const Layout& lc, Tile<T>& c) {
-  app::CheckResult check;
-  check.ran = true;
-  const bool root = env.rank() == 0;
-  const Shape sa = Shape::extents({o.n, o.m});
-  const Shape sb = Shape::extents({o.m, o.k});
-  Tile<T> whole_a = root ? Tile<T>(sa) : Tile<T>();
-  Tile<T> whole_b = root ? Tile<T>(sb) : Tile<T>();
-  Tile<T> whole_c = root ? Tile<T>(lc.shape()) : Tile<T>();
-  load(env, o.a_file, sa, whole_a, o.run.seed);
-  load(env, o.b_file, sb, whole_b, o.run.seed + 1);
-  gather(lc, c, 0, whole_c).run();
-  double err = 0;
-  if (root) {
-    Tile<T> ref(lc.shape());
-    serial_product(whole_a, whole_b, ref);
-    double scale = 0;
-    double diff = 0;
-    const std::vector<T> got = whole_c.to_vector();
-    const std::vector<T> want = ref.to_vector();
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      scale = std::max(scale, std::abs(static_cast<double>(want[i])));
-      const double d = std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i]));
-      diff = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(diff, d);
-    }
-    err = diff / std::max(scale, std::numeric_limits<double>::min());
-  }
-  MPI_Bcast(&err, 1, MPI_DOUBLE, 0, env.comm());
-  const double tolerance = std::is_same_v<T, double> ? 1e-10 : 1e-4;
-  check.max_rel_error = err;
-  check.passed = err <= tolerance;
-  char line[128];
-  std::snprintf(line, sizeof line, "%s (max relative error %.3g)",
-                check.passed ? "passed" : "FAILED", err);
-  check.summary = line;
-  return check;
-}
-
 // The result file, the check and the report.
 template <class T>
 int finish(Environment& env, const Options& o, app::Harness& harness, const Layout& la,
            const Layout& lb, const Layout& lc, const Partition& part, Tile<T>& c) {
   if (!o.c_out.empty()) write_raw(o.c_out, lc.shape(), c, env.comm());
-  const app::CheckResult check = o.run.check ? verify(env, o, lc, c) : app::CheckResult{};
+  const app::CheckResult check =
+      o.run.check ? app::verify_product(env, {o.n, o.m, o.k, o.a_file, o.b_file, o.run.seed}, lc, c)
+                  : app::CheckResult{};
   harness.set_work(c.is_null() ? 0.0
                                : 2.0 * static_cast<double>(c.size()) * static_cast<double>(o.m));
   const double t = harness.median_time();

@@ -170,6 +170,23 @@ requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm redistribute(co
   return redistribute(Environment::current(), from, from_tile, to, to_tile);
 }
 
+// Every process receives, into `into`, the region `wanted[its rank]` of the array `layout`
+// distributes (`tile`: this process's block), from the processes that hold it; `wanted` lists one
+// region per process of the run (the null Shape: nothing), the same list on every process. A
+// region wanted by several processes goes to each of them from its owners directly (never
+// through one rank): SUMMA's panel broadcasts, where the owners of A[:, k0:k1] send to every
+// process whose block of C meets those rows. `into` must contain its region (array indices; a
+// relabelled buffer, Tile::relabel, serves panel after panel). Messages are built once, from
+// block intersections, with derived datatypes; a Resident `into` gets what arrives on its device.
+template <LocalTile A, LocalTile B>
+requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm fetch_regions(
+    Environment& env, const Layout& layout, A& tile, const std::vector<Shape>& wanted, B& into);
+template <LocalTile A, LocalTile B>
+requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm
+fetch_regions(const Layout& layout, A& tile, const std::vector<Shape>& wanted, B& into) {
+  return fetch_regions(Environment::current(), layout, tile, wanted, into);
+}
+
 // Gathers the whole array on `root` (into `whole`, whose shape is the layout's shape; ignored on
 // other ranks), and scatters it back.
 template <class T>

@@ -76,6 +76,7 @@ inline constexpr std::size_t tile_alignment = 64;
                                         const Shape& allocated, const char* coordinates);
 [[noreturn]] void throw_bad_selection(const Shape& sub, const Shape& shape, const Shape& allocated);
 [[noreturn]] void throw_extent_mismatch(const Shape& to, const Shape& from);
+[[noreturn]] void throw_bad_relabel(const Shape& to, const Shape& shape);
 [[noreturn]] void throw_bad_axis(int axis, int rank);
 
 using Steps = std::array<index_t, max_rank>;
@@ -281,6 +282,27 @@ class Tile {
   Tile select_tile(const Shape& positions) const {
     if (is_null() && positions.is_null()) return Tile();
     return select(shape_.select_tile(positions));
+  }
+  // A view of the same elements under another shape of the same extents (Hitmap's relabelling):
+  // position p of shape() is position p of `to`. For a buffer reused for data of other global
+  // indices (the panels of a matrix product). Error(shape) when the extents differ.
+  Tile relabel(const Shape& to) const {
+    if (is_null() && to.is_null()) return Tile();
+    bool same = to.rank() == rank();
+    for (int k = 0; same && k < rank(); ++k) same = to.extent(k) == shape_.extent(k);
+    if (!same) detail::throw_bad_relabel(to, shape_);
+    Tile v = *this;
+    v.view_ = true;
+    Shape padded = to;
+    for (int k = 0; k < rank(); ++k) {
+      const Sig& s = to[k];
+      padded = padded.with_sig(
+          k, Sig(s.begin(), s.begin() + padded_.extent(k) * s.stride(), s.stride()));
+    }
+    v.shape_ = to;
+    v.padded_ = padded;
+    v.update_addressing();
+    return v;
   }
   // A view over ghost_shape().
   Tile with_ghosts() const { return select(ghost_shape()); }

@@ -154,10 +154,36 @@ void CommPlan::post(Phase& phase) {
 
 void CommPlan::complete() {
   if (!requests_.empty()) {
-    wait_all(static_cast<int>(requests_.size()), requests_.data(), "MPI_Waitall");
+    try {
+      wait_all(static_cast<int>(requests_.size()), requests_.data(), "MPI_Waitall");
+    } catch (...) {
+      abandon();
+      throw;
+    }
   }
   requests_.clear();
   pack_buffers_.clear();
+}
+
+void CommPlan::abandon() noexcept {
+  in_flight_ = false;
+  if (!Environment::exists()) return;
+  try {
+    Environment& env = Environment::current();
+    for (const auto& owner : owners_) env.keep_until_finalize(owner);
+    env.keep_until_finalize(
+        std::make_shared<std::vector<std::vector<char>>>(std::move(pack_buffers_)));
+    // The requests themselves: MPI continues them without a handle.
+    for (MPI_Request& r : requests_) {
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    }
+    requests_.clear();
+  } catch (...) {
+  }
+}
+
+CommPlan::~CommPlan() {
+  if (in_flight_) abandon();
 }
 
 void CommPlan::fetch(const std::vector<Staging>& regions) {
@@ -236,6 +262,8 @@ BcastPlan::BcastPlan(std::string name, MPI_Comm parent, int color, int key, int 
 }
 
 BcastPlan::~BcastPlan() {
+  // In flight after a failure: its tile must outlive the broadcast (the request stays with MPI).
+  if (request_ != MPI_REQUEST_NULL) abandon();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (line_ != MPI_COMM_NULL && finalized == 0) MPI_Comm_free(&line_);

@@ -175,6 +175,13 @@ void drain_abandoned(MPI_Comm comm, MPI_Comm sync) noexcept {
 }  // namespace
 
 void Environment::release(bool quiet) noexcept {
+  // After a failure: every message sent and never received is taken now, so the transfers still
+  // using memory of abandoned operations end; that memory (resident tiles among it, whose
+  // devices are extensions) is released next, before the extensions.
+  if (announced_ && comm_ != MPI_COMM_NULL && notices_ != MPI_COMM_NULL) {
+    drain_abandoned(comm_, notices_);
+  }
+  abandoned_.clear();
   // Plug-in objects live in the registries; drop them before their code is unmapped.
   while (!extension_order_.empty()) extension_order_.pop_back();
   extensions_.clear();
@@ -183,9 +190,6 @@ void Environment::release(bool quiet) noexcept {
   // Announcements nobody received (the others ended for another reason) are dropped.
   for (MPI_Request& r : announcement_sends_) {
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-  }
-  if (announced_ && comm_ != MPI_COMM_NULL && notices_ != MPI_COMM_NULL) {
-    drain_abandoned(comm_, notices_);
   }
   if (notices_ != MPI_COMM_NULL) MPI_Comm_free(&notices_);
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -217,6 +221,10 @@ namespace {
 constexpr int notice_tag = 1;
 constexpr std::size_t notice_max = 1024;  // a one-line message, capped
 }  // namespace
+
+void Environment::keep_until_finalize(std::shared_ptr<const void> memory) {
+  if (memory) abandoned_.push_back(std::move(memory));
+}
 
 void Environment::announce_failure(ErrorKind kind, const std::string& message) noexcept {
   if (announced_ || size_ == 1 || notices_ == MPI_COMM_NULL) return;

@@ -76,6 +76,11 @@ void throw_bad_selection(const Shape& sub, const Shape& shape, const Shape& allo
                                     allocated.str() + " (the ghost or padded shape)");
 }
 
+void throw_bad_relabel(const Shape& to, const Shape& shape) {
+  throw Error(ErrorKind::shape, "cannot relabel tile " + shape.str() + " as " + to.str() +
+                                    ": a relabelled tile keeps the extents of every axis");
+}
+
 void throw_extent_mismatch(const Shape& to, const Shape& from) {
   std::string ext_to, ext_from;
   for (int k = 0; k < to.rank(); ++k) ext_to += (k ? "x" : "") + std::to_string(to.extent(k));

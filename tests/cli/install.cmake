@@ -15,6 +15,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
                    -DSOURCE=${CMAKE_CURRENT_LIST_DIR}/install/consumer
                    -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_install_consumer -DMPICXX=${_hit_mpicxx}
                    -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DVERSION=${PROJECT_VERSION}
+                   "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}" "-DLINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
                    -P ${CMAKE_CURRENT_LIST_FILE})
   set_tests_properties(cli.install.consumer PROPERTIES LABELS "cli" TIMEOUT 600
                        ENVIRONMENT OPENBLAS_NUM_THREADS=1)
@@ -71,7 +72,8 @@ run("pkg-config" ${CMAKE_COMMAND} -E env "PKG_CONFIG_PATH=${pcdir}" ${pkg_config
     hitmap)
 string(STRIP "${out}" flags)
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run("compile with pkg-config" ${MPICXX} "${WORK}/version.cpp" -o "${WORK}/version" ${flags})
+separate_arguments(extra UNIX_COMMAND "${CXX_FLAGS} ${LINKER_FLAGS}")
+run("compile with pkg-config" ${MPICXX} "${WORK}/version.cpp" -o "${WORK}/version" ${flags} ${extra})
 run("version" "${WORK}/version")
 string(REPLACE "." ";" parts "${VERSION}")
 list(GET parts 0 major)

@@ -117,6 +117,7 @@ find_program(_hit_mpicxx NAMES mpicxx.mpich)
 add_test(NAME cli.layout.external_plugin
          COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DSOURCE=${_dir}/plugin
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_layout_plugin -DMPICXX=${_hit_mpicxx}
+                 "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}" "-DLINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
                  -P ${_dir}/plugin_check.cmake)
 set_tests_properties(cli.layout.external_plugin PROPERTIES TIMEOUT 600)
 # Sizes are formed with checked arithmetic: too many elements, or too many bytes, is an error

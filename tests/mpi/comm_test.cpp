@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ double value_at(const Index& i) {
 
 int rank() {
   return hit::Environment::current().rank();
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const hit::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 int procs() {
   return hit::Environment::current().size();
@@ -261,6 +271,61 @@ TEST(Redistribute, WrongTileOnOneRankFailsOnEveryRank) {
   auto b = tiles_for(lay, rank());
   if (rank() == procs() - 1) b[0] = Tile<double>(Shape::extents({1}));
   EXPECT_THROW(hit::redistribute(lay, a, lay, b), hit::Error);
+}
+
+// fetch_regions: every process asks for a region of an array laid out in unequal rectangles
+// (columns2d) or grid blocks, the regions overlapping each other (as SUMMA's panels do) and one
+// process asking for nothing; every received element is checked, and nothing outside the region
+// is written. Reused: a second run gets the same data again.
+TEST(FetchRegions, OverlappingRegionsFromIrregularRectangles) {
+  const Shape shape = Shape::extents({23, 17});
+  for (const std::string spec : {"columns2d:w=1,2.5,0.7,4", "columns2d", "blocks"}) {
+    if (spec == "columns2d:w=1,2.5,0.7,4" && procs() != 4) continue;
+    const hit::Layout layout = hit::layout(spec, hit::topology("mesh2d"), shape);
+    Tile<double> mine = Tile<double>::of(layout);
+    mine.for_each([](const Index& i, double& v) { v = value_at(i); });
+    std::vector<Shape> wanted(static_cast<std::size_t>(procs()));
+    for (int r = 0; r < procs(); ++r) {
+      if (r == 1) continue;  // asks for nothing
+      // Rows r..r+12 of a band of columns, overlapping the neighbours' bands.
+      wanted[static_cast<std::size_t>(r)] =
+          Shape{hit::Sig(r, r + 12), hit::Sig(2 * r, std::min<index_t>(2 * r + 9, 17))};
+    }
+    const Shape& want = wanted[static_cast<std::size_t>(rank())];
+    // A buffer larger than the region, relabelled to start where the region starts.
+    Tile<double> into;
+    if (!want.is_null()) {
+      into = Tile<double>(Shape::extents({14, 11}))
+                 .relabel(Shape{hit::Sig(want[0].begin() - 1, want[0].begin() + 13),
+                                hit::Sig(want[1].begin() - 1, want[1].begin() + 10)});
+    }
+    hit::Comm fetch = hit::fetch_regions(layout, mine, wanted, into);
+    for (int run = 0; run < 2; ++run) {
+      if (!into.is_null()) into.fill(-1.0);
+      fetch.run();
+      if (into.is_null()) continue;
+      into.for_each([&](const Index& i, const double& v) {
+        const bool inside = want.contains(i);
+        EXPECT_EQ(v, inside ? value_at(i) : -1.0)
+            << spec << " rank " << rank() << " run " << run << " at " << i.str();
+      });
+    }
+  }
+}
+
+TEST(FetchRegions, RegionOutsideTheArrayOrTheBufferFailsOnEveryRank) {
+  const Shape shape = Shape::extents({8, 8});
+  const hit::Layout layout = hit::layout("blocks", hit::topology("mesh2d"), shape);
+  Tile<double> mine = Tile<double>::of(layout);
+  std::vector<Shape> wanted(static_cast<std::size_t>(procs()));
+  wanted.back() = Shape::extents({9, 2});
+  Tile<double> into(Shape::extents({9, 2}));
+  EXPECT_THAT(error_of([&] { (void)hit::fetch_regions(layout, mine, wanted, into); }),
+              HasSubstr("wants [0:9][0:2], outside the array [0:8][0:8]"));
+  wanted.back() = Shape::extents({4, 4});
+  Tile<double> small(Shape::extents({2, 2}));
+  EXPECT_THAT(error_of([&] { (void)hit::fetch_regions(layout, mine, wanted, small); }),
+              HasSubstr("wants [0:4][0:4] into a tile of shape"));
 }
 
 TEST(GatherScatter, RoundTripThroughRoot) {

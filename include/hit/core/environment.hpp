@@ -74,6 +74,10 @@ class Environment {
   // Whether an announcement is waiting (it is not taken).
   bool announcement_pending();
   bool announced() const noexcept { return announced_; }
+  // Memory of operations abandoned after a failure (a plan destroyed, or its wait given up, while
+  // its messages were in flight): MPI may still write into it or read from it, so it is released
+  // only once every process has taken the messages sent to it, at the end (before MPI_Finalize).
+  void keep_until_finalize(std::shared_ptr<const void> memory);
 
   // The live Environment; throws Error(internal) when there is none.
   static Environment& current();
@@ -93,6 +97,7 @@ class Environment {
   bool announced_ = false;
   std::vector<char> announcement_;
   std::vector<MPI_Request> announcement_sends_;
+  std::vector<std::shared_ptr<const void>> abandoned_;
   Config config_;
   std::vector<void*> plugin_handles_;
   std::vector<std::string> plugin_files_;

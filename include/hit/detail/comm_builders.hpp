@@ -107,6 +107,21 @@ inline const std::vector<Shape>& blocks_or_none(const Layout& layout, int rank) 
   return rank < layout.procs() ? layout.blocks(rank) : none;
 }
 
+// The blocks of every process of one side of a transfer: a layout's, or regions listed per
+// process (overlapping ones too).
+struct BlocksOf {
+  const Layout* layout = nullptr;
+  const std::vector<std::vector<Shape>>* lists = nullptr;
+  const std::vector<Shape>& operator()(int rank) const {
+    static const std::vector<Shape> none;
+    if (layout != nullptr) return blocks_or_none(*layout, rank);
+    if (lists != nullptr && rank < static_cast<int>(lists->size())) {
+      return (*lists)[static_cast<std::size_t>(rank)];
+    }
+    return none;
+  }
+};
+
 // Messages of a redistribution-like plan: element `e` of the global array goes from the tile of
 // `from` holding it to the tile of `to` holding it. Regions are ordered (from-block outer,
 // to-block inner) identically on both sides of each message. `from_dev`/`to_dev`: the device copy
@@ -115,20 +130,18 @@ template <class T>
 void add_intersections(Phase& phase, const CommContext& ctx, int tag,
                        const std::vector<Shape>& my_from, std::vector<Tile<T>>& from_tiles,
                        const std::vector<Shape>& my_to, std::vector<Tile<T>>& to_tiles,
-                       const Layout* from, const Layout* to,
+                       const BlocksOf& from, const BlocksOf& to,
                        const std::vector<std::shared_ptr<ResidentState>>& from_dev = {},
                        const std::vector<std::shared_ptr<ResidentState>>& to_dev = {}) {
   for (int peer = 0; peer < ctx.size; ++peer) {
     MessageBuilder send(mpi_type<T>(), sizeof(T));
-    if (to != nullptr) {
-      const auto& peer_to = blocks_or_none(*to, peer);
-      for (std::size_t i = 0; i < my_from.size(); ++i) {
-        for (const Shape& b : peer_to) {
-          const Shape r = my_from[i].intersect(b);
-          if (r.is_null() || r.empty()) continue;
-          send.add(region_of(from_tiles[i].select(r)));
-          if (i < from_dev.size()) stage(phase.fetch, from_dev[i], r);
-        }
+    const auto& peer_to = to(peer);
+    for (std::size_t i = 0; i < my_from.size(); ++i) {
+      for (const Shape& b : peer_to) {
+        const Shape r = my_from[i].intersect(b);
+        if (r.is_null() || r.empty()) continue;
+        send.add(region_of(from_tiles[i].select(r)));
+        if (i < from_dev.size()) stage(phase.fetch, from_dev[i], r);
       }
     }
     if (!send.empty()) {
@@ -136,15 +149,12 @@ void add_intersections(Phase& phase, const CommContext& ctx, int tag,
           {peer, tag, std::make_shared<Datatype>(send.build()), send.bytes(), send.base()});
     }
     MessageBuilder recv(mpi_type<T>(), sizeof(T));
-    if (from != nullptr) {
-      const auto& peer_from = blocks_or_none(*from, peer);
-      for (const Shape& a : peer_from) {
-        for (std::size_t j = 0; j < my_to.size(); ++j) {
-          const Shape r = a.intersect(my_to[j]);
-          if (r.is_null() || r.empty()) continue;
-          recv.add(region_of(to_tiles[j].select(r)));
-          if (j < to_dev.size()) stage(phase.publish, to_dev[j], r);
-        }
+    for (const Shape& a : from(peer)) {
+      for (std::size_t j = 0; j < my_to.size(); ++j) {
+        const Shape r = a.intersect(my_to[j]);
+        if (r.is_null() || r.empty()) continue;
+        recv.add(region_of(to_tiles[j].select(r)));
+        if (j < to_dev.size()) stage(phase.publish, to_dev[j], r);
       }
     }
     if (!recv.empty()) {
@@ -258,7 +268,8 @@ Comm redistribute_tiles(Environment& env, const Layout& from, std::vector<Tile<T
   const int tag = next_tag_base(env);
   Phase phase;
   add_intersections(phase, ctx, tag, blocks_or_none(from, ctx.rank), from_tiles,
-                    blocks_or_none(to, ctx.rank), to_tiles, &from, &to, from_dev, to_dev);
+                    blocks_or_none(to, ctx.rank), to_tiles, BlocksOf{&from, nullptr},
+                    BlocksOf{&to, nullptr}, from_dev, to_dev);
   plan->phases().push_back(std::move(phase));
   return Comm(plan);
 }
@@ -506,6 +517,66 @@ redistribute(Environment& env, const Layout& from, A& from_tile, const Layout& t
   detail::single_part(to, env.rank(), b, bt, bd);
   Comm c = detail::redistribute_tiles(env, from, at, to, bt, ad, bd);
   return c;
+}
+
+template <LocalTile A, LocalTile B>
+requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm fetch_regions(
+    Environment& env, const Layout& layout, A& tile, const std::vector<Shape>& wanted, B& into) {
+  using T = tile_element_t<A>;
+  const auto ctx = detail::context_for(env, layout, "fetch_regions");
+  detail::CommTile<T> a = detail::comm_tile(tile);
+  detail::CommTile<T> b = detail::comm_tile(into);
+  collectively(ctx.comm, [&] {
+    if (wanted.size() != static_cast<std::size_t>(ctx.size)) {
+      throw Error(ErrorKind::invalid_argument,
+                  "fetch_regions: " + std::to_string(wanted.size()) +
+                      " wanted regions for a run of " + std::to_string(ctx.size) +
+                      " processes (give one per process, the null Shape for none)");
+    }
+    detail::require_tile_matches(layout, ctx.rank, a.tile, "fetch_regions (source)");
+    for (std::size_t r = 0; r < wanted.size(); ++r) {
+      const Shape& w = wanted[r];
+      if (w.is_null() || w.empty()) continue;
+      if (w.rank() != layout.shape().rank() || !layout.shape().includes(w)) {
+        throw Error(ErrorKind::shape, "fetch_regions: rank " + std::to_string(r) + " wants " +
+                                          w.str() + ", outside the array " + layout.shape().str() +
+                                          " of layout '" + layout.spec() + "'");
+      }
+    }
+    const Shape& mine = wanted[static_cast<std::size_t>(ctx.rank)];
+    if (!mine.is_null() && !mine.empty() &&
+        (b.tile.is_null() || b.tile.rank() != mine.rank() ||
+         !b.tile.allocated_shape().includes(mine))) {
+      throw Error(ErrorKind::shape,
+                  "fetch_regions: rank " + std::to_string(ctx.rank) + " wants " + mine.str() +
+                      " into a tile of shape " +
+                      (b.tile.is_null() ? std::string("(null)") : b.tile.shape().str()));
+    }
+  });
+  std::vector<std::vector<Shape>> lists(static_cast<std::size_t>(ctx.size));
+  for (std::size_t r = 0; r < lists.size(); ++r) {
+    if (!wanted[r].is_null() && !wanted[r].empty()) lists[r].push_back(wanted[r]);
+  }
+  std::vector<Tile<T>> from_tiles, to_tiles;
+  std::vector<std::shared_ptr<detail::ResidentState>> from_dev, to_dev;
+  detail::single_part(layout, ctx.rank, a, from_tiles, from_dev);
+  const std::vector<Shape>& my_to = lists[static_cast<std::size_t>(ctx.rank)];
+  if (!my_to.empty()) {
+    to_tiles.push_back(b.tile);
+    to_dev.push_back(b.device());
+  }
+  auto plan = std::make_shared<detail::CommPlan>("fetch_regions(" + layout.spec() + ")", ctx.comm);
+  plan->keep(a.owner);
+  plan->keep(b.owner);
+  detail::pin(*plan, a);
+  detail::pin(*plan, b);
+  const int tag = detail::next_tag_base(env);
+  detail::Phase phase;
+  detail::add_intersections(phase, ctx, tag, detail::blocks_or_none(layout, ctx.rank), from_tiles,
+                            my_to, to_tiles, detail::BlocksOf{&layout, nullptr},
+                            detail::BlocksOf{nullptr, &lists}, from_dev, to_dev);
+  plan->phases().push_back(std::move(phase));
+  return Comm(plan);
 }
 
 template <class T>

@@ -90,7 +90,9 @@ struct Phase {
 class CommPlan {
  public:
   CommPlan(std::string name, MPI_Comm comm) : name_(std::move(name)), comm_(comm) {}
-  virtual ~CommPlan() = default;
+  // A plan destroyed while its messages are in flight (a failure unwound the program) hands what
+  // they point into to the Environment, which keeps it until the end of the run.
+  virtual ~CommPlan();
   CommPlan(const CommPlan&) = delete;
   CommPlan& operator=(const CommPlan&) = delete;
 
@@ -120,6 +122,8 @@ class CommPlan {
   MPI_Comm comm() const noexcept { return comm_; }
   void post(Phase& phase);
   void complete();
+  // After a failure: the memory of this plan's messages outlives it (see the destructor).
+  void abandon() noexcept;
   static void fetch(const std::vector<Staging>& regions);
   static void publish(const std::vector<Staging>& regions);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""hit-cannon with input and output files: writes random A (n×m) and B (m×k) as raw row-major
-files, runs the given command with --a/--b/--c-out added, and compares C with a serial product
+"""A matrix-product program (hit-cannon, hit-summa) with input and output files: writes random
+A (n×m) and B (m×k) as raw row-major files, runs the given command with --a/--b/--c-out added, and compares C with a serial product
 computed here in plain Python (independent of BLAS and of hitmap++).
 
     cannon_files.py N M K TYPE WORKDIR -- mpiexec.mpich -n 4 hit-cannon [flags]

@@ -15,7 +15,9 @@ endmacro()
 
 run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 run("configure ${SOURCE}" ${CMAKE_COMMAND} -S "${SOURCE}" -B "${WORK}/build"
-    -DCMAKE_CXX_COMPILER=${MPICXX} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+    -DCMAKE_CXX_COMPILER=${MPICXX} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
+    "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
+    "-DCMAKE_SHARED_LINKER_FLAGS=${LINKER_FLAGS}")
 run("build ${SOURCE}" ${CMAKE_COMMAND} --build "${WORK}/build")
 
 file(GLOB_RECURSE libs "${prefix}/*/libhitmap.so*")

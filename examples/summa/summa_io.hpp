@@ -1,0 +1,77 @@
+#pragma once
+// Everything of hit-summa around the algorithm (summa.cpp): which layouts it can use, the
+// pictures, the result file, the check and the report.
+
+#include <cstdio>
+#include <string>
+
+#include "../common/harness.hpp"
+#include "../common/matrix_product.hpp"
+#include "hit/hit.hpp"
+#include "summa.hpp"
+
+namespace hit::summa {
+
+// SUMMA works with any layouts that give every process at most one block of each matrix (its
+// panels are derived from block intersections, so the blocks need not line up). Also draws the
+// layouts (--svg). Errors are the same on every rank (layouts are).
+inline void check_and_draw(Environment& env, const Options& o, const Layout& a, const Layout& b,
+                           const Layout& c) {
+  const char* names[3] = {"A", "B", "C"};
+  const Layout* layouts[3] = {&a, &b, &c};
+  for (int i = 0; i < 3; ++i) {
+    const Layout& l = *layouts[i];
+    for (int p = 0; p < l.procs(); ++p) {
+      if (l.blocks(p).size() > 1) {
+        throw Error(ErrorKind::invalid_argument,
+                    std::string("hit-summa needs layouts with at most one block per process; ") +
+                        names[i] + "'s layout '" + l.spec() + "' gives rank " + std::to_string(p) +
+                        " " + std::to_string(l.blocks(p).size()) + " blocks");
+      }
+    }
+  }
+  collectively(env.comm(), [&] {
+    if (o.run.svg.empty() || env.rank() != 0) return;
+    write_file_atomically(o.run.svg,
+                          app::side_by_side_svg({layout_svg(a, "A (" + a.spec() + ")"),
+                                                 layout_svg(b, "B (" + b.spec() + ")"),
+                                                 layout_svg(c, "C (" + c.spec() + ")")}));
+  });
+}
+
+// The result file, the check and the report.
+template <class T>
+int finish(Environment& env, const Options& o, app::Harness& harness, const Layout& la,
+           const Layout& lb, const Layout& lc, const Partition& part, Tile<T>& c) {
+  if (!o.c_out.empty()) write_raw(o.c_out, lc.shape(), c, env.comm());
+  const app::CheckResult check =
+      o.run.check ? app::verify_product(env, {o.n, o.m, o.k, o.a_file, o.b_file, o.run.seed}, lc, c)
+                  : app::CheckResult{};
+  harness.set_work(c.is_null() ? 0.0
+                               : 2.0 * static_cast<double>(c.size()) * static_cast<double>(o.m));
+  const double t = harness.median_time();
+  const double flops =
+      2.0 * static_cast<double>(o.n) * static_cast<double>(o.m) * static_cast<double>(o.k);
+  const Topology& procs = lc.topology();
+  const long panel = std::min(o.panel, o.m);
+  const nlohmann::json fields = {
+      {"app", "summa"},
+      {"n", o.n},
+      {"m", o.m},
+      {"k", o.k},
+      {"panel", panel},
+      {"topology", {{"name", procs.name()}, {"dims", procs.dims()}}},
+      {"layouts", {{"a", la.spec()}, {"b", lb.spec()}, {"c", lc.spec()}}},
+      {"partition", part.spec().empty() ? o.run.partition : part.spec()},
+  };
+  char headline[320];
+  std::snprintf(
+      headline, sizeof headline,
+      "hit-summa: C(%ldx%ld) = A(%ldx%ld) * B(%ldx%ld), %s, %d ranks on %s, panels of %ld", o.n,
+      o.k, o.n, o.m, o.m, o.k, o.run.type.c_str(), env.size(), procs.str().c_str(), panel);
+  return harness.report(fields, headline, {"gflops", t > 0 ? flops / t * 1e-9 : 0.0}, "flops",
+                        {"layouts: A " + la.spec() + ", B " + lb.spec() + ", C " + lc.spec()},
+                        check);
+}
+
+}  // namespace hit::summa
