@@ -1,12 +1,23 @@
 """What the benchmark drivers (run_benchmarks.py, lb/lb_sweep.py) share: summaries of repeated
 runs and the description of the machine they ran on."""
 
+import json
 import os
 import platform
 import statistics
 import subprocess
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_json(cmd, env):
+    """Runs a program that prints a JSON line; its last JSON line. Ends the driver on failure."""
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        sys.stderr.write(f"command failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr}\n")
+        raise SystemExit(1)
+    return json.loads([l for l in out.stdout.splitlines() if l.startswith("{")][-1])
 
 
 def spread(values):

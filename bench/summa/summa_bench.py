@@ -13,20 +13,11 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import commit_text, machine_text, replace_section, spread  # noqa: E402
-
-
-def run_json(cmd, env):
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        sys.stderr.write(f"command failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr}\n")
-        raise SystemExit(1)
-    return json.loads([l for l in out.stdout.splitlines() if l.startswith("{")][-1])
+from benchlib import commit_text, machine_text, replace_section, run_json, spread  # noqa: E402
 
 
 def main():

@@ -6,23 +6,12 @@
 
 #include <string>
 
-#include "../common/harness.hpp"
+#include "../common/matrix_product.hpp"
 #include "hit/core/environment.hpp"
 
 namespace hit::cannon {
 
-struct Options {
-  long n = 1024;
-  long m = -1;  // defaults to n
-  long k = -1;  // defaults to n
-  std::string layout_a = "blocks";
-  std::string layout_b = "blocks";
-  std::string layout_c = "blocks";
-  std::string a_file;
-  std::string b_file;
-  std::string c_out;
-  app::RunOptions run;
-};
+struct Options : app::ProductOptions {};
 
 // Runs the multiplication and reports; returns the program's exit status.
 int run(Environment& env, const Options& options);

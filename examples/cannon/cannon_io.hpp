@@ -114,33 +114,15 @@ class Inputs {
 template <class T>
 int finish(Environment& env, const Options& o, app::Harness& harness, const Layout& la,
            const Layout& lb, const Layout& lc, const Partition& part, Tile<T>& c) {
-  if (!o.c_out.empty()) write_raw(o.c_out, lc.shape(), c, env.comm());
-  const app::CheckResult check =
-      o.run.check ? app::verify_product(env, {o.n, o.m, o.k, o.a_file, o.b_file, o.run.seed}, lc, c)
-                  : app::CheckResult{};
-  harness.set_work(c.is_null() ? 0.0
-                               : 2.0 * static_cast<double>(c.size()) * static_cast<double>(o.m));
-  const double t = harness.median_time();
-  const double flops =
-      2.0 * static_cast<double>(o.n) * static_cast<double>(o.m) * static_cast<double>(o.k);
   const Topology& grid = lc.topology();
-  const nlohmann::json fields = {
-      {"app", "cannon"},
-      {"n", o.n},
-      {"m", o.m},
-      {"k", o.k},
-      {"grid", {grid.dims()[0], grid.dims()[1]}},
-      {"layouts", {{"a", la.spec()}, {"b", lb.spec()}, {"c", lc.spec()}}},
-      {"partition", part.spec().empty() ? o.run.partition : part.spec()},
-  };
   char headline[256];
   std::snprintf(headline, sizeof headline,
                 "hit-cannon: C(%ldx%ld) = A(%ldx%ld) * B(%ldx%ld), %s, %d ranks on a %dx%d grid",
                 o.n, o.k, o.n, o.m, o.m, o.k, o.run.type.c_str(), env.size(), grid.dims()[0],
                 grid.dims()[1]);
-  return harness.report(fields, headline, {"gflops", t > 0 ? flops / t * 1e-9 : 0.0}, "flops",
-                        {"layouts: A " + la.spec() + ", B " + lb.spec() + ", C " + lc.spec()},
-                        check);
+  return app::finish_product(env, o, harness, la, lb, lc, part, c,
+                             {{"app", "cannon"}, {"grid", {grid.dims()[0], grid.dims()[1]}}},
+                             headline);
 }
 
 }  // namespace hit::cannon

@@ -1,7 +1,8 @@
 #pragma once
-// What the matrix-product examples (hit-cannon, hit-summa) share around their algorithms: the
-// input matrices (generated from a seed and the global index, or read from raw files), the serial
-// reference of --check and its verdict. Header-only: examples/common is not a program.
+// What the matrix-product examples (hit-cannon, hit-summa) share around their algorithms: their
+// options and command line, the input matrices (generated from a seed and the global index, or
+// read from raw files), the serial reference of --check, and the result file and report.
+// Header-only: examples/common is not a program.
 
 #include <cblas.h>
 #include <mpi.h>
@@ -15,10 +16,69 @@
 #include <type_traits>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "../../tools/common/cli.hpp"
 #include "app.hpp"
+#include "harness.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::app {
+
+// What every matrix-product example takes: C = A·B with A n×m and B m×k, a layout for each
+// matrix, input files (empty: generated) and an output file, and the shared run flags.
+struct ProductOptions {
+  long n = 1024;
+  long m = -1;  // defaults to n
+  long k = -1;  // defaults to n
+  std::string layout_a = "blocks";
+  std::string layout_b = "blocks";
+  std::string layout_c = "blocks";
+  std::string a_file;
+  std::string b_file;
+  std::string c_out;
+  RunOptions run;
+};
+
+// The command line of a matrix-product example. The layouts given on it win over
+// HIT_LAYOUT_A/B/C, which win over the defaults written in the program (ProductOptions).
+class ProductFlags {
+ public:
+  void add_to(CLI::App& cli, ProductOptions& o) {
+    cli.add_option("--n", o.n, "rows of A and C")->check(hit::cli::count(1));
+    cli.add_option("--m", o.m, "columns of A, rows of B (default n)")->check(hit::cli::count(1));
+    cli.add_option("--k", o.k, "columns of B and C (default n)")->check(hit::cli::count(1));
+    cli.add_option("--layout", layout_, "layout spec for all three matrices");
+    cli.add_option("--layout-a", layouts_[0], "layout spec of A (else HIT_LAYOUT_A, else blocks)");
+    cli.add_option("--layout-b", layouts_[1], "layout spec of B (else HIT_LAYOUT_B, else blocks)");
+    cli.add_option("--layout-c", layouts_[2], "layout spec of C (else HIT_LAYOUT_C, else blocks)");
+    o.run.add_to(cli, "verify against a serial product",
+                 "draw the layouts of A, B and C to this SVG file", "C");
+    cli.add_option("--a", o.a_file, "read A from this raw file (row-major, no header)")
+        ->check(hit::cli::file_name());
+    cli.add_option("--b", o.b_file, "read B from this raw file")->check(hit::cli::file_name());
+    cli.add_option("--c-out", o.c_out, "write C to this raw file")->check(hit::cli::file_name());
+  }
+  // After parsing: the layouts into the run's configuration, m and k defaulting to n, the run
+  // flags applied, and the output file checked before any computation. Collective.
+  void apply(Environment& env, ProductOptions& o) const {
+    const char* labels[3] = {"layout-a", "layout-b", "layout-c"};
+    for (int i = 0; i < 3; ++i) {
+      const std::string& chosen = layouts_[i].empty() ? layout_ : layouts_[i];
+      if (!chosen.empty()) env.config().set(labels[i], chosen);
+    }
+    if (o.m < 0) o.m = o.n;
+    if (o.k < 0) o.k = o.n;
+    o.run.apply(env, "c");
+    collectively(env.comm(), [&] {
+      if (env.rank() == 0 && !o.c_out.empty()) check_output_path(o.c_out, "C (--c-out)");
+    });
+  }
+
+ private:
+  std::string layout_;
+  std::string layouts_[3];
+};
 
 // C = A·B with A n×m and B m×k; the files (empty: generated from `seed`, `seed + 1`).
 struct ProductInputs {
@@ -104,6 +164,32 @@ CheckResult verify_product(Environment& env, const ProductInputs& o, const Layou
                 check.passed ? "passed" : "FAILED", err);
   check.summary = line;
   return check;
+}
+
+// The end of a matrix-product example: C written (--c-out), checked (--check), and the report
+// with the app's own `fields` (app, grid, ...) joined by the sizes, layouts and partition, and
+// GFLOP/s = 2·n·m·k / time. Collective; returns the exit status.
+template <class T>
+int finish_product(Environment& env, const ProductOptions& o, Harness& harness, const Layout& la,
+                   const Layout& lb, const Layout& lc, const Partition& part, Tile<T>& c,
+                   nlohmann::json fields, const std::string& headline) {
+  if (!o.c_out.empty()) write_raw(o.c_out, lc.shape(), c, env.comm());
+  const CheckResult check =
+      o.run.check ? verify_product(env, {o.n, o.m, o.k, o.a_file, o.b_file, o.run.seed}, lc, c)
+                  : CheckResult{};
+  harness.set_work(c.is_null() ? 0.0
+                               : 2.0 * static_cast<double>(c.size()) * static_cast<double>(o.m));
+  const double t = harness.median_time();
+  const double flops =
+      2.0 * static_cast<double>(o.n) * static_cast<double>(o.m) * static_cast<double>(o.k);
+  fields["n"] = o.n;
+  fields["m"] = o.m;
+  fields["k"] = o.k;
+  fields["layouts"] = {{"a", la.spec()}, {"b", lb.spec()}, {"c", lc.spec()}};
+  fields["partition"] = part.spec().empty() ? o.run.partition : part.spec();
+  return harness.report(fields, headline, {"gflops", t > 0 ? flops / t * 1e-9 : 0.0}, "flops",
+                        {"layouts: A " + la.spec() + ", B " + lb.spec() + ", C " + lc.spec()},
+                        check);
 }
 
 }  // namespace hit::app

@@ -9,24 +9,14 @@
 
 #include <string>
 
-#include "../common/harness.hpp"
+#include "../common/matrix_product.hpp"
 #include "hit/core/environment.hpp"
 
 namespace hit::summa {
 
-struct Options {
-  long n = 1024;
-  long m = -1;  // defaults to n
-  long k = -1;  // defaults to n
+struct Options : app::ProductOptions {
   long panel = 256;
   std::string topology = "mesh2d";
-  std::string layout_a = "blocks";
-  std::string layout_b = "blocks";
-  std::string layout_c = "blocks";
-  std::string a_file;
-  std::string b_file;
-  std::string c_out;
-  app::RunOptions run;
 };
 
 // Runs the multiplication and reports; returns the program's exit status.

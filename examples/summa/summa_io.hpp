@@ -2,10 +2,10 @@
 // Everything of hit-summa around the algorithm (summa.cpp): which layouts it can use, the
 // pictures, the result file, the check and the report.
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
-#include "../common/harness.hpp"
 #include "../common/matrix_product.hpp"
 #include "hit/hit.hpp"
 #include "summa.hpp"
@@ -43,35 +43,18 @@ inline void check_and_draw(Environment& env, const Options& o, const Layout& a, 
 template <class T>
 int finish(Environment& env, const Options& o, app::Harness& harness, const Layout& la,
            const Layout& lb, const Layout& lc, const Partition& part, Tile<T>& c) {
-  if (!o.c_out.empty()) write_raw(o.c_out, lc.shape(), c, env.comm());
-  const app::CheckResult check =
-      o.run.check ? app::verify_product(env, {o.n, o.m, o.k, o.a_file, o.b_file, o.run.seed}, lc, c)
-                  : app::CheckResult{};
-  harness.set_work(c.is_null() ? 0.0
-                               : 2.0 * static_cast<double>(c.size()) * static_cast<double>(o.m));
-  const double t = harness.median_time();
-  const double flops =
-      2.0 * static_cast<double>(o.n) * static_cast<double>(o.m) * static_cast<double>(o.k);
   const Topology& procs = lc.topology();
   const long panel = std::min(o.panel, o.m);
-  const nlohmann::json fields = {
-      {"app", "summa"},
-      {"n", o.n},
-      {"m", o.m},
-      {"k", o.k},
-      {"panel", panel},
-      {"topology", {{"name", procs.name()}, {"dims", procs.dims()}}},
-      {"layouts", {{"a", la.spec()}, {"b", lb.spec()}, {"c", lc.spec()}}},
-      {"partition", part.spec().empty() ? o.run.partition : part.spec()},
-  };
   char headline[320];
   std::snprintf(
       headline, sizeof headline,
       "hit-summa: C(%ldx%ld) = A(%ldx%ld) * B(%ldx%ld), %s, %d ranks on %s, panels of %ld", o.n,
       o.k, o.n, o.m, o.m, o.k, o.run.type.c_str(), env.size(), procs.str().c_str(), panel);
-  return harness.report(fields, headline, {"gflops", t > 0 ? flops / t * 1e-9 : 0.0}, "flops",
-                        {"layouts: A " + la.spec() + ", B " + lb.spec() + ", C " + lc.spec()},
-                        check);
+  return app::finish_product(env, o, harness, la, lb, lc, part, c,
+                             {{"app", "summa"},
+                              {"panel", panel},
+                              {"topology", {{"name", procs.name()}, {"dims", procs.dims()}}}},
+                             headline);
 }
 
 }  // namespace hit::summa
