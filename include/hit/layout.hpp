@@ -31,6 +31,9 @@ struct LayoutRequest {
   Shape shape;
   Spec spec;
   std::vector<DeviceBinding> devices;
+  // The node of every process (real shared-memory nodes, or HIT_NODES' emulated ones); empty
+  // when unknown (a plan for another run).
+  std::vector<int> nodes;
 };
 
 // How one topology axis divides the shape axis of the same number: pieces[c] lists the Sigs (of

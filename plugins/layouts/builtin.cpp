@@ -12,6 +12,7 @@ void register_builtin_layouts(LayoutRegistry& registry) {
   register_blocks_lb_layout(registry);
   register_fpm_layout(registry);
   register_columns2d_layout(registry);
+  register_hierarchical_layout(registry);
 }
 
 }  // namespace hit::detail

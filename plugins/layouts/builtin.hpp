@@ -2,6 +2,7 @@
 // Registration functions of the built-in layout plug-ins (one per file of this folder) and the
 // parameter helpers they share.
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,16 @@ void register_weighted_layout(LayoutRegistry& registry);
 void register_blocks_lb_layout(LayoutRegistry& registry);
 void register_fpm_layout(LayoutRegistry& registry);  // fpm.cpp
 void register_columns2d_layout(LayoutRegistry& registry);
+void register_hierarchical_layout(LayoutRegistry& registry);
+
+// The relative speed a device binding declares: an emulated device's 1/slowdown, 1 otherwise
+// (the default weight of the balancing layouts when no weights or models are given).
+inline double binding_weight(const DeviceBinding& d) {
+  const auto slowdown = d.params.find("slowdown");
+  if (d.kind != DeviceKind::emu || slowdown == d.params.end()) return 1.0;
+  const double s = std::atof(slowdown->second.c_str());
+  return s > 0 ? 1.0 / s : 1.0;
+}
 
 // A comma-separated list of file names, as the `models=` parameters take them.
 inline std::vector<std::string> split_files(const std::string& list) {

@@ -157,12 +157,7 @@ class Columns2dLayout final : public LayoutPlugin {
     }
     std::vector<double> w(static_cast<std::size_t>(q), 1.0);
     for (std::size_t p = 0; p < w.size() && p < request.devices.size(); ++p) {
-      const DeviceBinding& d = request.devices[p];
-      const auto slowdown = d.params.find("slowdown");
-      if (d.kind == DeviceKind::emu && slowdown != d.params.end()) {
-        const double s = std::atof(slowdown->second.c_str());
-        if (s > 0) w[p] = 1.0 / s;
-      }
+      w[p] = binding_weight(request.devices[p]);
     }
     return w;
   }

@@ -26,17 +26,38 @@ bool valid_identifier(std::string_view s) {
   return true;
 }
 
+// The next ',' at parenthesis depth 0 from `start` (npos when none): a parenthesised value, a
+// spec given to another spec, is one token whatever it holds.
+std::size_t next_comma(const std::string& value, std::size_t start) {
+  int depth = 0;
+  for (std::size_t i = start; i < value.size(); ++i) {
+    if (value[i] == '(') ++depth;
+    if (value[i] == ')') --depth;
+    if (value[i] == ',' && depth == 0) return i;
+  }
+  return std::string::npos;
+}
+
 std::vector<std::string> split_list(const std::string& value) {
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= value.size()) {
-    const auto comma = value.find(',', start);
+    const auto comma = next_comma(value, start);
     const auto end = comma == std::string::npos ? value.size() : comma;
     out.push_back(trim(std::string_view(value).substr(start, end - start)));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   return out;
+}
+
+bool balanced(std::string_view text) {
+  int depth = 0;
+  for (const char c : text) {
+    if (c == '(') ++depth;
+    if (c == ')' && --depth < 0) return false;
+  }
+  return depth == 0;
 }
 
 }  // namespace
@@ -50,6 +71,11 @@ Spec Spec::parse(std::string_view text) {
                                       "': expected name[:key=value[,key=value...]]");
   }
   if (colon == std::string::npos) return spec;
+  if (!balanced(whole)) {
+    throw Error(ErrorKind::parse, "malformed plug-in spec '" + std::string(text) +
+                                      "': unbalanced parentheses (a spec given as a value is "
+                                      "written key=(name:key=value,...))");
+  }
   const std::string rest = whole.substr(colon + 1);
   if (trim(rest).empty()) {
     throw Error(ErrorKind::parse, "malformed plug-in spec '" + std::string(text) +
@@ -78,6 +104,19 @@ Spec Spec::parse(std::string_view text) {
     spec.params_.emplace_back(key, value);
   }
   return spec;
+}
+
+Spec Spec::get_spec(std::string_view key, std::string_view fallback) const {
+  std::string value = get(key).value_or(std::string(fallback));
+  if (value.size() >= 2 && value.front() == '(' && value.back() == ')') {
+    value = value.substr(1, value.size() - 2);
+  }
+  try {
+    return Spec::parse(value);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::plugin, "plug-in '" + name_ + "': parameter " + std::string(key) + "='" +
+                                       value + "' is not a spec: " + e.what());
+  }
 }
 
 bool Spec::has(std::string_view key) const noexcept {

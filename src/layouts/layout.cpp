@@ -368,13 +368,20 @@ Layout layout(Environment& env, std::string_view spec_text, const Topology& topo
                                          " processes, the topology has " +
                                          std::to_string(topo.procs()));
     }
-    if (devices.empty() && topo.procs() <= env.size()) {
-      // The run's own binding: a plug-in that balances by device then needs nothing from the
-      // program. (A topology larger than the run is a plan for another run: devices unknown.)
-      devices = PhysicalTopology::of(env).bindings();
-      devices.resize(static_cast<std::size_t>(topo.procs()));
+    std::vector<int> nodes;
+    if (topo.procs() <= env.size()) {
+      // The run's own binding and nodes: a plug-in that balances by device then needs nothing
+      // from the program. (A topology larger than the run is a plan for another run: unknown.)
+      const PhysicalTopology& physical = PhysicalTopology::of(env);
+      if (devices.empty()) {
+        devices = physical.bindings();
+        devices.resize(static_cast<std::size_t>(topo.procs()));
+      }
+      for (int p = 0; p < topo.procs(); ++p) {
+        nodes.push_back(physical.ranks()[static_cast<std::size_t>(p)].node);
+      }
     }
-    LayoutRequest request{topo, shape, spec, std::move(devices)};
+    LayoutRequest request{topo, shape, spec, std::move(devices), std::move(nodes)};
     require_block_count(request, static_cast<double>(topo.procs()));
     Layout result = plugin.make(request);
     result.self_ = env.rank();

@@ -144,3 +144,8 @@ hit_layout_error(columns2d_weights "w has 3 weights, expected 4 \\(one per proce
                  "--shape|[0:10][0:10]|--layout|columns2d:w=1,2,3")
 hit_layout_error(columns2d_too_many "a column of 3 rectangles over 2 block rows"
                  "--shape|[0:10][0:10]|--procs|5|--layout|columns2d:b=5")
+# hierarchical: the same from every rank (the run's nodes, HIT_NODES=2 emulated); a plan for more
+# processes than the run needs ranks_per_node.
+hit_layout_same(hierarchical "--shape|[0:40][0:30]|--layout|hierarchical:nodes=(columns2d),devices=(columns2d:w=1,2),ranks_per_node=2")
+hit_layout_error(hierarchical_unknown_nodes "the nodes of the processes are unknown.*give ranks_per_node=K"
+                 "--shape|[0:10][0:10]|--procs|8|--layout|hierarchical")

@@ -68,3 +68,17 @@ hit_summa_error(columns2d_weights 4 "w has 3 weights, expected 4"
                 "--n|16|--layout|columns2d:w=1,2,3")
 hit_summa_error(too_small_device_on_rank2 4 "rank 2: device emu:0\\(mem=64KiB\\).*out of memory"
                 "--n|400|--devices|cpu,cpu,emu:0(mem=64KiB),cpu")
+
+# Hierarchical layouts on emulated nodes (HIT_NODES=2: ranks 0-1 and 2-3): nodes by columns2d
+# weighted by their devices, then devices by columns2d inside each node; the nested spec also
+# through HIT_LAYOUT_C, where it must arrive whole.
+hit_summa_check(hierarchical 4 --n 120 --m 70 --panel 16 --layout hierarchical
+                --devices "emu:0(slowdown=4),cpu,cpu,cpu")
+set_tests_properties(cli.summa.hierarchical.np4 PROPERTIES
+                     ENVIRONMENT "OPENBLAS_NUM_THREADS=1;HIT_NODES=2")
+hit_summa_check(hierarchical_env 4 --n 64 --panel 8)
+set_tests_properties(cli.summa.hierarchical_env.np4 PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1;HIT_NODES=2;HIT_LAYOUT_C=hierarchical:nodes=(weighted:w=1,3),devices=(columns2d:w=1,3)"
+  PASS_REGULAR_EXPRESSION "C hierarchical:nodes=\\(weighted:w=1,3\\),devices=\\(columns2d:w=1,3\\)(.|\n)*check: passed")
+hit_summa_error(hierarchical_malformed 4 "unbalanced parentheses"
+                "--n|16|--layout|hierarchical:nodes=(columns2d")

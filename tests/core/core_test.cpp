@@ -68,6 +68,26 @@ TEST(Spec, BadValuesNameKeyAndValue) {
   EXPECT_THAT(error_of([&] { s.get_doubles("w"); }), HasSubstr("list of numbers"));
 }
 
+// A spec given to another, in parentheses, is one value whatever it holds; it round-trips through
+// str() and reads back with get_spec; unbalanced parentheses are a parse error.
+TEST(Spec, NestedSpecsInParentheses) {
+  const std::string text = "hierarchical:nodes=(columns2d:w=1,2,b=4),devices=(weighted:w=1,3),x=2";
+  const hit::Spec s = hit::Spec::parse(text);
+  EXPECT_EQ(s.params().size(), 3U);
+  EXPECT_EQ(s.get("nodes").value_or(""), "(columns2d:w=1,2,b=4)");
+  EXPECT_EQ(s.str(), text);
+  EXPECT_EQ(hit::Spec::parse(s.str()).str(), text);
+  const hit::Spec nodes = s.get_spec("nodes", "blocks");
+  EXPECT_EQ(nodes.name(), "columns2d");
+  EXPECT_EQ(nodes.get_doubles("w"), (std::vector<double>{1, 2}));
+  EXPECT_EQ(nodes.get_int("b", 0), 4);
+  EXPECT_EQ(s.get_spec("devices", "blocks").get_doubles("w"), (std::vector<double>{1, 3}));
+  EXPECT_EQ(s.get_spec("missing", "blocks").name(), "blocks");
+  EXPECT_THROW(hit::Spec::parse("hierarchical:nodes=(columns2d:w=1"), hit::Error);
+  EXPECT_THROW(hit::Spec::parse("hierarchical:nodes=columns2d)"), hit::Error);
+  EXPECT_THROW(hit::Spec::parse("h:nodes=(:x)").get_spec("nodes", "blocks"), hit::Error);
+}
+
 TEST(Spec, UnknownKeysListTheAllowedOnes) {
   const auto s = hit::Spec::parse("blocks:size=3");
   const std::string msg = error_of([&] {

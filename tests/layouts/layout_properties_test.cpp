@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 
+#include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
 #include "layout_checks.hpp"
 
@@ -313,4 +314,57 @@ TEST(LayoutProperties, Columns2dRefusesBadParameters) {
       testing::HasSubstr("a column of 3 rectangles over 2 block rows"));
   EXPECT_THAT(error_of([&] { (void)hit::layout("columns2d", four, hit::Shape::extents({10})); }),
               testing::HasSubstr("needs a shape of at least 2 axes"));
+}
+
+// `hierarchical`: the processes of each node together hold one rectangle (their blocks fill it
+// exactly), node rectangles in proportion to the sums of their devices' weights, and the spec,
+// nested specs included, parses back to the same layout.
+TEST(LayoutProperties, HierarchicalNodesHoldTheirPartTogether) {
+  const hit::Shape shape = hit::Shape::extents({60, 48});
+  // Two nodes of two processes: node 0 (two emulated devices 4x slower) weighs 1/4 + 1/4, node 1
+  // (two cpus) 1 + 1.
+  std::vector<hit::DeviceBinding> devices(4);
+  devices[0] = hit::parse_device_spec("emu(slowdown=4)", 1).front();
+  devices[1] = devices[0];
+  const std::string spec =
+      "hierarchical:nodes=(columns2d),devices=(columns2d:w=1,3),ranks_per_node=2";
+  const hit::Layout l = hit::layout(spec, hit::topology("array", 4), shape, "", devices);
+  expect_valid_layout(l, spec);
+  for (int node = 0; node < 2; ++node) {
+    const hit::Shape a = l.block(2 * node), b = l.block(2 * node + 1);
+    hit::Shape box = a;
+    for (int k = 0; k < 2; ++k) {
+      box = box.with_sig(
+          k, hit::Sig(std::min(a[k].begin(), b[k].begin()), std::max(a[k].end(), b[k].end())));
+    }
+    EXPECT_EQ(box.size(), a.size() + b.size()) << "node " << node << " holds one rectangle";
+    // Inside the node, w=1,3: the second process gets three times the first's area (within a
+    // row or column of rounding).
+    EXPECT_NEAR(static_cast<double>(b.size()) / static_cast<double>(a.size()), 3.0, 0.35);
+  }
+  const double node0 = static_cast<double>(l.elements(0) + l.elements(1));
+  const double node1 = static_cast<double>(l.elements(2) + l.elements(3));
+  EXPECT_NEAR(node1 / node0, 4.0, 0.3);
+  EXPECT_EQ(hit::layout(l.spec(), hit::topology("array", 4), shape, "", devices), l);
+}
+
+TEST(LayoutProperties, HierarchicalRefusesWhatItCannotDo) {
+  const hit::Shape shape = hit::Shape::extents({10, 10});
+  const hit::Topology four = hit::topology("array", 4);
+  EXPECT_THAT(error_of([&] { (void)hit::layout("hierarchical:ranks_per_node=0", four, shape); }),
+              testing::HasSubstr("ranks_per_node=0 is not between 1 and the 4 processes"));
+  EXPECT_THAT(error_of([&] {
+                (void)hit::layout("hierarchical:nodes=(columns2d:w=1,ranks_per_node=2", four,
+                                  shape);
+              }),
+              testing::HasSubstr("unbalanced parentheses"));
+  EXPECT_THAT(error_of([&] {
+                (void)hit::layout("hierarchical:nodes=(blockCyclic:b=1),ranks_per_node=2", four,
+                                  shape);
+              }),
+              testing::HasSubstr("gives node 0"));
+  // A plan for more processes than the run: the nodes must be given.
+  EXPECT_THAT(
+      error_of([&] { (void)hit::layout("hierarchical", hit::topology("array", 64), shape); }),
+      testing::HasSubstr("give ranks_per_node=K"));
 }

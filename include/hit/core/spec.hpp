@@ -2,7 +2,10 @@
 // Plug-in spec strings: `name[:key=value[,key=value…]]` (docs/architecture.md, "Spec strings").
 //
 // A value may itself be a comma-separated list: a token without '=' continues the previous
-// value, so `weighted:w=1,2,4,axis=0` has w = "1,2,4" and axis = "0".
+// value, so `weighted:w=1,2,4,axis=0` has w = "1,2,4" and axis = "0". A value in parentheses is
+// one token whatever it holds, which is how a spec is given to another:
+// `hierarchical:nodes=(columns2d:b=4),devices=(weighted:w=1,3)` has nodes = "(columns2d:b=4)",
+// read with get_spec("nodes"). Parentheses must balance.
 
 #include <cstdint>
 #include <optional>
@@ -40,6 +43,9 @@ class Spec {
   double get_double(std::string_view key, double fallback) const;
   std::vector<double> get_doubles(std::string_view key) const;  // empty when absent
   std::vector<std::int64_t> get_ints(std::string_view key) const;
+  // A spec given as the value of `key` (in parentheses or not), else `fallback` parsed;
+  // Error(plugin) naming the key when it is not a spec.
+  Spec get_spec(std::string_view key, std::string_view fallback) const;
 
   void set(std::string key, std::string value);
 

@@ -1,0 +1,140 @@
+// `hierarchical:nodes=(SPEC),devices=(SPEC)[,ranks_per_node=K]`: a layout of the shape over the
+// nodes (real shared-memory nodes, or HIT_NODES' emulated ones), then, inside each node's part, a
+// layout of that part over the node's processes. A node weighs the sum of its devices' weights.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "builtin.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
+
+namespace hit::detail {
+namespace {
+
+class HierarchicalLayout final : public LayoutPlugin {
+ public:
+  std::string name() const override { return "hierarchical"; }
+  std::string description() const override {
+    return "a layout of the shape over the nodes (`nodes`, weights the sums of their devices'), "
+           "then one of each node's part over its processes (`devices`); specs given as values "
+           "are written in parentheses";
+  }
+  std::vector<ParamInfo> params() const override {
+    return {
+        {"nodes",
+         "layout of the shape over the nodes, one block each; a layout that takes weights w "
+         "gets the nodes' sums of device weights unless it has its own",
+         "columns2d"},
+        {"devices", "layout of a node's part over the node's processes (their devices known to it)",
+         "columns2d"},
+        {"ranks_per_node",
+         "processes per node, in rank order (default: the nodes of the run; needed when the "
+         "layout plans for another run, e.g. hit-layout --procs)",
+         ""}};
+  }
+
+  Layout make(const LayoutRequest& request) const override {
+    const std::string spec = request.spec.str();
+    const auto fail = [&](const std::string& why) {
+      return Error(ErrorKind::plugin, fmt::format("layout '{}': {}", spec, why));
+    };
+    const Topology& topo = request.topology;
+    const int q = topo.grid_size();
+    const std::vector<int> node_of = nodes_of(request, q, fail);
+    // The nodes in the order of their first process, and the processes of each.
+    std::vector<std::vector<int>> members;
+    std::map<int, std::size_t> index;
+    for (int p = 0; p < q; ++p) {
+      auto [it, fresh] = index.emplace(node_of[static_cast<std::size_t>(p)], members.size());
+      if (fresh) members.emplace_back();
+      members[it->second].push_back(p);
+    }
+    const auto r = static_cast<int>(members.size());
+    std::vector<double> node_weights(members.size(), 0.0);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      for (const int p : members[i]) {
+        node_weights[i] += static_cast<std::size_t>(p) < request.devices.size()
+                               ? binding_weight(request.devices[static_cast<std::size_t>(p)])
+                               : 1.0;
+      }
+    }
+
+    Environment& env = Environment::current();
+    LayoutRegistry& registry = env.extension<LayoutRegistry>();
+    Spec node_spec = request.spec.get_spec("nodes", "columns2d");
+    const LayoutPlugin& node_plugin = registry.get(node_spec);
+    const auto takes = [](const LayoutPlugin& plugin, const std::string& key) {
+      const auto params = plugin.params();
+      return std::any_of(params.begin(), params.end(),
+                         [&](const ParamInfo& p) { return p.key == key; });
+    };
+    if (takes(node_plugin, "w") && !node_spec.has("w") && !node_spec.has("models")) {
+      std::string w;
+      for (const double x : node_weights) w += (w.empty() ? "" : ",") + fmt::format("{}", x);
+      node_spec.set("w", w);
+    }
+    // The node level sees one placeholder device per node (its weight is in w), so hit::layout
+    // does not take the run's devices for it.
+    const Layout node_layout =
+        layout(env, node_spec.str(), topology(env, "array", r), request.shape, "",
+               std::vector<DeviceBinding>(members.size()));
+
+    const Spec device_spec = request.spec.get_spec("devices", "columns2d");
+    std::vector<std::vector<Shape>> blocks(static_cast<std::size_t>(topo.procs()));
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const auto& part = node_layout.blocks(static_cast<int>(i));
+      if (part.empty()) continue;  // a node without work: its processes are inactive
+      if (part.size() > 1) {
+        throw fail(fmt::format("the node layout '{}' gives node {} {} blocks (it must give one)",
+                               node_layout.spec(), i, part.size()));
+      }
+      std::vector<DeviceBinding> devices;
+      for (const int p : members[i]) {
+        devices.push_back(static_cast<std::size_t>(p) < request.devices.size()
+                              ? request.devices[static_cast<std::size_t>(p)]
+                              : DeviceBinding{});
+      }
+      const Layout inside = layout(env, device_spec.str(),
+                                   topology(env, "array", static_cast<int>(members[i].size())),
+                                   part.front(), "", devices);
+      for (std::size_t j = 0; j < members[i].size(); ++j) {
+        blocks[static_cast<std::size_t>(members[i][j])] = inside.blocks(static_cast<int>(j));
+      }
+    }
+    return Layout(topo, request.shape, spec, std::move(blocks));
+  }
+
+ private:
+  template <class Fail>
+  static std::vector<int> nodes_of(const LayoutRequest& request, int q, const Fail& fail) {
+    std::vector<int> node_of(static_cast<std::size_t>(q), 0);
+    if (request.spec.has("ranks_per_node")) {
+      const std::int64_t k = request.spec.get_int("ranks_per_node", 1);
+      if (k < 1 || k > q) {
+        throw fail(fmt::format("ranks_per_node={} is not between 1 and the {} processes", k, q));
+      }
+      for (int p = 0; p < q; ++p) node_of[static_cast<std::size_t>(p)] = static_cast<int>(p / k);
+      return node_of;
+    }
+    if (request.nodes.size() < static_cast<std::size_t>(q)) {
+      throw fail(
+          "the nodes of the processes are unknown (the layout plans for another run): "
+          "give ranks_per_node=K");
+    }
+    std::copy_n(request.nodes.begin(), q, node_of.begin());
+    return node_of;
+  }
+};
+
+}  // namespace
+
+void register_hierarchical_layout(LayoutRegistry& registry) {
+  registry.add(std::make_shared<HierarchicalLayout>());
+}
+
+}  // namespace hit::detail
