@@ -31,8 +31,8 @@ struct LayoutRequest {
   Shape shape;
   Spec spec;
   std::vector<DeviceBinding> devices;
-  // The node of every process (real shared-memory nodes, or HIT_NODES' emulated ones); empty
-  // when unknown (a plan for another run).
+  // The node of every process (real shared-memory nodes, or HIT_NODES' emulated ones), known
+  // when hit::layout() takes the run's own devices; empty otherwise (a plan for another run).
   std::vector<int> nodes;
 };
 

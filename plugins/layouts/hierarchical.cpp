@@ -123,8 +123,8 @@ class HierarchicalLayout final : public LayoutPlugin {
     }
     if (request.nodes.size() < static_cast<std::size_t>(q)) {
       throw fail(
-          "the nodes of the processes are unknown (the layout plans for another run): "
-          "give ranks_per_node=K");
+          "the nodes of the processes are unknown (a plan for another run: more processes "
+          "than this one, or devices given): give ranks_per_node=K");
     }
     std::copy_n(request.nodes.begin(), q, node_of.begin());
     return node_of;

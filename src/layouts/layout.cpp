@@ -369,14 +369,13 @@ Layout layout(Environment& env, std::string_view spec_text, const Topology& topo
                                          std::to_string(topo.procs()));
     }
     std::vector<int> nodes;
-    if (topo.procs() <= env.size()) {
+    if (devices.empty() && topo.procs() <= env.size()) {
       // The run's own binding and nodes: a plug-in that balances by device then needs nothing
-      // from the program. (A topology larger than the run is a plan for another run: unknown.)
+      // from the program. (Devices given, or a topology larger than the run, make a plan for
+      // another run: its nodes are unknown.)
       const PhysicalTopology& physical = PhysicalTopology::of(env);
-      if (devices.empty()) {
-        devices = physical.bindings();
-        devices.resize(static_cast<std::size_t>(topo.procs()));
-      }
+      devices = physical.bindings();
+      devices.resize(static_cast<std::size_t>(topo.procs()));
       for (int p = 0; p < topo.procs(); ++p) {
         nodes.push_back(physical.ranks()[static_cast<std::size_t>(p)].node);
       }

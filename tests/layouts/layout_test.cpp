@@ -318,7 +318,7 @@ TEST(BlockRange, FirstRemainderPartsGetOneMore) {
 
 TEST(LayoutFromParts, SizesAlongOneAxisAndPredictedTimes) {
   const hit::LayoutRequest request{
-      hit::topology("square", 4), S("[0:10][0:4]"), hit::Spec::parse("custom"), {}};
+      hit::topology("square", 4), S("[0:10][0:4]"), hit::Spec::parse("custom"), {}, {}};
   const hit::Layout l = hit::layout_from_parts(request, 0, {7, 3}, {2.0, 1.5});
   EXPECT_EQ(l.block(0), S("[0:7][0:2]"));
   EXPECT_EQ(l.block(3), S("[7:10][2:4]"));
@@ -347,7 +347,7 @@ TEST(LayoutFromParts, SizesAlongOneAxisAndPredictedTimes) {
 
 TEST(ProductLayout, ChecksThePiecesOfEachAxis) {
   const hit::LayoutRequest request{
-      hit::topology("array", 2), S("[0:10][0:3]"), hit::Spec::parse("custom"), {}};
+      hit::topology("array", 2), S("[0:10][0:3]"), hit::Spec::parse("custom"), {}, {}};
   using P = std::vector<hit::AxisPieces>;
   const auto sig = [](hit::index_t b, hit::index_t e, hit::index_t s = 1) {
     return hit::Sig(b, e, s);
