@@ -75,14 +75,7 @@ inline void check_and_draw(Environment& env, const Options& o, const Layout& a, 
           "B " + b.block(q).str() + " (rank " + std::to_string(q) + "), layout '" + b.spec() + "'");
     }
   }
-  // Only rank 0 writes; a failure there is agreed so no rank waits in a collective.
-  collectively(env.comm(), [&] {
-    if (o.run.svg.empty() || env.rank() != 0) return;
-    write_file_atomically(o.run.svg,
-                          app::side_by_side_svg({layout_svg(a, "A (" + a.spec() + ")"),
-                                                 layout_svg(b, "B (" + b.spec() + ")"),
-                                                 layout_svg(c, "C (" + c.spec() + ")")}));
-  });
+  app::draw_product_layouts(env, o.run.svg, a, b, c);
 }
 
 // The input blocks of this process, kept to start every repetition from them (the shifts move

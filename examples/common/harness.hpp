@@ -145,6 +145,7 @@ class Harness {
       const double imb = imbalance(all);
       fields["schema"] = "hitmap.result/1";
       fields["version"] = std::string(version());
+      fields["host"] = PhysicalTopology::of(env_).my_node().host.hostname;
       fields["ranks"] = env_.size();
       fields["devices"] = labels;
       fields["type"] = options_.type;

@@ -166,6 +166,18 @@ CheckResult verify_product(Environment& env, const ProductInputs& o, const Layou
   return check;
 }
 
+// The layouts of A, B and C side by side in one SVG file (--svg; nothing when `svg` is empty).
+// Only rank 0 writes; a failure there is agreed, so no rank waits in a collective. Collective.
+inline void draw_product_layouts(Environment& env, const std::string& svg, const Layout& a,
+                                 const Layout& b, const Layout& c) {
+  collectively(env.comm(), [&] {
+    if (svg.empty() || env.rank() != 0) return;
+    write_file_atomically(svg, side_by_side_svg({layout_svg(a, "A (" + a.spec() + ")"),
+                                                 layout_svg(b, "B (" + b.spec() + ")"),
+                                                 layout_svg(c, "C (" + c.spec() + ")")}));
+  });
+}
+
 // The end of a matrix-product example: C written (--c-out), checked (--check), and the report
 // with the app's own `fields` (app, grid, ...) joined by the sizes, layouts and partition, and
 // GFLOP/s = 2·n·m·k / time. Collective; returns the exit status.

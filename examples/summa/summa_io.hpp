@@ -30,13 +30,7 @@ inline void check_and_draw(Environment& env, const Options& o, const Layout& a, 
       }
     }
   }
-  collectively(env.comm(), [&] {
-    if (o.run.svg.empty() || env.rank() != 0) return;
-    write_file_atomically(o.run.svg,
-                          app::side_by_side_svg({layout_svg(a, "A (" + a.spec() + ")"),
-                                                 layout_svg(b, "B (" + b.spec() + ")"),
-                                                 layout_svg(c, "C (" + c.spec() + ")")}));
-  });
+  app::draw_product_layouts(env, o.run.svg, a, b, c);
 }
 
 // The result file, the check and the report.
