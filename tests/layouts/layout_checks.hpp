@@ -10,19 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "error_text.hpp"
 #include "hit/core/error.hpp"
 #include "hit/layout.hpp"
 
 namespace hit_test {
 
-inline std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const hit::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // The part size along topology axis `axis` of every coordinate (0 for a coordinate without data),
 // read from the blocks of the processes at those coordinates (single-block layouts).

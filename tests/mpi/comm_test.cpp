@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "error_text.hpp"
 #include "hit/comm.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/layout.hpp"
@@ -33,14 +34,7 @@ int rank() {
   return hit::Environment::current().rank();
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const hit::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using hit_test::error_of;
 int procs() {
   return hit::Environment::current().size();
 }

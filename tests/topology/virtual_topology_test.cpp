@@ -7,23 +7,16 @@
 #include <functional>
 #include <string>
 
+#include "error_text.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/topology.hpp"
 
 namespace {
 
+using hit_test::error_of;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const hit::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 long long product(const std::vector<int>& dims) {
   long long p = 1;
