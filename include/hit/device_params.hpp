@@ -56,12 +56,43 @@ class SlowdownProfile {
   std::vector<Step> steps_{Step{}};
 };
 
+// A change of an emulated device's speed during a run (another job arriving on a shared device,
+// throttling): `F@W` or `F1@W1;F2@W2;…`. W is a launch count (`200`: from the 200th kernel
+// execution of the device in this process on) or a time (`30s`, `1.5s`: seconds since this
+// process created the device), all points of one kind, strictly increasing. From each point on,
+// the slowdown is multiplied by its F (> 0; F < 1 speeds a slowed device up again, never beyond
+// its host: the product stays >= 1). `4@100;1@300`: 4× slower from launch 100 to launch 299.
+class SpeedChange {
+ public:
+  struct Step {
+    double at = 0;  // launches or seconds
+    double factor = 1;
+    friend bool operator==(const Step&, const Step&) = default;
+  };
+
+  SpeedChange() = default;                          // no change
+  static SpeedChange parse(std::string_view text);  // Error(parse) with the grammar
+
+  bool empty() const noexcept { return steps_.empty(); }
+  bool in_seconds() const noexcept { return seconds_; }
+  const std::vector<Step>& steps() const noexcept { return steps_; }
+  // The multiplier after `launches` executions (this one not counted), `seconds` after creation.
+  double factor(std::uint64_t launches, double seconds) const noexcept;
+  std::string str() const;
+  friend bool operator==(const SpeedChange&, const SpeedChange&) = default;
+
+ private:
+  std::vector<Step> steps_;
+  bool seconds_ = false;
+};
+
 // The parameters of one binding, typed. Keys a kind does not accept never get here: the binding
 // parser rejects them.
 struct DeviceParams {
   std::optional<std::uint64_t> mem;  // emu: arena capacity in bytes
   std::optional<double> bw;          // emu: copy bandwidth in bytes/s (none: as fast as memcpy)
   SlowdownProfile slowdown;          // emu
+  SpeedChange change;                // emu: the slowdown's multiplier over the run
   bool cpu_clock = false;            // emu: the slowdown scales the kernel thread's CPU time
   std::optional<int> cores;          // host cores the rank uses (threads, BLAS, pinning)
 

@@ -2,6 +2,9 @@
 // Registration functions of the built-in layout plug-ins (one per file of this folder) and the
 // parameter helpers they share.
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -55,6 +58,30 @@ inline int index_param(const LayoutRequest& request, const std::string& key, int
                                        std::to_string(limit - 1) + ")");
   }
   return static_cast<int>(value);
+}
+
+// The weights `w` of the request's spec: exactly `count` of them (one per process), each positive
+// and finite (with `allow_zero`: zero too, a process without work, but not all of them);
+// Error(plugin) naming the spec and the offending position otherwise.
+inline std::vector<double> process_weights(const LayoutRequest& request, std::size_t count,
+                                           bool allow_zero = false) {
+  const std::vector<double> w = request.spec.get_doubles("w");
+  const auto fail = [&](const std::string& why) {
+    return Error(ErrorKind::plugin, fmt::format("layout '{}': {}", request.spec.str(), why));
+  };
+  if (w.size() != count) {
+    throw fail(fmt::format("w has {} weights, expected {} (one per process)", w.size(), count));
+  }
+  bool any = false;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (!(w[i] > 0 || (allow_zero && w[i] == 0)) || !std::isfinite(w[i])) {
+      throw fail(fmt::format("weight {} (position {} of w) is not a {} number", w[i], i,
+                             allow_zero ? "non-negative" : "positive"));
+    }
+    any = any || w[i] > 0;
+  }
+  if (!any) throw fail("every weight of w is 0: some process must get work");
+  return w;
 }
 
 }  // namespace hit::detail

@@ -123,18 +123,7 @@ class Columns2dLayout final : public LayoutPlugin {
     if (request.spec.has("w") && request.spec.has("models")) {
       throw fail("give the weights w or the models, not both");
     }
-    if (request.spec.has("w")) {
-      const std::vector<double> w = request.spec.get_doubles("w");
-      if (w.size() != static_cast<std::size_t>(q)) {
-        throw fail(fmt::format("w has {} weights, expected {} (one per process)", w.size(), q));
-      }
-      for (std::size_t i = 0; i < w.size(); ++i) {
-        if (!(w[i] > 0) || !std::isfinite(w[i])) {
-          throw fail(fmt::format("weight {} (position {} of w) is not a positive number", w[i], i));
-        }
-      }
-      return w;
-    }
+    if (request.spec.has("w")) return process_weights(request, static_cast<std::size_t>(q));
     if (request.spec.has("models")) {
       const std::vector<std::string> files = split_files(request.spec.get_string("models", ""));
       if (files.size() != static_cast<std::size_t>(q)) {

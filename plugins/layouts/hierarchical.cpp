@@ -1,6 +1,7 @@
-// `hierarchical:nodes=(SPEC),devices=(SPEC)[,ranks_per_node=K]`: a layout of the shape over the
-// nodes (real shared-memory nodes, or HIT_NODES' emulated ones), then, inside each node's part, a
-// layout of that part over the node's processes. A node weighs the sum of its devices' weights.
+// `hierarchical:nodes=(SPEC),devices=(SPEC)[,w=...][,ranks_per_node=K]`: a layout of the shape
+// over the nodes (real shared-memory nodes, or HIT_NODES' emulated ones), then, inside each node's
+// part, a layout of that part over the node's processes. A process weighs its `w`, else its
+// device's binding weight; a node weighs the sum of its processes' weights.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -32,6 +33,12 @@ class HierarchicalLayout final : public LayoutPlugin {
          "columns2d"},
         {"devices", "layout of a node's part over the node's processes (their devices known to it)",
          "columns2d"},
+        {"w",
+         "weights, one per process (>= 0, not all 0): a node weighs the sum of its processes', and "
+         "a device "
+         "layout that takes weights w gets its processes' unless it has its own (default: the "
+         "device binding: an emulated device weighs 1/slowdown, others 1)",
+         ""},
         {"ranks_per_node",
          "processes per node, in rank order (default: the nodes of the run; needed when the "
          "layout plans for another run, e.g. hit-layout --procs)",
@@ -55,13 +62,18 @@ class HierarchicalLayout final : public LayoutPlugin {
       members[it->second].push_back(p);
     }
     const auto r = static_cast<int>(members.size());
+    const bool given = request.spec.has("w");
+    std::vector<double> weight(static_cast<std::size_t>(q), 1.0);
+    if (given) {
+      weight = process_weights(request, static_cast<std::size_t>(q), true);
+    } else {
+      for (std::size_t p = 0; p < weight.size() && p < request.devices.size(); ++p) {
+        weight[p] = binding_weight(request.devices[p]);
+      }
+    }
     std::vector<double> node_weights(members.size(), 0.0);
     for (std::size_t i = 0; i < members.size(); ++i) {
-      for (const int p : members[i]) {
-        node_weights[i] += static_cast<std::size_t>(p) < request.devices.size()
-                               ? binding_weight(request.devices[static_cast<std::size_t>(p)])
-                               : 1.0;
-      }
+      for (const int p : members[i]) node_weights[i] += weight[static_cast<std::size_t>(p)];
     }
 
     Environment& env = Environment::current();
@@ -73,10 +85,13 @@ class HierarchicalLayout final : public LayoutPlugin {
       return std::any_of(params.begin(), params.end(),
                          [&](const ParamInfo& p) { return p.key == key; });
     };
+    const auto weight_list = [](const std::vector<double>& w) {
+      std::string list;
+      for (const double x : w) list += (list.empty() ? "" : ",") + fmt::format("{}", x);
+      return list;
+    };
     if (takes(node_plugin, "w") && !node_spec.has("w") && !node_spec.has("models")) {
-      std::string w;
-      for (const double x : node_weights) w += (w.empty() ? "" : ",") + fmt::format("{}", x);
-      node_spec.set("w", w);
+      node_spec.set("w", weight_list(node_weights));
     }
     // The node level sees one placeholder device per node (its weight is in w), so hit::layout
     // does not take the run's devices for it.
@@ -85,6 +100,8 @@ class HierarchicalLayout final : public LayoutPlugin {
                std::vector<DeviceBinding>(members.size()));
 
     const Spec device_spec = request.spec.get_spec("devices", "columns2d");
+    const bool pass_weights = given && takes(registry.get(device_spec), "w") &&
+                              !device_spec.has("w") && !device_spec.has("models");
     std::vector<std::vector<Shape>> blocks(static_cast<std::size_t>(topo.procs()));
     for (std::size_t i = 0; i < members.size(); ++i) {
       const auto& part = node_layout.blocks(static_cast<int>(i));
@@ -99,7 +116,13 @@ class HierarchicalLayout final : public LayoutPlugin {
                               ? request.devices[static_cast<std::size_t>(p)]
                               : DeviceBinding{});
       }
-      const Layout inside = layout(env, device_spec.str(),
+      Spec inside_spec = device_spec;
+      if (pass_weights) {
+        std::vector<double> w;
+        for (const int p : members[i]) w.push_back(weight[static_cast<std::size_t>(p)]);
+        inside_spec.set("w", weight_list(w));
+      }
+      const Layout inside = layout(env, inside_spec.str(),
                                    topology(env, "array", static_cast<int>(members[i].size())),
                                    part.front(), "", devices);
       for (std::size_t j = 0; j < members[i].size(); ++j) {

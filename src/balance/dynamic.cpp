@@ -438,6 +438,21 @@ DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const Benchmark
   });
 }
 
+DynamicStatus partition_step(PartitionContext& ctx, std::span<const Point> measured, double eps,
+                             double noise) {
+  check_devices(ctx.models.size(), measured.size(), "partition_step");
+  if (ctx.status != DynamicStatus::running) return ctx.status;
+  ensure_started(ctx);
+  std::vector<Observation> obs(measured.size());
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    obs[i].point = measured[i];
+    obs[i].measured = measured[i].d > 0 && measured[i].t > 0;
+  }
+  return advance(ctx, obs, eps, noise, [&](const std::vector<Model>& models) {
+    return repartition_local(ctx.algorithm, ctx.n, models, true);
+  });
+}
+
 namespace {
 
 template <class Step>

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -17,6 +18,7 @@
 #include "hit/kernel.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
+#include "hit/resident.hpp"
 #include "hit/tile.hpp"
 
 namespace hit::fpm {
@@ -89,10 +91,14 @@ struct GemmLaunchState {
   Kernel<View<const double>, View<const double>, View<double>> kernel = gemm_accumulate<double>();
   // The main rectangle (A: rows·b × b, B: b × cols·b, C: rows·b × cols·b) and the partial row.
   Tile<double> a, bm, c, a_extra, b_extra, c_extra;
+  // With resident_c, C stays on the device between runs, as an application's result does.
+  bool resident_c = false;
+  Resident<double> c_on_device;
   std::optional<Partition> main, extra;
 
   void release() {
     a = bm = c = a_extra = b_extra = c_extra = Tile<double>();
+    c_on_device = Resident<double>();
     main.reset();
     extra.reset();
   }
@@ -114,44 +120,59 @@ struct JacobiLaunchState {
   }
 };
 
-}  // namespace
+// The element extents of one gemm benchmark at d units: the main update C(rows × cols) +=
+// A(rows × b) · B(b × cols), and an optional extra row of blocks C(b × extra) (0: none).
+struct GemmExtents {
+  index_t rows = 0;
+  index_t cols = 0;
+  index_t extra = 0;
+};
 
-BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string partition) {
-  detail::check_gemm_block(block);
+// A gemm_accumulate launch kernel whose d units have the extents `extents(d)`; with `resident_c`,
+// C is a hit::Resident (staged by the first run only).
+BenchmarkKernel gemm_kernel_with(Environment& env, int block, std::string partition,
+                                 std::string name, std::function<double(std::int64_t)> flops,
+                                 std::function<GemmExtents(std::int64_t)> extents,
+                                 bool resident_c = false) {
   PhysicalTopology::of(env);  // collective at its first use: before ranks diverge
   auto s = std::make_shared<GemmLaunchState>();
   s->env = &env;
+  s->resident_c = resident_c;
   s->b = block;
   s->spec = std::move(partition);
   const index_t b = block;
   make_partition(env, s->spec, rect(0, b, 0, b), s->kernel.access());
 
   BenchmarkKernel k;
-  k.name = detail::gemm_name(block);
-  k.complexity = [block](std::int64_t d) { return detail::gemm_flops(block, d); };
-  k.setup = [s, name = k.name](std::int64_t d) {
+  k.name = std::move(name);
+  k.complexity = std::move(flops);
+  k.setup = [s, extents, name = k.name](std::int64_t d) {
     s->release();
     const index_t bs = s->b;
-    const GemmGeometry g = gemm_geometry(d);
-    s->a = host_tile(rect(0, g.rows * bs, 0, bs), name, d);
-    s->bm = host_tile(rect(0, bs, 0, g.cols * bs), name, d);
-    s->c = host_tile(rect(0, g.rows * bs, 0, g.cols * bs), name, d);
+    const GemmExtents e = extents(d);
+    s->a = host_tile(rect(0, e.rows, 0, bs), name, d);
+    s->bm = host_tile(rect(0, bs, 0, e.cols), name, d);
+    s->c = host_tile(rect(0, e.rows, 0, e.cols), name, d);
     fill(s->a, 1);
     fill(s->bm, 2);
     s->main = make_partition(*s->env, s->spec, s->c.shape(), s->kernel.access());
-    if (g.remainder > 0) {
+    if (s->resident_c) s->c_on_device = Resident<double>(s->c, *s->env);
+    if (e.extra > 0) {
       s->a_extra = host_tile(rect(0, bs, 0, bs), name, d);
-      s->b_extra = host_tile(rect(0, bs, 0, g.remainder * bs), name, d);
-      s->c_extra = host_tile(rect(0, bs, 0, g.remainder * bs), name, d);
+      s->b_extra = host_tile(rect(0, bs, 0, e.extra), name, d);
+      s->c_extra = host_tile(rect(0, bs, 0, e.extra), name, d);
       fill(s->a_extra, 3);
       fill(s->b_extra, 4);
       s->extra = make_partition(*s->env, s->spec, s->c_extra.shape(), s->kernel.access());
     }
   };
   k.timed_run = [s] {
-    double t =
-        hit::launch(*s->env, s->kernel, *s->main, hit::in(s->a), hit::in(s->bm), hit::inout(s->c))
-            .seconds;
+    double t = s->resident_c ? hit::launch(*s->env, s->kernel, *s->main, hit::in(s->a),
+                                           hit::in(s->bm), hit::inout(s->c_on_device))
+                                   .seconds
+                             : hit::launch(*s->env, s->kernel, *s->main, hit::in(s->a),
+                                           hit::in(s->bm), hit::inout(s->c))
+                                   .seconds;
     if (s->extra) {
       t += hit::launch(*s->env, s->kernel, *s->extra, hit::in(s->a_extra), hit::in(s->b_extra),
                        hit::inout(s->c_extra))
@@ -160,18 +181,55 @@ BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string part
     return t;
   };
   k.teardown = [s] { s->release(); };
-  k.device_bytes = [s](std::int64_t d) -> std::uint64_t {
+  k.device_bytes = [s, extents](std::int64_t d) -> std::uint64_t {
     if (d <= 0) return 0;
     // The main launch holds the most; launches free their memory before the next one.
     const index_t bs = s->b;
-    const GemmGeometry g = gemm_geometry(d);
+    const GemmExtents e = extents(d);
     const Partition p =
-        make_partition(*s->env, s->spec, rect(0, g.rows * bs, 0, g.cols * bs), s->kernel.access());
+        make_partition(*s->env, s->spec, rect(0, e.rows, 0, e.cols), s->kernel.access());
     if (p.out_of_core()) return 0;  // staged chunk by chunk: no size limit from memory
-    return staged_bytes(g.rows * bs, bs, p) + staged_bytes(bs, g.cols * bs, p) +
-           staged_bytes(g.rows * bs, g.cols * bs, p);
+    return staged_bytes(e.rows, bs, p) + staged_bytes(bs, e.cols, p) +
+           staged_bytes(e.rows, e.cols, p);
   };
   return k;
+}
+
+}  // namespace
+
+BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string partition) {
+  detail::check_gemm_block(block);
+  const index_t b = block;
+  return gemm_kernel_with(
+      env, block, std::move(partition), detail::gemm_name(block),
+      [block](std::int64_t d) { return detail::gemm_flops(block, d); },
+      [b](std::int64_t d) {
+        const GemmGeometry g = gemm_geometry(d);
+        return GemmExtents{g.rows * b, g.cols * b, g.remainder * b};
+      });
+}
+
+BenchmarkKernel gemm_panel_launch_kernel(Environment& env, int block, std::int64_t rows,
+                                         std::int64_t unit_columns, std::string partition) {
+  detail::check_gemm_block(block);
+  const auto in_range = [](std::int64_t x) { return x >= 1 && x <= (std::int64_t{1} << 24); };
+  if (!in_range(rows) || !in_range(unit_columns)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("gemm panel kernel: {} rows, {} columns per unit (allowed 1 to 2^24)",
+                            rows, unit_columns));
+  }
+  const index_t b = block;
+  return gemm_kernel_with(
+      env, block, std::move(partition),
+      fmt::format("gemm-panel(b={},rows={},unit={})", block, rows, unit_columns),
+      [b, rows, unit_columns](std::int64_t d) {
+        return 2.0 * static_cast<double>(rows) * static_cast<double>(b) *
+               static_cast<double>(unit_columns) * static_cast<double>(d);
+      },
+      [rows, unit_columns](std::int64_t d) {
+        return GemmExtents{rows, d * unit_columns, 0};
+      },
+      true);
 }
 
 BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns,

@@ -262,6 +262,68 @@ std::string SlowdownProfile::str() const {
   return out;
 }
 
+SpeedChange SpeedChange::parse(std::string_view text) {
+  const std::string t = strip_spaces(text);
+  const auto fail = [&](const std::string& why) -> Error {
+    return Error(ErrorKind::parse,
+                 fmt::format("change '{}' is not valid: {} (expected F@W or F1@W1;F2@W2... with "
+                             "factors > 0 and W launch counts such as 200 or times such as 30s, "
+                             "strictly increasing)",
+                             text, why));
+  };
+  SpeedChange c;
+  std::size_t start = 0;
+  while (start <= t.size()) {
+    const auto semi = t.find(';', start);
+    const std::string item = t.substr(start, semi == std::string::npos ? semi : semi - start);
+    const auto at = item.find('@');
+    if (at == std::string::npos) throw fail("'" + item + "' has no @");
+    Step step;
+    const std::string factor_text = item.substr(0, at);
+    if (!parse_number(factor_text, step.factor) || !(step.factor > 0)) {
+      throw fail("'" + factor_text + "' is not a positive number");
+    }
+    std::string when = item.substr(at + 1);
+    const bool seconds = !when.empty() && when.back() == 's';
+    if (seconds) when.pop_back();
+    if (!parse_number(when, step.at) || !(step.at >= 0)) {
+      throw fail("'" + item.substr(at + 1) + "' is not a launch count or a time in seconds");
+    }
+    if (!seconds && step.at != std::floor(step.at)) {
+      throw fail("'" + item.substr(at + 1) + "' is not a whole launch count (times end in s)");
+    }
+    if (!c.steps_.empty()) {
+      if (seconds != c.seconds_) throw fail("launch counts and times are mixed");
+      if (step.at <= c.steps_.back().at) {
+        throw fail("points must increase strictly, '" + item + "' does not");
+      }
+    }
+    c.seconds_ = seconds;
+    c.steps_.push_back(step);
+    if (semi == std::string::npos) break;
+    start = semi + 1;
+  }
+  return c;
+}
+
+double SpeedChange::factor(std::uint64_t launches, double seconds) const noexcept {
+  const double now = seconds_ ? seconds : static_cast<double>(launches);
+  double f = 1;
+  for (const Step& s : steps_) {
+    if (now >= s.at) f = s.factor;
+  }
+  return f;
+}
+
+std::string SpeedChange::str() const {
+  std::string out;
+  for (const Step& s : steps_) {
+    if (!out.empty()) out += ';';
+    out += format_number(s.factor) + "@" + format_number(s.at) + (seconds_ ? "s" : "");
+  }
+  return out;
+}
+
 // ---- kinds and parameters ----------------------------------------------------------------------
 
 DeviceKind device_kind(std::string_view name) {
@@ -282,6 +344,10 @@ const std::vector<ParamInfo>& device_params(DeviceKind kind) {
       {"mem", "memory capacity of the emulated device, e.g. 512MiB", "unlimited"},
       {"bw", "copy bandwidth between host and device, e.g. 10GB/s", "memcpy speed"},
       {"slowdown", "F, or a profile F0;F1@S1;... over the bytes a launch stages", "1"},
+      {"change",
+       "the slowdown multiplied by F from a launch count or a time on: F@W or F1@W1;F2@W2;..., "
+       "W a count (200) or seconds (30s)",
+       "none"},
       {"clock",
        "what the slowdown scales: wall (the host kernel's elapsed time) or cpu (its thread's CPU "
        "time: steady when the host is shared; for single-threaded bodies)",
@@ -309,6 +375,8 @@ DeviceParams DeviceParams::of(const DeviceBinding& b) {
       p.bw = parse_bandwidth(value);
     } else if (key == "slowdown") {
       p.slowdown = SlowdownProfile::parse(value);
+    } else if (key == "change") {
+      p.change = SpeedChange::parse(value);
     } else if (key == "cores") {
       int n = 0;
       if (!parse_count(value, n) || n <= 0) {
@@ -330,7 +398,8 @@ DeviceParams DeviceParams::of(const DeviceBinding& b) {
 
 std::string_view device_spec_grammar() {
   return "spec = item[,item...]; item = kind[:index][(key=value[,key=value...])][*count]; "
-         "kind = cpu|cuda|emu; keys: cpu and cuda (cores), emu (mem, bw, slowdown, clock, cores); "
+         "kind = cpu|cuda|emu; keys: cpu and cuda (cores), emu (mem, bw, slowdown, change, clock, "
+         "cores); "
          "e.g. cuda:0*3,cuda:1 or emu:0(slowdown=4,mem=512MiB)*2,cpu*2";
 }
 
@@ -460,6 +529,7 @@ class SpecParser {
       }
       if (key == "bw") return format_bandwidth(parse_bandwidth(value));
       if (key == "slowdown") return SlowdownProfile::parse(value).str();
+      if (key == "change") return SpeedChange::parse(value).str();
       if (key == "cores") {
         int n = 0;
         if (!parse_count(value, n) || n <= 0) {

@@ -39,6 +39,17 @@ fpm_error_test(bad_option "bisection = 'golden'"
 fpm_error_test(missing_n "--n is required" partition -m a.csv)
 fpm_error_test(unknown_kind "unknown model kind 'cubic'" show -m a.csv --kind cubic)
 fpm_error_test(unknown_kernel "kernel 'fft' (built-in kernels: gemm, jacobi)" build --kernel fft --max 10)
+fpm_error_test(hier_method "--method: best not in {fpm,multiple-cpm,single-cpm,homogeneous}"
+               hierarchical --n 64 --method best)
+fpm_error_test(hier_n "--n: '0' is not a whole number from 1" hierarchical --n 0)
+fpm_error_test(hier_block "--block: '0' is not a whole number from 1" hierarchical --n 64 -b 0)
+
+add_test(NAME cli.fpm.hierarchical
+         COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DSUMMA=${HIT_BIN}/hit-summa
+                 -DWORK=${fpm_work}/hierarchical -DCASE=hierarchical
+                 -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})
+set_tests_properties(cli.fpm.hierarchical PROPERTIES LABELS cli TIMEOUT 200
+                     ENVIRONMENT "OPENBLAS_NUM_THREADS=1;HIT_NODES=2")
 
 add_test(NAME cli.fpm.build
          COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DWORK=${fpm_work}/build -DCASE=build

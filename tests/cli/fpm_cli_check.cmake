@@ -176,6 +176,40 @@ elseif(CASE STREQUAL "devices")
     message(FATAL_ERROR "expected a refusal of one file for two ranks:\n${err}")
   endif()
 
+elseif(CASE STREQUAL "hierarchical")
+  # Four ranks on two emulated nodes of unlike emulated devices: the partition is written as a
+  # layout spec that hit-summa takes for C and multiplies correctly with; the models it saved
+  # make the next run start from their partition.
+  set(devices "emu:0(slowdown=2,clock=cpu,cores=1),emu:1(slowdown=6,clock=cpu,cores=1),emu:2(slowdown=12,clock=cpu,cores=1),emu:3(slowdown=3,clock=cpu,cores=1)")
+  set(hier "${MPIEXEC}" -n 4 "${FPM}" hierarchical --n 192 --block 16 --panel 32 --nodes 2
+      --devices "${devices}" --iterations 3 --device-iterations 3 --max-time 0.05 --max-reps 5
+      --models models --json)
+  run_fpm(${hier})
+  expect_success("hierarchical")
+  string(JSON spec GET "${out}" spec)
+  string(JSON loaded GET "${out}" models_loaded)
+  string(JSON nodes LENGTH "${out}" areas)
+  if(NOT spec MATCHES "^hierarchical:nodes=\\(columns2d:w=[0-9]+,[0-9]+,b=16\\),devices=\\(dimBlocks:dim=1\\),w="
+     OR NOT nodes EQUAL 2 OR loaded)
+    message(FATAL_ERROR "unexpected result: ${out}")
+  endif()
+  if(NOT EXISTS "${WORK}/models/node-1-b16-p32.csv")
+    message(FATAL_ERROR "no node model written:\n${out}")
+  endif()
+  execute_process(COMMAND "${MPIEXEC}" -n 4 "${SUMMA}" --n 192 --panel 32 --devices "${devices}"
+                          --layout-c "${spec}" --check
+                  WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "check: passed")
+    message(FATAL_ERROR "hit-summa with '${spec}': exit ${rc}\n${out}\n${err}")
+  endif()
+  run_fpm(${hier})
+  expect_success("hierarchical, second run")
+  string(JSON loaded GET "${out}" models_loaded)
+  if(NOT loaded)
+    message(FATAL_ERROR "the second run did not load the saved models: ${out}")
+  endif()
+
 elseif(CASE STREQUAL "bench")
   # hit-bench-fpm on its default emulated devices, small: one JSON line with the three
   # distributions of n units, and its table written between the fpm markers of a file whose other

@@ -206,7 +206,7 @@ TEST(DeviceSpec, UnknownOrRepeatedParameter) {
               AllOf(HasSubstr("'cpu' has no parameter 'mem'"), HasSubstr("allowed: cores")));
   e = error_of("emu(speed=2)", 1);
   EXPECT_THAT(e.what(), AllOf(HasSubstr("no parameter 'speed'"),
-                              HasSubstr("allowed: mem, bw, slowdown, clock, cores")));
+                              HasSubstr("allowed: mem, bw, slowdown, change, clock, cores")));
   e = error_of("emu(mem=1GiB,mem=2GiB)", 1);
   EXPECT_THAT(e.what(), HasSubstr("'mem' given twice"));
 }
@@ -302,6 +302,40 @@ TEST(DeviceUnits, SlowdownProfileIsAStepFunction) {
   EXPECT_EQ(cliff.str(), "1;8@1MiB");
   EXPECT_DOUBLE_EQ(hit::SlowdownProfile().at(99), 1.0);
   EXPECT_THROW(hit::SlowdownProfile(0.5), hit::Error);
+}
+
+TEST(DeviceUnits, SpeedChangeByLaunchesOrSeconds) {
+  const auto launches = hit::SpeedChange::parse("4@100;1@300");
+  EXPECT_FALSE(launches.in_seconds());
+  EXPECT_DOUBLE_EQ(launches.factor(99, 1e9), 1.0);
+  EXPECT_DOUBLE_EQ(launches.factor(100, 0), 4.0);
+  EXPECT_DOUBLE_EQ(launches.factor(299, 0), 4.0);
+  EXPECT_DOUBLE_EQ(launches.factor(300, 0), 1.0);
+  EXPECT_EQ(launches.str(), "4@100;1@300");
+  const auto seconds = hit::SpeedChange::parse("0.5@1.5s");
+  EXPECT_TRUE(seconds.in_seconds());
+  EXPECT_DOUBLE_EQ(seconds.factor(1000000, 1.4), 1.0);
+  EXPECT_DOUBLE_EQ(seconds.factor(0, 1.5), 0.5);
+  EXPECT_EQ(seconds.str(), "0.5@1.5s");
+  EXPECT_TRUE(hit::SpeedChange().empty());
+  const auto why = [](const char* text) {
+    try {
+      (void)hit::SpeedChange::parse(text);
+    } catch (const hit::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(why("4"), HasSubstr("'4' has no @"));
+  EXPECT_THAT(why("0@10"), HasSubstr("'0' is not a positive number"));
+  EXPECT_THAT(why("2@1.5"), HasSubstr("not a whole launch count"));
+  EXPECT_THAT(why("2@10;3@5s"), HasSubstr("launch counts and times are mixed"));
+  EXPECT_THAT(why("2@10;3@10"), HasSubstr("must increase strictly"));
+  EXPECT_THAT(why("2@soon"), HasSubstr("not a launch count or a time"));
+  // Through the binding: canonical text, and refused as a value.
+  EXPECT_EQ(hit::DeviceParams::of(hit::parse_device_spec("emu(change=4@100)", 1).front()).change,
+            launches.parse("4@100"));
+  EXPECT_THROW(hit::parse_device_spec("emu(change=fast)", 1), hit::Error);
 }
 
 TEST(DeviceUnits, TypedParametersOfABinding) {

@@ -458,6 +458,22 @@ TEST_F(LaunchTest, SlowdownProfileModelsAMemoryCliff) {
   EXPECT_NEAR(median(above), 4.0, 0.4);
 }
 
+TEST_F(LaunchTest, SpeedChangeSlowsTheDeviceFromALaunchCountOn) {
+  // 2x from the third execution, back to the profile's 1 from the fifth: the ratio of emulated to
+  // real time per launch follows (a sleep can only overshoot, on a loaded machine).
+  bind("emu:0(slowdown=1,change=2@2;1@4)");
+  const hit::Shape shape = hit::Shape::parse("[0:4][0:4]");
+  const auto a = filled<double>(shape);
+  const auto k = spin();
+  std::vector<double> ratio;
+  for (int i = 0; i < 6; ++i) {
+    const auto rec = hit::launch(k, hit::partition("single", shape), hit::in(a), 20.0);
+    ratio.push_back(rec.kernel_seconds / rec.host_kernel_seconds);
+  }
+  for (const int i : {0, 1, 4, 5}) EXPECT_NEAR(ratio[static_cast<std::size_t>(i)], 1.0, 0.15) << i;
+  for (const int i : {2, 3}) EXPECT_NEAR(ratio[static_cast<std::size_t>(i)], 2.0, 0.3) << i;
+}
+
 TEST_F(LaunchTest, BuiltInGemmMatchesTheDefinition) {
   std::mt19937 rng(5);
   for (const std::string device : {"cpu:0", "emu:0"}) {

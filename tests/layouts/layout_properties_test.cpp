@@ -348,6 +348,34 @@ TEST(LayoutProperties, HierarchicalNodesHoldTheirPartTogether) {
   EXPECT_EQ(hit::layout(l.spec(), hit::topology("array", 4), shape, "", devices), l);
 }
 
+// `w=` of hierarchical: a node weighs the sum of its processes' weights, and a device layout that
+// takes weights gets its node's share of them (the form hierarchical partitioning writes).
+TEST(LayoutProperties, HierarchicalWeightsReachNodesAndDevices) {
+  const hit::Shape shape = hit::Shape::extents({64, 64});
+  const std::string spec =
+      "hierarchical:nodes=(columns2d:b=8),devices=(dimBlocks:dim=1),w=1,3,2,2,ranks_per_node=2";
+  const hit::Layout l = hit::layout(spec, hit::topology("array", 4), shape);
+  expect_valid_layout(l, spec);
+  // Nodes weigh 4 and 4: equal halves; inside node 0, columns 1 : 3 of its full width.
+  EXPECT_EQ(l.elements(0) + l.elements(1), l.elements(2) + l.elements(3));
+  EXPECT_EQ(l.block(0)[0], l.block(1)[0]) << "column slices share the node's rows";
+  EXPECT_EQ(3 * l.block(0)[1].size(), l.block(1)[1].size());
+  EXPECT_EQ(l.block(2)[1].size(), l.block(3)[1].size());
+  // The node spec's own weights win over the sums; a zero weight leaves a process without work.
+  const hit::Layout own = hit::layout(
+      "hierarchical:nodes=(columns2d:w=3,1,b=8),devices=(dimBlocks:dim=1),w=1,0,1,1,"
+      "ranks_per_node=2",
+      hit::topology("array", 4), shape);
+  EXPECT_EQ(own.elements(0), 3 * (own.elements(2) + own.elements(3)));
+  EXPECT_FALSE(own.active(1));
+  EXPECT_EQ(hit::layout(own.spec(), hit::topology("array", 4), shape), own);
+  EXPECT_THAT(error_of([&] {
+                (void)hit::layout("hierarchical:w=1,2,ranks_per_node=2", hit::topology("array", 4),
+                                  shape);
+              }),
+              testing::HasSubstr("w has 2 weights, expected 4"));
+}
+
 TEST(LayoutProperties, HierarchicalRefusesWhatItCannotDo) {
   const hit::Shape shape = hit::Shape::extents({10, 10});
   const hit::Topology four = hit::topology("array", 4);

@@ -126,6 +126,28 @@ TEST(DimBlocksLayout, SplitsOneAxisOverAllProcessesInRankOrder) {
       HasSubstr("dim='x' is not an integer"));
 }
 
+TEST(DimBlocksLayout, WeightsSplitInProportionAndZeroGetsNothing) {
+  // 1 : 3 : 0 : 4 of 64 columns: 8, 24, nothing, 32, exactly.
+  const hit::Layout l =
+      hit::layout("dimBlocks:dim=1,w=1,3,0,4", hit::topology("array", 4), S("[0:5][0:64]"));
+  EXPECT_EQ(l.block(0), S("[0:5][0:8]"));
+  EXPECT_EQ(l.block(1), S("[0:5][8:32]"));
+  EXPECT_FALSE(l.active(2));
+  EXPECT_EQ(l.block(3), S("[0:5][32:64]"));
+  // Not exact: each part within one element of its share, all elements given.
+  const hit::Layout odd =
+      hit::layout("dimBlocks:w=1,1,1", hit::topology("array", 3), S("[0:10][0:2]"));
+  EXPECT_EQ(odd.elements(0) + odd.elements(1) + odd.elements(2), 20);
+  EXPECT_EQ(hit::layout(l.spec(), hit::topology("array", 4), S("[0:5][0:64]")), l);
+  const auto bad = [](const char* spec) {
+    return error_of([&] { hit::layout(spec, hit::topology("array", 2), S("[0:4][0:4]")); });
+  };
+  EXPECT_THAT(bad("dimBlocks:w=1"), HasSubstr("w has 1 weights, expected 2"));
+  EXPECT_THAT(bad("dimBlocks:w=1,-1"), HasSubstr("weight -1 (position 1 of w)"));
+  EXPECT_THAT(bad("dimBlocks:w=0,0"), HasSubstr("every weight of w is 0"));
+  EXPECT_THAT(bad("dimBlocks:w=1,inf"), HasSubstr("is not a comma-separated list of numbers"));
+}
+
 TEST(CyclicLayout, ProcessPGetsPPlusMultiplesOfP) {
   const hit::Layout l = hit::layout("cyclic", hit::topology("array", 3), S("[0:10]"));
   EXPECT_EQ(l.block(0), S("[0:10:3]"));

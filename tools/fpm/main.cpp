@@ -5,6 +5,8 @@
 //   hit-fpm partition --model FILE [--model FILE ...] --n N [--algorithm NAME] [--json]
 //   hit-fpm show --model FILE [--json]
 //   hit-fpm plot --model FILE [--model FILE ...] --out FILE.svg [--n N] [--algorithm NAME]
+//   hit-fpm hierarchical --n N [--block B] [--method fpm|multiple-cpm|single-cpm|homogeneous]
+//                 [--models DIR] [--devices SPEC] [--nodes K] [--json] ...
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -29,6 +31,7 @@
 #include "hit/device.hpp"
 #include "hit/device_params.hpp"
 #include "hit/fpm/benchmark.hpp"
+#include "hit/fpm/hierarchical.hpp"
 #include "hit/fpm/kernels.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
@@ -58,6 +61,27 @@ struct BuildOptions {
   double max_time = 2.0;
   std::int64_t capacity = -1;
   bool quiet = false;
+};
+
+struct HierarchicalCli {
+  std::int64_t n = 0;
+  int block = 64;
+  int panel = 0;
+  std::string method = "fpm";
+  double eps = 0.05;
+  double device_eps = 0.05;
+  int iterations = 10;
+  int device_iterations = 10;
+  std::string algorithm;
+  std::string models;
+  std::string devices;
+  int nodes = -1;
+  double precision = 0.025;
+  int min_reps = 3;
+  int max_reps = 20;
+  double max_time = 0.5;
+  bool block_columns = false;
+  bool json = false;
 };
 
 struct ModelOptions {
@@ -367,6 +391,76 @@ int run_plot(hit::Environment& env, const ModelOptions& o) {
   return hit::exit_ok;
 }
 
+nlohmann::json step_json(const fpm::HierarchicalStep& s) {
+  return {{"iteration", s.iteration},
+          {"target_areas", s.target_areas},
+          {"areas", s.areas},
+          {"node_seconds", s.node_seconds},
+          {"spread", s.spread},
+          {"columns", s.columns},
+          {"device_seconds", s.device_seconds},
+          {"device_iterations", s.device_iterations},
+          {"device_status", s.device_status}};
+}
+
+int run_hierarchical(hit::Environment& env, const HierarchicalCli& c) {
+  if (!c.devices.empty()) env.config().set("devices", c.devices);
+  if (c.nodes >= 0) env.config().set("nodes", std::to_string(c.nodes));
+  fpm::HierarchicalOptions o;
+  o.n = c.n;
+  o.block = c.block;
+  o.panel = c.panel;
+  o.method = fpm::parse_hierarchical_method(c.method);
+  o.node_eps = c.eps;
+  o.device_eps = c.device_eps;
+  o.max_iterations = c.iterations;
+  o.device_iterations = c.device_iterations;
+  o.algorithm = c.algorithm;
+  o.models_dir = c.models;
+  o.block_columns = c.block_columns;
+  o.precision.rel_ci = c.precision;
+  o.precision.min_reps = c.min_reps;
+  o.precision.max_reps = c.max_reps;
+  o.precision.max_seconds = c.max_time;
+  const fpm::HierarchicalPartition r = fpm::partition_hierarchical(env, o);
+  if (env.rank() != 0) return hit::exit_ok;
+  if (c.json) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& s : r.steps) steps.push_back(step_json(s));
+    const nlohmann::json j = {{"method", std::string(fpm::to_string(r.method))},
+                              {"n", c.n},
+                              {"block", c.block},
+                              {"spec", r.spec},
+                              {"status", std::string(fpm::to_string(r.status))},
+                              {"areas", r.areas},
+                              {"weights", r.weights},
+                              {"node_of_rank", r.node_of_rank},
+                              {"seconds", r.seconds},
+                              {"models_loaded", r.models_loaded},
+                              {"steps", steps}};
+    fmt::print("{}\n", j.dump());
+    return hit::exit_ok;
+  }
+  fmt::print(
+      "{} partitioning of a {}x{} product (b = {}) over {} nodes: {} after {} step{} "
+      "({:.2f} s{})\n",
+      fpm::to_string(r.method), c.n, c.n, c.block,
+      r.node_of_rank.empty() ? 0
+                             : *std::max_element(r.node_of_rank.begin(), r.node_of_rank.end()) + 1,
+      fpm::to_string(r.status), r.steps.size(), r.steps.size() == 1 ? "" : "s", r.seconds,
+      r.models_loaded ? ", models loaded" : "");
+  for (const auto& s : r.steps) {
+    std::string nodes;
+    for (std::size_t i = 0; i < s.areas.size(); ++i) {
+      nodes += fmt::format("{}node {}: {} blocks in {:.4f} s", i ? "; " : "", i, s.areas[i],
+                           s.node_seconds[i]);
+    }
+    fmt::print("  step {}: {} (spread {:.3f})\n", s.iteration, nodes, s.spread);
+  }
+  fmt::print("layout: {}\n", r.spec);
+  return hit::exit_ok;
+}
+
 int body(hit::Environment& env, int argc, char** argv) {
   CLI::App app{
       "hit-fpm: functional performance models — build them by benchmarking, partition "
@@ -457,19 +551,75 @@ int body(hit::Environment& env, int argc, char** argv) {
   plot->add_option("--algorithm,-a", m.algorithm, "partitioner for --n")->capture_default_str();
   plot->add_option("--title", m.title, "picture title");
 
+  HierarchicalCli h;
+  auto* hier = app.add_subcommand(
+      "hierarchical",
+      "partition a square matrix product over the nodes (column-based rectangles) and each "
+      "node's devices (column slices) by running its panel kernel on the bound devices (INPA "
+      "and IDPA, or a baseline); prints the layout spec");
+  hier->add_option("--n", h.n, "C is n x n")->required()->check(hit::cli::count(1));
+  hier->add_option("--block,-b", h.block, "block size b")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 4096));
+  hier->add_option("--panel", h.panel,
+                   "inner dimension of the measured panel step (the application's panel width; "
+                   "default: b)")
+      ->check(hit::cli::count(1, 4096));
+  hier->add_option("--method", h.method, "fpm, multiple-cpm, single-cpm or homogeneous")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fpm", "multiple-cpm", "single-cpm", "homogeneous"}));
+  hier->add_option("--eps", h.eps, "node-level balance: largest spread of the node times")
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0));
+  hier->add_option("--device-eps", h.device_eps, "device-level balance inside each node")
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0));
+  hier->add_option("--iterations", h.iterations, "node-level steps at most")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 1000));
+  hier->add_option("--device-iterations", h.device_iterations,
+                   "device-level steps at most, per node-level step")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 1000));
+  hier->add_option("--algorithm,-a", h.algorithm,
+                   "partitioner (default: geometric for fpm, proportional for the CPM methods)");
+  hier->add_option("--models", h.models,
+                   "folder of the models: read when present, written after every step");
+  hier->add_option("--devices", h.devices, "device binding of the ranks (HIT_DEVICES)");
+  hier->add_option("--nodes", h.nodes, "ranks per emulated node (HIT_NODES; 0: the real nodes)")
+      ->check(hit::cli::count(0));
+  hier->add_option("--precision", h.precision, "relative half-width of the confidence interval")
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0, 1));
+  hier->add_option("--min-reps", h.min_reps, "repetitions at least")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
+  hier->add_option("--max-reps", h.max_reps, "repetitions at most")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
+  hier->add_option("--max-time", h.max_time, "seconds of repetitions per measurement at most")
+      ->capture_default_str()
+      ->check(hit::cli::real_above(0));
+  hier->add_flag("--block-columns", h.block_columns,
+                 "a device's unit is one b-wide block column (default: one element column)");
+  hier->add_flag("--json", h.json, "one JSON object on stdout");
+
   // CLI11 would call an unknown first word "a missing subcommand".
   const auto known = [](const std::string& word) {
-    return word == "build" || word == "partition" || word == "show" || word == "plot";
+    return word == "build" || word == "partition" || word == "show" || word == "plot" ||
+           word == "hierarchical";
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     throw Error(ErrorKind::parse, fmt::format("unknown subcommand '{}' (subcommands: build, "
-                                              "partition, show, plot; see hit-fpm --help)",
+                                              "partition, show, plot, hierarchical; see hit-fpm "
+                                              "--help)",
                                               hit::excerpt(argv[1])));
   }
   if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-fpm")) return hit::exit_ok;
   m.has_n = n_opt->count() > 0;
   if (*build) return run_build(env, b);
   if (*part) return run_partition(env, m);
+  if (*hier) return run_hierarchical(env, h);
   if (*show) return run_show(env, m);
   return run_plot(env, m);
 }

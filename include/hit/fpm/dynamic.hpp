@@ -76,6 +76,15 @@ DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const Benc
 DynamicStatus partition_iterate(PartitionContext& ctx, std::span<const BenchmarkKernel> devices,
                                 const Precision& precision, double eps);
 
+// One step from measurements made by the caller (a composite device such as a node whose time is
+// that of its own balanced devices; docs/fpm.md, "Hierarchical partitioning"): measured[i] is
+// device i's point for its share of ctx.dist (its d may differ from the share when the share was
+// realised only approximately; t = 0: nothing measured). Every rank that calls it with the same
+// context and points computes the same step, with no communication. `noise`: the relative
+// precision the measurements were asked for (a spread within it counts as balance).
+DynamicStatus partition_step(PartitionContext& ctx, std::span<const Point> measured, double eps,
+                             double noise = 0);
+
 // Iterates until the status is no longer `running`, at most `max_iterations` steps.
 DynamicStatus partition_dynamic(PartitionContext& ctx, MPI_Comm comm, const BenchmarkKernel& kernel,
                                 const Precision& precision, double eps, int max_iterations,

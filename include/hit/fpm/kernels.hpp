@@ -32,6 +32,17 @@ namespace hit::fpm {
 // Error(invalid_argument) for a block size outside 1..4096.
 BenchmarkKernel gemm_launch_kernel(Environment& env, int block, std::string partition = "single");
 
+// One panel step of the column-based (SUMMA-style) matrix product at a fixed height, as
+// hierarchical partitioning measures a node's devices (docs/fpm.md, "Hierarchical partitioning"):
+// one unit is `unit_columns` columns of a `rows`-tall part of C, and d units are one
+// hit::gemm_accumulate<double> launch C(rows × d·u) += A(rows × b) · B(b × d·u), u = unit_columns;
+// 2·rows·b·u flops per unit. C is a hit::Resident, as the application's result is: the first run
+// (the warm-up) stages it, the timed runs stage only the panels. Error(invalid_argument) for a
+// block size outside 1..4096, or rows or unit_columns outside 1..2^24.
+BenchmarkKernel gemm_panel_launch_kernel(Environment& env, int block, std::int64_t rows,
+                                         std::int64_t unit_columns,
+                                         std::string partition = "single");
+
 // One 5-point Jacobi sweep as a hit::jacobi5<double> launch: one unit is one row of N cells,
 // out(i,j) = (in(i±1,j) + in(i,j±1)) / 4 over d rows, `in` staged with its halo (d+2 rows of N+2)
 // and `out` (d rows of N) copied back. 4·N flops per unit. `partition` default: `threads` (the

@@ -99,8 +99,13 @@ class EmuDevice final : public Device {
 
   void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t problem_bytes,
                int stream) override {
+    const double change =
+        params_.change.empty()
+            ? 1.0
+            : params_.change.factor(launches_++,
+                                    std::chrono::duration<double>(clock::now() - created_).count());
     ++counters_.executions;
-    const double factor = params_.slowdown.at(problem_bytes);
+    const double factor = std::max(1.0, params_.slowdown.at(problem_bytes) * change);
     const bool cpu_clock = params_.cpu_clock;
     streams_[check(stream)].submit([this, body, factor, cpu_clock] {
       ExecContext ctx;
@@ -160,6 +165,10 @@ class EmuDevice final : public Device {
 
   DeviceParams params_;
   DeviceShare* share_;
+  // The origins of a speed change: the device's creation, and its executions (not reset with the
+  // counters).
+  clock::time_point created_ = clock::now();
+  std::uint64_t launches_ = 0;
   mutable std::atomic<std::uint64_t> local_used_{0};
   BlockCache memory_;  // before the streams: destroyed after them, when no work can use it
   HostStream streams_[streams];
