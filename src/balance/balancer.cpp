@@ -1,0 +1,198 @@
+#include "hit/balancer.hpp"
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <algorithm>
+
+#include "hit/core/collective.hpp"
+#include "hit/core/error.hpp"
+#include "hit/fpm/partition.hpp"
+#include "hit/topology.hpp"
+
+namespace hit {
+namespace {
+
+using Sizes = std::vector<std::int64_t>;
+
+// Rows per process of a layout that gives each process at most one block of whole rows, in rank
+// order; Error(invalid_argument) naming what is wrong otherwise.
+Sizes rows_of(const Layout& l) {
+  const Shape& shape = l.shape();
+  const auto fail = [&](const std::string& why) {
+    return Error(ErrorKind::invalid_argument,
+                 fmt::format("balancing rows: layout '{}' {}; give a layout of whole rows in rank "
+                             "order (e.g. blocks on an array topology)",
+                             l.spec(), why));
+  };
+  if (shape.rank() < 1) throw fail("is of a shape without axes");
+  Sizes rows;
+  index_t next = shape[0].begin();
+  for (int p = 0; p < l.topology().procs(); ++p) {
+    const auto& blocks = l.blocks(p);
+    if (blocks.size() > 1) throw fail(fmt::format("gives rank {} {} blocks", p, blocks.size()));
+    if (blocks.empty() || blocks.front().size() == 0) {
+      rows.push_back(0);
+      continue;
+    }
+    const Shape& b = blocks.front();
+    for (int k = 1; k < shape.rank(); ++k) {
+      if (b[k] != shape[k]) throw fail(fmt::format("splits axis {} (rank {}: {})", k, p, b.str()));
+    }
+    if (b[0].stride() != shape[0].stride() || b[0].begin() != next) {
+      throw fail(fmt::format("does not give rank {} the rows after rank {}'s ({})", p, p - 1,
+                             b.str()));
+    }
+    rows.push_back(b[0].size());
+    next = b[0].end();
+  }
+  if (next != shape[0].end()) throw fail("leaves rows to no process");
+  return rows;
+}
+
+std::string weights_text(const Sizes& rows) {
+  std::string w;
+  for (const std::int64_t r : rows) w += (w.empty() ? "" : ",") + std::to_string(r);
+  return w;
+}
+
+void check(const BalanceOptions& o) {
+  const auto bad = [](const std::string& why) {
+    return Error(ErrorKind::invalid_argument, "balancing: " + why);
+  };
+  if (o.every < 1) throw bad(fmt::format("every = {} (balance every 1 or more iterations)", o.every));
+  if (!(o.eps > 0)) throw bad(fmt::format("eps = {} (must be > 0)", o.eps));
+  if (o.window < 1) throw bad(fmt::format("window = {} (must be >= 1)", o.window));
+}
+
+}  // namespace
+
+std::string_view to_string(BalanceMode mode) noexcept {
+  switch (mode) {
+    case BalanceMode::off:
+      return "off";
+    case BalanceMode::cpm:
+      return "cpm";
+    case BalanceMode::fpm:
+      return "fpm";
+  }
+  return "?";
+}
+
+BalanceMode parse_balance_mode(std::string_view name) {
+  for (const auto m : {BalanceMode::off, BalanceMode::cpm, BalanceMode::fpm}) {
+    if (name == to_string(m)) return m;
+  }
+  throw Error(ErrorKind::invalid_argument,
+              fmt::format("unknown balance mode '{}' (modes: off, cpm, fpm)", name));
+}
+
+namespace detail {
+
+std::vector<Shape> balanced_regions(const Layout& layout, index_t ghost) {
+  std::vector<Shape> out;
+  const Shape& whole = layout.shape();
+  for (int p = 0; p < layout.topology().procs(); ++p) {
+    if (!layout.active(p)) {
+      out.emplace_back();
+      continue;
+    }
+    Shape s = layout.block(p);
+    for (int k = 0; k < std::min(s.rank(), 2); ++k) {
+      s = s.with_sig(k, s[k].expand(ghost, ghost));
+    }
+    out.push_back(s.intersect(whole));
+  }
+  return out;
+}
+
+std::uint64_t foreign_elements(const Shape& region, const Shape& own) {
+  const index_t mine = own.is_null() ? 0 : region.intersect(own).size();
+  return static_cast<std::uint64_t>(region.size() - mine);
+}
+
+}  // namespace detail
+
+RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions options,
+                         std::int64_t iterations)
+    : env_(&env),
+      layout_(initial),
+      previous_(std::move(initial)),
+      options_(std::move(options)),
+      iterations_(iterations),
+      ctx_(layout_.shape().rank() > 0 ? layout_.shape()[0].size() : 0, layout_.topology().procs(),
+           !options_.algorithm.empty()           ? options_.algorithm
+           : options_.mode == BalanceMode::cpm ? "proportional"
+                                                 : "geometric",
+           options_.mode == BalanceMode::cpm ? fpm::ModelKind::constant
+                                             : fpm::ModelKind::piecewise) {
+  check(options_);
+  if (layout_.topology().procs() != env.size()) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("balancing: layout '{}' is for {} processes, the run has {}",
+                            layout_.spec(), layout_.topology().procs(), env.size()));
+  }
+  const Sizes rows = rows_of(layout_);
+  ctx_.eps = options_.eps;
+  ctx_.window = options_.window;
+  ctx_.dist.parts.clear();
+  for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});
+  ctx_.dist.algorithm = "initial";
+}
+
+std::vector<std::int64_t> RowBalancer::rows() const {
+  return ctx_.dist.sizes();
+}
+
+bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
+  if (options_.mode == BalanceMode::off) return false;
+  pending_ += seconds;
+  ++pending_count_;
+  if ((iteration + 1) % options_.every != 0) return false;
+  const Timer timer;
+  const double mean = pending_ / pending_count_;
+  pending_ = 0;
+  pending_count_ = 0;
+  const Sizes before = ctx_.dist.sizes();
+  // A rank without rows reports nothing (its share is 0); balance_iterate skips it.
+  const double mine =
+      before[static_cast<std::size_t>(env_->rank())] > 0 ? std::max(mean, 1e-12) : 0.0;
+  ctx_.remaining_iterations = std::max<std::int64_t>(0, iterations_ - iteration - 1);
+  const bool changed = fpm::balance_iterate(ctx_, env_->comm(), mine);
+  ++steps_;
+  imbalance_ = ctx_.imbalance;
+  if (awaiting_after_) {
+    rebalances_.back().imbalance_after = imbalance_;
+    awaiting_after_ = false;
+  }
+  if (changed) {
+    previous_ = layout_;
+    const Sizes rows = ctx_.dist.sizes();
+    layout_ = hit::layout(*env_, "dimBlocks:dim=0,w=" + weights_text(rows),
+                          topology(*env_, "array", env_->size()), layout_.shape());
+    Rebalance r;
+    r.iteration = iteration;
+    r.imbalance_before = imbalance_;
+    r.rows = rows;
+    rebalances_.push_back(std::move(r));
+    awaiting_after_ = true;
+  }
+  seconds_ += timer.seconds();
+  return changed;
+}
+
+void RowBalancer::account_move(double seconds, std::uint64_t bytes) {
+  seconds_ += seconds;
+  double slowest = seconds;
+  auto total = static_cast<unsigned long long>(bytes);
+  allreduce_in_place(&slowest, 1, MPI_DOUBLE, MPI_MAX, env_->comm());
+  allreduce_in_place(&total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, env_->comm());
+  if (rebalances_.empty()) return;
+  Rebalance& r = rebalances_.back();
+  r.seconds += slowest;
+  r.bytes_moved += total;
+  // The next gain test weighs a move by what this one cost.
+  ctx_.migration_cost = r.seconds;
+}
+
+}  // namespace hit
