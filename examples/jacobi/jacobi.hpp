@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../common/harness.hpp"
+#include "hit/balancer.hpp"
 #include "hit/core/environment.hpp"
 
 namespace hit::jacobi {
@@ -17,6 +18,8 @@ struct Options {
   std::string layout = "blocks";
   std::string topology = "mesh2d";
   std::string out;  // final field as a raw file
+  // Re-partitioning of the rows while the iteration runs (off: the layout stays).
+  BalanceOptions balance;
   app::RunOptions run;
 };
 

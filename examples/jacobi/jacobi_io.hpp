@@ -116,10 +116,56 @@ app::CheckResult verify(Environment& env, const Options& o, const Layout& lay, T
   return check;
 }
 
+// What the balancer did, for the report (collective: the time is the slowest rank's).
+inline nlohmann::json balance_report(Environment& env, const RowBalancer& b,
+                                     std::vector<std::string>& lines) {
+  double seconds = b.seconds();
+  allreduce_in_place(&seconds, 1, MPI_DOUBLE, MPI_MAX, env.comm());
+  nlohmann::json moves = nlohmann::json::array();
+  std::uint64_t bytes = 0;
+  std::string at;
+  for (const Rebalance& r : b.rebalances()) {
+    moves.push_back({{"iteration", r.iteration},
+                     {"imbalance_before", r.imbalance_before},
+                     {"imbalance_after", r.imbalance_after},
+                     {"rows", r.rows},
+                     {"bytes_moved", r.bytes_moved},
+                     {"seconds", r.seconds}});
+    bytes += r.bytes_moved;
+    at += (at.empty() ? "" : ", ") + std::to_string(r.iteration);
+  }
+  nlohmann::json trace = nlohmann::json::array();
+  for (const RowBalancer::Step& s : b.trace()) {
+    trace.push_back(
+        {{"iteration", s.iteration}, {"seconds", s.seconds}, {"imbalance", s.imbalance}});
+  }
+  const BalanceOptions& o = b.options();
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "balance: %s every %d, %zu rebalance%s%s%s%s, imbalance now %.3f, %.3g MB moved, "
+                "%.3f s balancing",
+                std::string(to_string(o.mode)).c_str(), o.every, b.rebalances().size(),
+                b.rebalances().size() == 1 ? "" : "s", at.empty() ? "" : " (after iterations ",
+                at.c_str(), at.empty() ? "" : ")", b.imbalance(), static_cast<double>(bytes) * 1e-6,
+                seconds);
+  lines.emplace_back(line);
+  return {{"mode", std::string(to_string(o.mode))},
+          {"every", o.every},
+          {"eps", o.eps},
+          {"steps", b.steps()},
+          {"rebalances", moves},
+          {"rows", b.rows()},
+          {"imbalance", b.imbalance()},
+          {"trace", trace},
+          {"bytes_moved", bytes},
+          {"seconds", seconds}};
+}
+
 // The residual and checksum, the result file, the check and the report.
 template <class T>
 int finish(Environment& env, const Options& o, app::Harness& harness, const Layout& lay,
-           const Partition& part, Resident<T>& result, Resident<T>& previous) {
+           const Partition& part, Resident<T>& result, Resident<T>& previous,
+           const RowBalancer* balancer) {
   previous.sync_to_host();
   const double residual =
       allreduce(o.iters > 0 ? max_change(result.host(), previous.host()) : 0.0, ReduceOp::max);
@@ -134,7 +180,7 @@ int finish(Environment& env, const Options& o, app::Harness& harness, const Layo
   const double t = harness.median_time();
   const double cells = static_cast<double>(o.n - 2) * static_cast<double>(o.n - 2) * o.iters;
   const Topology& topo = lay.topology();
-  const nlohmann::json fields = {
+  nlohmann::json fields = {
       {"app", "jacobi"},      {"n", o.n},
       {"iters", o.iters},     {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
       {"layout", lay.spec()}, {"partition", part.spec().empty() ? o.run.partition : part.spec()},
@@ -146,8 +192,10 @@ int finish(Environment& env, const Options& o, app::Harness& harness, const Layo
                 o.run.type.c_str(), env.size(), lay.spec().c_str());
   char line[128];
   std::snprintf(line, sizeof line, "residual %.3e, checksum %.10g", residual, checksum);
+  std::vector<std::string> lines{line};
+  if (balancer != nullptr) fields["balance"] = balance_report(env, *balancer, lines);
   return harness.report(fields, headline, {"mcells_per_s", t > 0 ? cells / t * 1e-6 : 0.0}, "cells",
-                        {line}, check);
+                        lines, check);
 }
 
 }  // namespace hit::jacobi

@@ -18,7 +18,21 @@ int main(int argc, char** argv) {
     std::string layout;
     cli.add_option("--layout", layout,
                    "layout spec of the grid (else HIT_LAYOUT_GRID, else blocks)");
-    cli.add_option("--topology", o.topology, "virtual topology spec");
+    auto* topology = cli.add_option("--topology", o.topology, "virtual topology spec");
+    std::string balance = "off";
+    cli.add_option("--balance", balance,
+                   "re-partition the rows while iterating: off, cpm (shares in proportion to the "
+                   "measured speeds) or fpm (partial functional models); needs a layout of whole "
+                   "rows (the topology is then array unless given)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"off", "cpm", "fpm"}));
+    cli.add_option("--balance-every", o.balance.every, "iterations per balancing step")
+        ->capture_default_str()
+        ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
+    cli.add_option("--balance-eps", o.balance.eps,
+                   "spread of the per-rank compute times tolerated ((max - min) / min)")
+        ->capture_default_str()
+        ->check(hit::cli::real_above(0));
     o.run.add_to(cli, "compare with a serial run, bit for bit", "draw the layout to this SVG file",
                  "GRID");
     cli.add_option("--out", o.out, "write the final grid to this raw file");
@@ -28,6 +42,8 @@ int main(int argc, char** argv) {
                        "--n must be at least 3 (a boundary ring and one interior point), got " +
                            std::to_string(o.n));
     }
+    o.balance.mode = hit::parse_balance_mode(balance);
+    if (o.balance.mode != hit::BalanceMode::off && topology->count() == 0) o.topology = "array";
     if (!layout.empty()) env.config().set("layout-grid", layout);
     o.run.apply(env, "grid");
     return hit::jacobi::run(env, o);

@@ -40,17 +40,17 @@ BalanceMode parse_balance_mode(std::string_view name);
 
 struct BalanceOptions {
   BalanceMode mode = BalanceMode::off;
-  int every = 1;        // iterations per balancing step (the step takes their mean time)
-  double eps = 0.05;    // spread ((max − min) / min of the times) tolerated
-  int window = 3;       // a rank's point: the median of its last `window` times at one share
-  std::string algorithm;  // partitioner; empty: geometric (fpm) or proportional (cpm)
+  int every = 1;               // iterations per balancing step (the step takes their mean time)
+  double eps = 0.05;           // spread ((max − min) / min of the times) tolerated
+  int window = 3;              // a rank's point: the median of its last `window` times at one share
+  std::string algorithm = {};  // partitioner; empty: geometric (fpm) or proportional (cpm)
 };
 
 // One redistribution.
 struct Rebalance {
-  std::int64_t iteration = 0;    // after which iteration (0-based) it moved
-  double imbalance_before = 0;   // max/mean of the times that decided it
-  double imbalance_after = 0;    // of the next balancing step's times (0: none came)
+  std::int64_t iteration = 0;      // after which iteration (0-based) it moved
+  double imbalance_before = 0;     // max/mean of the times that decided it
+  double imbalance_after = 0;      // of the next balancing step's times (0: none came)
   std::vector<std::int64_t> rows;  // rows per rank afterwards
   std::uint64_t bytes_moved = 0;   // received from other ranks, summed over the ranks
   double seconds = 0;              // the slowest rank's time for the move
@@ -80,7 +80,18 @@ class RowBalancer {
   template <class T>
   void move(Tile<T>& tile, index_t ghost);
 
+  // One balancing step: after which iteration, the slowest rank's time per iteration and the
+  // imbalance (max/mean) of the times measured.
+  struct Step {
+    std::int64_t iteration = 0;
+    double seconds = 0;
+    double imbalance = 0;
+  };
+  const std::vector<Step>& trace() const noexcept { return trace_; }
   const std::vector<Rebalance>& rebalances() const noexcept { return rebalances_; }
+  // Starts the report afresh (rebalances, trace, steps, seconds), keeping the models and the
+  // layout: an application that repeats its run (warm-up, timed repetitions) reports the last.
+  void restart_report();
   // Rows per rank now.
   std::vector<std::int64_t> rows() const;
   // The times of the last balancing step: max/mean (1: balanced; 0 before the first step).
@@ -101,6 +112,8 @@ class RowBalancer {
   BalanceOptions options_;
   std::int64_t iterations_;
   fpm::BalanceContext ctx_;
+  std::vector<Rebalance> rebalances_;
+  std::vector<Step> trace_;
   double pending_ = 0;  // compute seconds since the last balancing step
   int pending_count_ = 0;
   double imbalance_ = 0;

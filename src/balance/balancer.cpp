@@ -40,8 +40,8 @@ Sizes rows_of(const Layout& l) {
       if (b[k] != shape[k]) throw fail(fmt::format("splits axis {} (rank {}: {})", k, p, b.str()));
     }
     if (b[0].stride() != shape[0].stride() || b[0].begin() != next) {
-      throw fail(fmt::format("does not give rank {} the rows after rank {}'s ({})", p, p - 1,
-                             b.str()));
+      throw fail(
+          fmt::format("does not give rank {} the rows after rank {}'s ({})", p, p - 1, b.str()));
     }
     rows.push_back(b[0].size());
     next = b[0].end();
@@ -60,7 +60,8 @@ void check(const BalanceOptions& o) {
   const auto bad = [](const std::string& why) {
     return Error(ErrorKind::invalid_argument, "balancing: " + why);
   };
-  if (o.every < 1) throw bad(fmt::format("every = {} (balance every 1 or more iterations)", o.every));
+  if (o.every < 1)
+    throw bad(fmt::format("every = {} (balance every 1 or more iterations)", o.every));
   if (!(o.eps > 0)) throw bad(fmt::format("eps = {} (must be > 0)", o.eps));
   if (o.window < 1) throw bad(fmt::format("window = {} (must be >= 1)", o.window));
 }
@@ -121,9 +122,9 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
       options_(std::move(options)),
       iterations_(iterations),
       ctx_(layout_.shape().rank() > 0 ? layout_.shape()[0].size() : 0, layout_.topology().procs(),
-           !options_.algorithm.empty()           ? options_.algorithm
+           !options_.algorithm.empty()         ? options_.algorithm
            : options_.mode == BalanceMode::cpm ? "proportional"
-                                                 : "geometric",
+                                               : "geometric",
            options_.mode == BalanceMode::cpm ? fpm::ModelKind::constant
                                              : fpm::ModelKind::piecewise) {
   check(options_);
@@ -135,9 +136,18 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
   const Sizes rows = rows_of(layout_);
   ctx_.eps = options_.eps;
   ctx_.window = options_.window;
+  ctx_.settle = 1;  // the first iteration on a share stages its tile: not the device's speed
   ctx_.dist.parts.clear();
   for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});
   ctx_.dist.algorithm = "initial";
+}
+
+void RowBalancer::restart_report() {
+  rebalances_.clear();
+  trace_.clear();
+  steps_ = 0;
+  seconds_ = 0;
+  awaiting_after_ = false;
 }
 
 std::vector<std::int64_t> RowBalancer::rows() const {
@@ -160,7 +170,19 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
   ctx_.remaining_iterations = std::max<std::int64_t>(0, iterations_ - iteration - 1);
   const bool changed = fpm::balance_iterate(ctx_, env_->comm(), mine);
   ++steps_;
+  // A step in which a rank was settling on a new share (its time not taken) says nothing of the
+  // balance: only complete ones are reported.
+  const auto working = std::count_if(before.begin(), before.end(), [](auto d) { return d > 0; });
+  const auto measured = std::count_if(ctx_.measured.begin(), ctx_.measured.end(),
+                                      [](const fpm::Point& p) { return p.d > 0; });
+  if (measured < working) {
+    seconds_ += timer.seconds();
+    return changed;
+  }
   imbalance_ = ctx_.imbalance;
+  double slowest = 0;
+  for (const fpm::Point& p : ctx_.measured) slowest = std::max(slowest, p.t);
+  trace_.push_back(Step{iteration, slowest, imbalance_});
   if (awaiting_after_) {
     rebalances_.back().imbalance_after = imbalance_;
     awaiting_after_ = false;

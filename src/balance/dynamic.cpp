@@ -493,6 +493,10 @@ BalanceContext::BalanceContext(std::int64_t units, int devices, std::string algo
 
 namespace {
 
+// A measured time this far (relative) from the model's prediction, or 4 eps when that is more,
+// means the device changed.
+constexpr double changed_device = 0.5;
+
 bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
                      const Repartition& repartition) {
   if (ctx.window < 1) {
@@ -504,8 +508,16 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
   const Sizes current = ctx.dist.sizes();
   ctx.measured.assign(ctx.models.size(), Point{0, 0, 0, 0});
   double now = 0;
+  ctx.settling.resize(ctx.models.size(), ctx.settle);
+  bool settling = false;
   for (std::size_t i = 0; i < ctx.models.size(); ++i) {
     if (current[i] <= 0) continue;
+    if (ctx.settling[i] > 0) {
+      // The first iterations at a new share (staging the new tile, caches): not its speed.
+      --ctx.settling[i];
+      settling = true;
+      continue;
+    }
     if (!(seconds[i] > 0) || !std::isfinite(seconds[i])) {
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("balance_iterate: device {} reported {} s for {} units (must be "
@@ -516,19 +528,37 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
     r.push_back(seconds[i]);
     if (static_cast<int>(r.size()) > ctx.window) r.erase(r.begin());
     const Point p{current[i], median(r), static_cast<int>(r.size()), 0};
+    // A device whose time at its share is far from what its model predicts has changed (another
+    // job arrived, it throttles): its older points describe a device that is gone.
+    if (ctx.models[i].usable()) {
+      const double predicted = ctx.models[i].time(static_cast<double>(p.d));
+      if (predicted > 0 && std::abs(p.t / predicted - 1) > std::max(changed_device, 4 * ctx.eps)) {
+        ctx.models[i] = Model(ctx.models[i].kind(), ctx.models[i].capacity());
+        ++ctx.resets;
+      }
+    }
     ctx.models[i].add(p);
     ctx.measured[i] = p;
     now = std::max(now, p.t);
   }
   ctx.spread = spread(ctx.measured);
   ctx.imbalance = imbalance(ctx.measured);
-  if (ctx.spread <= ctx.eps) return false;
+  if (settling) return false;
+  // Balanced among the devices at work: unless an idle one (no share, a model) would now shorten
+  // the step by more than eps, as when the others slowed down since it was left out.
+  const bool idle =
+      std::any_of(current.begin(), current.end(), [](std::int64_t d) { return d == 0; });
+  if (ctx.spread <= ctx.eps && !idle) return false;
   Distribution next = repartition(ctx.models);
   if (next.sizes() == current) return false;
+  if (ctx.spread <= ctx.eps && !(next.makespan < (1 - ctx.eps) * now)) return false;
   const double gain = (now - next.makespan) * static_cast<double>(ctx.remaining_iterations);
   if (!(gain > ctx.migration_cost)) return false;
   for (std::size_t i = 0; i < current.size(); ++i) {
-    if (next.parts[i].d != current[i]) ctx.recent[i].clear();
+    if (next.parts[i].d != current[i]) {
+      ctx.recent[i].clear();
+      ctx.settling[i] = ctx.settle;
+    }
   }
   ctx.dist = std::move(next);
   return true;

@@ -110,13 +110,21 @@ struct BalanceContext {
   double imbalance = std::numeric_limits<double>::infinity();  // max/mean, for reports
   int iterations = 0;
   std::vector<std::vector<double>> recent;  // per device: the last times at its current share
+  int resets = 0;  // models restarted because their device's time left their prediction
+  // Times ignored at a device's first share and after every change of it (the first iteration
+  // after a move stages the whole new tile); no decision while a device is settling.
+  int settle = 0;
+  std::vector<int> settling;
 };
 
 // One step after an iteration of the application: `seconds` is this rank's time for its share,
 // measured before any blocking collective (one that ends the timed region makes every rank see
 // the slowest one's time). Returns true when ctx.dist changed: redistribute before the next
-// iteration. It changes when the measured spread exceeds eps and the predicted gain,
-// (T_now − T_new) × remaining_iterations, exceeds migration_cost.
+// iteration. It changes when the measured spread exceeds eps (or a device left without work
+// would shorten the step by more than eps) and the predicted gain, (T_now − T_new) ×
+// remaining_iterations, exceeds migration_cost. A device whose time at its share is more than
+// max(50 %, 4 eps) off its model's prediction has changed speed: its model restarts from the
+// new point (`resets` counts them), so the partition follows a device that slows down mid-run.
 bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds);
 bool balance_iterate(BalanceContext& ctx, MPI_Comm comm,
                      std::chrono::steady_clock::time_point start);
