@@ -94,6 +94,20 @@ hit_app_error(cannon incompatible_layouts "A's row blocks to equal C's" "--n|8|-
 hit_app_error(jacobi too_small "--n: '2' is not a whole number from 3 to" "--n|2")
 hit_app_error(jacobi strided_layout "halo needs contiguous blocks" "--n|20|--layout|cyclic")
 hit_app_error(jacobi bad_topology "unknown topology plug-in 'torus'" "--n|20|--topology|torus")
+hit_app_error(jacobi balance_mode "--balance: auto not in {off,cpm,fpm}" "--n|20|--balance|auto")
+hit_app_error(jacobi balance_eps "--balance-eps: '0' is not a number above 0" "--n|20|--balance|fpm|--balance-eps|0")
+hit_app_error(jacobi balance_every "--balance-every: '0' is not a whole number from 1" "--n|20|--balance|fpm|--balance-every|0")
+hit_app_error(jacobi balance_not_rows "splits axis 1" "--n|20|--balance|fpm|--topology|mesh2d")
+hit_app_error(jacobi speed_change "change=fast is not valid" "--n|20|--balance|fpm|--devices|emu(change=fast)")
+
+# --balance fpm on devices that change speed mid-run: bit for bit, a rank emptied and refilled.
+foreach(np 1 2 3 4)
+  add_test(NAME cli.jacobi.balance.np${np}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/balance_check.py
+                   ${MPIEXEC_EXECUTABLE} ${np} ${_jacobi})
+  set_tests_properties(cli.jacobi.balance.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                       ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+endforeach()
 # Non-square process counts (needs 3 processes, not 4).
 add_test(NAME cli.cannon.error.non_square
          COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cannon} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Dynamic load balancing of hit-jacobi on emulated devices of relative speeds 14 : 3.8 : 1 (three
+ranks, N = 4096): static even rows, static CPM (rows in proportion to one measurement of the
+speeds, taken by a short --balance cpm run), dynamic CPM and dynamic FPM (--balance cpm|fpm), and
+the best static distribution in hindsight (the final rows of the dynamic FPM run, used from the
+start). Then the same with the fastest device slowing down 4x mid-run (change=4@K): how many
+iterations until the balance is back. Every configuration runs --runs times, interleaved; figures
+are medians with min-max. Writes the "balance" section of docs/benchmarks.md,
+bench/results/balance.json and docs/img/balance-trace.svg (per-iteration time and imbalance of the
+dynamic runs).
+
+    python3 bench/balance/balance_bench.py [--build build] [--n 4096] [--iters 60] [--runs 3]
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import commit_text, machine_text, replace_section, run_json, spread  # noqa: E402
+
+SLOWDOWNS = (1, 3.8, 14)
+
+
+def devices(change_at=None):
+    items = []
+    for i, s in enumerate(SLOWDOWNS):
+        extra = f",change=4@{change_at}" if change_at is not None and i == 0 else ""
+        items.append(f"emu:{i}(slowdown={s},clock=cpu,cores=1{extra})")
+    return ",".join(items)
+
+
+def rows_layout(rows):
+    return "dimBlocks:dim=0,w=" + ",".join(str(r) for r in rows)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--iters", type=int, default=60)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--eps", type=float, default=0.05)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "balance.json"))
+    ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "img", "balance-trace.svg"))
+    args = ap.parse_args()
+    env = dict(os.environ)
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    jacobi = ["mpiexec.mpich", "-n", "3", os.path.join(args.build, "bin", "hit-jacobi"), "--n",
+              str(args.n), "--topology", "array", "--json", "--reps", "1", "--warmup", "0"]
+    balance = ["--balance-eps", str(args.eps)]
+
+    def run(dev, extra, iters=args.iters):
+        return run_json(jacobi + ["--iters", str(iters), "--devices", dev] + extra, env)
+
+    # Static CPM: the rows one CPM step gives after a few measured iterations.
+    cpm_rows = run(devices(), ["--balance", "cpm", "--balance-eps", str(args.eps)], 6)["balance"]["rows"]
+    change = args.iters // 2
+    scenarios = {"steady": devices(), "slowdown": devices(change)}
+    results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "commit": commit_text(), "machine": machine_text(details=True), "n": args.n,
+               "iters": args.iters, "runs": args.runs, "eps": args.eps, "slowdowns": SLOWDOWNS,
+               "change_at_launch": change, "static_cpm_rows": cpm_rows, "scenarios": {}}
+    for name, dev in scenarios.items():
+        # The best static distribution in hindsight: the final rows of a dynamic FPM run.
+        final = run(dev, ["--balance", "fpm"] + balance)["balance"]["rows"]
+        configs = {
+            "static even": ["--layout", "blocks"],
+            "static CPM": ["--layout", rows_layout(cpm_rows)],
+            "dynamic CPM": ["--balance", "cpm"] + balance,
+            "dynamic FPM": ["--balance", "fpm"] + balance,
+            "best static (hindsight)": ["--layout", rows_layout(final)],
+        }
+        runs = {c: [] for c in configs}
+        for _ in range(args.runs):
+            for c, extra in configs.items():
+                runs[c].append(run(dev, extra))
+        cases = []
+        for c, rs in runs.items():
+            case = {"config": c, "time_s": spread([r["time_s"] for r in rs]),
+                    "imbalance": spread([r["imbalance"] for r in rs]), "layout": rs[-1]["layout"]}
+            if "balance" in rs[-1]:
+                b = [r["balance"] for r in rs]
+                case["rebalances"] = spread([len(x["rebalances"]) for x in b])
+                case["balancing_s"] = spread([x["seconds"] for x in b])
+                case["final_imbalance"] = spread([x["imbalance"] for x in b])
+                case["converged_at"] = [converged_at(x["trace"], args.eps, 0) for x in b]
+                if name == "slowdown":
+                    case["back_after"] = [back_after(x["trace"], args.eps, change) for x in b]
+                case["final_rows"] = b[-1]["rows"]
+                case["trace"] = b[-1]["trace"]
+                case["moves"] = b[-1]["rebalances"]
+            cases.append(case)
+            print(f"{name} / {c}: {case['time_s']['median']:.3f} s, imbalance "
+                  f"{case['imbalance']['median']:.3f}", flush=True)
+        results["scenarios"][name] = {"devices": dev, "hindsight_rows": final, "cases": cases}
+    os.makedirs(os.path.dirname(args.json_out), exist_ok=True)
+    with open(args.json_out + ".tmp", "w") as f:
+        json.dump(results, f, indent=1)
+    os.replace(args.json_out + ".tmp", args.json_out)
+    write_svg(args.svg, results)
+    replace_section(args.out, "balance", markdown(results))
+
+
+def balanced(step, eps):
+    return step["imbalance"] <= 1 + eps
+
+
+def converged_at(trace, eps, start):
+    """The first iteration from `start` on after which every step stays balanced (None: never)."""
+    tail = [s for s in trace if s["iteration"] >= start]
+    for k, s in enumerate(tail):
+        if all(balanced(t, eps) for t in tail[k:]):
+            return s["iteration"]
+    return None
+
+
+def back_after(trace, eps, change):
+    """Iterations from the speed change until the balance is back for good (None: never)."""
+    at = converged_at(trace, eps, change)
+    return None if at is None else at - change
+
+
+def fmt(s, digits=3):
+    return f"{s['median']:.{digits}f} [{s['min']:.{digits}f}–{s['max']:.{digits}f}]"
+
+
+def markdown(r):
+    lines = [
+        f"### Dynamic load balancing of hit-jacobi (N = {r['n']}, {r['iters']} iterations, 3 ranks)",
+        "",
+        f"Measured {r['date']} at commit {r['commit']} on {r['machine']}. Devices: emulated, "
+        f"slowdowns {' / '.join(str(s) for s in r['slowdowns'])} (relative speeds 14 : 3.8 : 1), "
+        f"`clock=cpu`; the slowdown scenario makes rank 0 4× slower from its launch "
+        f"{r['change_at_launch']} on (`change=4@{r['change_at_launch']}`). {r['runs']} runs of each "
+        f"configuration, interleaved; median [min–max]. eps = {r['eps']}. Static CPM: rows "
+        f"{r['static_cpm_rows']} (one CPM step after 6 measured iterations). Imbalance: max/mean of "
+        "the per-rank compute times of the whole run; final imbalance: of the last balancing step.",
+        "",
+    ]
+    for name, sc in r["scenarios"].items():
+        lines += [f"**{name}** (best static in hindsight: rows {sc['hindsight_rows']})", "",
+                  "| configuration | time s | imbalance (run) | rebalances | balancing s | final imbalance | "
+                  "balanced from iteration | iterations until balance is back |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for c in sc["cases"]:
+            dyn = "rebalances" in c
+            lines.append(
+                f"| {c['config']} | {fmt(c['time_s'])} | {fmt(c['imbalance'])} | "
+                f"{fmt(c['rebalances'], 0) if dyn else '–'} | {fmt(c['balancing_s']) if dyn else '–'} | "
+                f"{fmt(c['final_imbalance']) if dyn else '–'} | "
+                f"{', '.join(str(x) for x in c['converged_at']) if dyn else '–'} | "
+                f"{', '.join(str(x) for x in c.get('back_after', [])) if dyn and 'back_after' in c else '–'} |")
+        lines.append("")
+    lines += ["![per-iteration time and imbalance of the dynamic runs](img/balance-trace.svg)", "",
+              "Command: `python3 bench/balance/balance_bench.py`."]
+    return "\n".join(lines)
+
+
+def write_svg(path, r):
+    """Per-iteration time (top) and imbalance (bottom) of the dynamic runs, both scenarios."""
+    w, h, pad = 760, 420, 50
+    colors = {"dynamic CPM": "#d62728", "dynamic FPM": "#1f77b4"}
+    series = []
+    for name, sc in r["scenarios"].items():
+        for c in sc["cases"]:
+            if "trace" in c:
+                series.append((f"{c['config']}, {name}", c["trace"], colors[c["config"]],
+                               "6,3" if name == "slowdown" else ""))
+    iters = r["iters"]
+    tmax = max(s["seconds"] for _, t, _, _ in series for s in t) or 1
+    imax = min(max(s["imbalance"] for _, t, _, _ in series for s in t), 4)
+    half = (h - 3 * pad) / 2
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>']
+    for k, (label, top, key, vmax) in enumerate((("seconds per iteration (slowest rank)", pad, "seconds", tmax),
+                                                 ("imbalance (max/mean)", 2 * pad + half, "imbalance", imax))):
+        out.append(f'<text x="{pad}" y="{top - 8}">{label}, 0 to {vmax:.3g}</text>')
+        out.append(f'<rect x="{pad}" y="{top}" width="{w - 2 * pad}" height="{half}" fill="none" stroke="#888"/>')
+        for name, trace, color, dash in series:
+            pts = " ".join(f"{pad + (w - 2 * pad) * s['iteration'] / max(iters - 1, 1):.1f},"
+                           f"{top + half - half * min(s[key], vmax) / vmax:.1f}" for s in trace)
+            out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="1.5"'
+                       + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
+    for i, (name, _, color, dash) in enumerate(series):
+        y = h - pad / 2 + 0
+        x = pad + i * 180
+        out.append(f'<line x1="{x}" y1="{y}" x2="{x + 20}" y2="{y}" stroke="{color}" stroke-width="2"'
+                   + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
+        out.append(f'<text x="{x + 25}" y="{y + 4}">{name}</text>')
+    out.append(f'<text x="{w / 2 - 30}" y="{h - 4}">iteration</text>')
+    out.append("</svg>")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(out))
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    main()

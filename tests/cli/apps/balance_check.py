@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""hit-jacobi --balance fpm on emulated devices whose speed changes mid-run: the result is bit for
+bit the serial one, and the balancer's report shows what the speed changes force — rank 1, made
+5000x slower at its 8th launch, left without rows, then, when every other rank is made as slow at
+its 20th, given rows again (np >= 2); at one process only the answer is checked.
+
+usage: balance_check.py MPIEXEC NP HIT_JACOBI
+"""
+import json
+import subprocess
+import sys
+
+mpiexec, np_, jacobi = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+slow_later = "emu(clock=cpu,change=5000@20)"
+devices = [slow_later] * np_
+if np_ >= 2:
+    devices[1] = "emu(clock=cpu,change=5000@8)"
+# Each rank its own emulated device (a shared one would count the launches of all its ranks).
+devices = ",".join(d.replace("emu(", f"emu:{i}(") for i, d in enumerate(devices))
+cmd = [mpiexec, "-n", str(np_), jacobi, "--n", "96", "--iters", "60", "--balance", "fpm",
+       "--balance-eps", "0.1", "--devices", devices, "--check", "--json", "--reps", "1",
+       "--warmup", "0"]
+out = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+problems = []
+if out.returncode != 0:
+    problems.append(f"exit {out.returncode}: {out.stderr.strip()}")
+else:
+    result = json.loads(out.stdout)
+    if not result["check"]["passed"]:
+        problems.append(f"not bit-for-bit equal to the serial run: {result['check']}")
+    b = result["balance"]
+    rows = [r["rows"] for r in b["rebalances"]]
+    if any(sum(r) != 96 for r in rows) or sum(b["rows"]) != 96:
+        problems.append(f"rows do not sum to 96: {rows}")
+    if np_ >= 2:
+        emptied = next((k for k, r in enumerate(rows) if r[1] == 0), None)
+        if emptied is None:
+            problems.append(f"rank 1 never lost its rows: {rows}")
+        elif not any(r[1] > 0 for r in rows[emptied + 1:]):
+            problems.append(f"rank 1 never got rows back: {rows}")
+        if any(r["bytes_moved"] <= 0 for r in b["rebalances"]):
+            problems.append("a rebalance moved no bytes")
+print("\n".join(problems) or f"np={np_}: bit-for-bit, {len(rows)} rebalances: {rows}")
+sys.exit(1 if problems else 0)
