@@ -574,9 +574,10 @@ bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds) {
   check_mpi(MPI_Allgather(&seconds, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm),
             "balance_iterate: MPI_Allgather");
   // Every rank holds the same times and context, so every rank takes the same decisions (and
-  // throws the same error for a bad time); only the partition itself comes from rank 0.
+  // throws the same error for a bad time) and computes the same partition: no further message in a
+  // step that runs after every iteration of the application.
   return advance_balance(ctx, all, [&](const std::vector<Model>& models) {
-    return repartition_mpi(comm, ctx.algorithm, ctx.n, models, false);
+    return repartition_local(ctx.algorithm, ctx.n, models);
   });
 }
 
