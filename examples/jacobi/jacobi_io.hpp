@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/balance_report.hpp"
 #include "../common/harness.hpp"
 #include "hit/hit.hpp"
 #include "jacobi.hpp"
@@ -116,51 +117,6 @@ app::CheckResult verify(Environment& env, const Options& o, const Layout& lay, T
   return check;
 }
 
-// What the balancer did, for the report (collective: the time is the slowest rank's).
-inline nlohmann::json balance_report(Environment& env, const RowBalancer& b,
-                                     std::vector<std::string>& lines) {
-  double seconds = b.seconds();
-  allreduce_in_place(&seconds, 1, MPI_DOUBLE, MPI_MAX, env.comm());
-  nlohmann::json moves = nlohmann::json::array();
-  std::uint64_t bytes = 0;
-  std::string at;
-  for (const Rebalance& r : b.rebalances()) {
-    moves.push_back({{"iteration", r.iteration},
-                     {"imbalance_before", r.imbalance_before},
-                     {"imbalance_after", r.imbalance_after},
-                     {"rows", r.rows},
-                     {"bytes_moved", r.bytes_moved},
-                     {"seconds", r.seconds}});
-    bytes += r.bytes_moved;
-    at += (at.empty() ? "" : ", ") + std::to_string(r.iteration);
-  }
-  nlohmann::json trace = nlohmann::json::array();
-  for (const RowBalancer::Step& s : b.trace()) {
-    trace.push_back(
-        {{"iteration", s.iteration}, {"seconds", s.seconds}, {"imbalance", s.imbalance}});
-  }
-  const BalanceOptions& o = b.options();
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "balance: %s every %d, %zu rebalance%s%s%s%s, imbalance now %.3f, %.3g MB moved, "
-                "%.3f s balancing",
-                std::string(to_string(o.mode)).c_str(), o.every, b.rebalances().size(),
-                b.rebalances().size() == 1 ? "" : "s", at.empty() ? "" : " (after iterations ",
-                at.c_str(), at.empty() ? "" : ")", b.imbalance(), static_cast<double>(bytes) * 1e-6,
-                seconds);
-  lines.emplace_back(line);
-  return {{"mode", std::string(to_string(o.mode))},
-          {"every", o.every},
-          {"eps", o.eps},
-          {"steps", b.steps()},
-          {"rebalances", moves},
-          {"rows", b.rows()},
-          {"imbalance", b.imbalance()},
-          {"trace", trace},
-          {"bytes_moved", bytes},
-          {"seconds", seconds}};
-}
-
 // The residual and checksum, the result file, the check and the report.
 template <class T>
 int finish(Environment& env, const Options& o, app::Harness& harness, const Layout& lay,
@@ -193,7 +149,7 @@ int finish(Environment& env, const Options& o, app::Harness& harness, const Layo
   char line[128];
   std::snprintf(line, sizeof line, "residual %.3e, checksum %.10g", residual, checksum);
   std::vector<std::string> lines{line};
-  if (balancer != nullptr) fields["balance"] = balance_report(env, *balancer, lines);
+  if (balancer != nullptr) fields["balance"] = app::balance_report(env, *balancer, lines);
   return harness.report(fields, headline, {"mcells_per_s", t > 0 ? cells / t * 1e-6 : 0.0}, "cells",
                         lines, check);
 }

@@ -401,8 +401,7 @@ DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const Benc
       static_cast<double>(d), m.point.t,           static_cast<double>(m.point.reps), m.point.ci,
       oom ? 1.0 : 0.0,        measured ? 1.0 : 0.0};
   std::vector<double> all(6 * static_cast<std::size_t>(size));
-  check_mpi(MPI_Allgather(mine, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, comm),
-            "partition_iterate: MPI_Allgather");
+  allgather(mine, 6, MPI_DOUBLE, all.data(), comm);
   std::vector<Observation> obs(static_cast<std::size_t>(size));
   for (std::size_t i = 0; i < obs.size(); ++i) {
     const double* row = &all[6 * i];
@@ -571,8 +570,7 @@ bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds) {
   MPI_Comm_size(comm, &size);
   check_devices(ctx.models.size(), static_cast<std::size_t>(size), "balance_iterate");
   std::vector<double> all(static_cast<std::size_t>(size));
-  check_mpi(MPI_Allgather(&seconds, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm),
-            "balance_iterate: MPI_Allgather");
+  allgather(&seconds, 1, MPI_DOUBLE, all.data(), comm);
   // Every rank holds the same times and context, so every rank takes the same decisions (and
   // throws the same error for a bad time) and computes the same partition: no further message in a
   // step that runs after every iteration of the application.

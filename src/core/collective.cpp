@@ -109,4 +109,10 @@ void allreduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, MPI
   wait_all(1, &req, "MPI_Iallreduce", false);
 }
 
+void allgather(const void* send, int count, MPI_Datatype type, void* recv, MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallgather(send, count, type, recv, count, type, comm, &req), "MPI_Iallgather");
+  wait_all(1, &req, "MPI_Iallgather", false);
+}
+
 }  // namespace hit

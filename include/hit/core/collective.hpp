@@ -44,5 +44,8 @@ void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_
 // A barrier and a reduction that wait the same way.
 void barrier(MPI_Comm comm);
 void allreduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+// MPI_Allgather that waits the same way: with more processes than cores, a busy-polling one keeps
+// a process that has not arrived yet off its core for a scheduler time slice (milliseconds).
+void allgather(const void* send, int count, MPI_Datatype type, void* recv, MPI_Comm comm);
 
 }  // namespace hit

@@ -1,0 +1,61 @@
+#pragma once
+// The `balance` part of a result (docs/results.md) and its summary line, for the programs that
+// balance rows while they run (hit-jacobi, hit-linsolve).
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hit/balancer.hpp"
+#include "hit/core/collective.hpp"
+#include "hit/core/environment.hpp"
+
+namespace hit::app {
+
+// What the balancer did, for the report (collective: the time is the slowest rank's).
+inline nlohmann::json balance_report(Environment& env, const RowBalancer& b,
+                                     std::vector<std::string>& lines) {
+  double seconds = b.seconds();
+  allreduce_in_place(&seconds, 1, MPI_DOUBLE, MPI_MAX, env.comm());
+  nlohmann::json moves = nlohmann::json::array();
+  std::uint64_t bytes = 0;
+  std::string at;
+  for (const Rebalance& r : b.rebalances()) {
+    moves.push_back({{"iteration", r.iteration},
+                     {"imbalance_before", r.imbalance_before},
+                     {"imbalance_after", r.imbalance_after},
+                     {"rows", r.rows},
+                     {"bytes_moved", r.bytes_moved},
+                     {"seconds", r.seconds}});
+    bytes += r.bytes_moved;
+    at += (at.empty() ? "" : ", ") + std::to_string(r.iteration);
+  }
+  nlohmann::json trace = nlohmann::json::array();
+  for (const RowBalancer::Step& s : b.trace()) {
+    trace.push_back(
+        {{"iteration", s.iteration}, {"seconds", s.seconds}, {"imbalance", s.imbalance}});
+  }
+  const BalanceOptions& o = b.options();
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "balance: %s every %d, %zu rebalance%s%s%s%s, imbalance now %.3f, %.3g MB moved, "
+                "%.3f s balancing",
+                std::string(to_string(o.mode)).c_str(), o.every, b.rebalances().size(),
+                b.rebalances().size() == 1 ? "" : "s", at.empty() ? "" : " (after iterations ",
+                at.c_str(), at.empty() ? "" : ")", b.imbalance(), static_cast<double>(bytes) * 1e-6,
+                seconds);
+  lines.emplace_back(line);
+  return {{"mode", std::string(to_string(o.mode))},
+          {"every", o.every},
+          {"eps", o.eps},
+          {"steps", b.steps()},
+          {"rebalances", moves},
+          {"rows", b.rows()},
+          {"imbalance", b.imbalance()},
+          {"trace", trace},
+          {"bytes_moved", bytes},
+          {"seconds", seconds}};
+}
+
+}  // namespace hit::app
