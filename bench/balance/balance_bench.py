@@ -47,7 +47,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "balance.json"))
     ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "img", "balance-trace.svg"))
+    ap.add_argument("--from-json", action="store_true",
+                    help="only write the table and the picture again from --json-out")
     args = ap.parse_args()
+    if args.from_json:
+        results = json.load(open(args.json_out))
+        write_svg(args.svg, results)
+        replace_section(args.out, "balance", markdown(results))
+        return
     env = dict(os.environ)
     env["OPENBLAS_NUM_THREADS"] = "1"
     jacobi = ["mpiexec.mpich", "-n", "3", os.path.join(args.build, "bin", "hit-jacobi"), "--n",
@@ -89,8 +96,10 @@ def main():
                 case["balancing_s"] = spread([x["seconds"] for x in b])
                 case["final_imbalance"] = spread([x["imbalance"] for x in b])
                 case["converged_at"] = [converged_at(x["trace"], args.eps, 0) for x in b]
+                case["first_balanced"] = [first_balanced(x["trace"], args.eps, 0) for x in b]
                 if name == "slowdown":
                     case["back_after"] = [back_after(x["trace"], args.eps, change) for x in b]
+                    case["first_back"] = [first_back(x["trace"], args.eps, change) for x in b]
                 case["final_rows"] = b[-1]["rows"]
                 case["trace"] = b[-1]["trace"]
                 case["moves"] = b[-1]["rebalances"]
@@ -119,10 +128,28 @@ def converged_at(trace, eps, start):
     return None
 
 
+def first_balanced(trace, eps, start):
+    """The first step from `start` on whose imbalance is within 1 + eps (None: none)."""
+    return next((s["iteration"] for s in trace if s["iteration"] >= start and balanced(s, eps)), None)
+
+
+def first_back(trace, eps, change):
+    """Iterations from the speed change to the first balanced step after it (None: none)."""
+    at = first_balanced(trace, eps, change)
+    return None if at is None else at - change
+
+
 def back_after(trace, eps, change):
     """Iterations from the speed change until the balance is back for good (None: never)."""
     at = converged_at(trace, eps, change)
     return None if at is None else at - change
+
+
+def runs_text(values):
+    """One entry per run; never: the run never got there."""
+    if values is None:
+        return "–"
+    return ", ".join("never" if v is None else str(v) for v in values)
 
 
 def fmt(s, digits=3):
@@ -139,22 +166,27 @@ def markdown(r):
         f"{r['change_at_launch']} on (`change=4@{r['change_at_launch']}`). {r['runs']} runs of each "
         f"configuration, interleaved; median [min–max]. eps = {r['eps']}. Static CPM: rows "
         f"{r['static_cpm_rows']} (one CPM step after 6 measured iterations). Imbalance: max/mean of "
-        "the per-rank compute times of the whole run; final imbalance: of the last balancing step.",
+        "the per-rank compute times of the whole run; final imbalance: of the last balancing step. "
+        "Balanced: a balancing step whose per-rank times have max/mean <= 1 + eps; the first such "
+        "step, and the step from which every later one is (\"never\": the noise of three processes on "
+        "two cores kept taking some step above); one entry per run, in iterations.",
         "",
     ]
     for name, sc in r["scenarios"].items():
         lines += [f"**{name}** (best static in hindsight: rows {sc['hindsight_rows']})", "",
                   "| configuration | time s | imbalance (run) | rebalances | balancing s | final imbalance | "
-                  "balanced from iteration | iterations until balance is back |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "first balanced step | balanced for good from | after the change: first balanced step, "
+                  "balanced for good |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for c in sc["cases"]:
             dyn = "rebalances" in c
             lines.append(
                 f"| {c['config']} | {fmt(c['time_s'])} | {fmt(c['imbalance'])} | "
                 f"{fmt(c['rebalances'], 0) if dyn else '–'} | {fmt(c['balancing_s']) if dyn else '–'} | "
                 f"{fmt(c['final_imbalance']) if dyn else '–'} | "
-                f"{', '.join(str(x) for x in c['converged_at']) if dyn else '–'} | "
-                f"{', '.join(str(x) for x in c.get('back_after', [])) if dyn and 'back_after' in c else '–'} |")
+                f"{runs_text(c.get('first_balanced')) if dyn else '–'} | "
+                f"{runs_text(c['converged_at']) if dyn else '–'} | "
+                f"{runs_text(c['first_back']) + ' / ' + runs_text(c['back_after']) if dyn and 'back_after' in c else '–'} |")
         lines.append("")
     lines += ["![per-iteration time and imbalance of the dynamic runs](img/balance-trace.svg)", "",
               "Command: `python3 bench/balance/balance_bench.py`."]
