@@ -524,18 +524,20 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
                               i, seconds[i], current[i]));
     }
     auto& r = ctx.recent[i];
-    r.push_back(seconds[i]);
-    if (static_cast<int>(r.size()) > ctx.window) r.erase(r.begin());
-    const Point p{current[i], median(r), static_cast<int>(r.size()), 0};
     // A device whose time at its share is far from what its model predicts has changed (another
-    // job arrived, it throttles): its older points describe a device that is gone.
+    // job arrived, it throttles): its older points and times describe a device that is gone.
     if (ctx.models[i].usable()) {
-      const double predicted = ctx.models[i].time(static_cast<double>(p.d));
-      if (predicted > 0 && std::abs(p.t / predicted - 1) > std::max(changed_device, 4 * ctx.eps)) {
+      const double predicted = ctx.models[i].time(static_cast<double>(current[i]));
+      if (predicted > 0 &&
+          std::abs(seconds[i] / predicted - 1) > std::max(changed_device, 4 * ctx.eps)) {
         ctx.models[i] = Model(ctx.models[i].kind(), ctx.models[i].capacity());
+        r.clear();
         ++ctx.resets;
       }
     }
+    r.push_back(seconds[i]);
+    if (static_cast<int>(r.size()) > ctx.window) r.erase(r.begin());
+    const Point p{current[i], median(r), static_cast<int>(r.size()), 0};
     ctx.models[i].add(p);
     ctx.measured[i] = p;
     now = std::max(now, p.t);
@@ -543,14 +545,25 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
   ctx.spread = spread(ctx.measured);
   ctx.imbalance = imbalance(ctx.measured);
   if (settling) return false;
+  // The noise of the times: how much a device's recent times at one share differ (max − min over
+  // their median). A spread or a predicted gain within it cannot be told from chance, and on a
+  // shared machine chasing it moves data for nothing (an eps below the noise never converges).
+  ctx.noise = 0;
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    const auto& r = ctx.recent[i];
+    if (current[i] <= 0 || r.size() < 2) continue;
+    const auto [lo, hi] = std::minmax_element(r.begin(), r.end());
+    ctx.noise = std::max(ctx.noise, (*hi - *lo) / median(r));
+  }
+  const double threshold = std::max(ctx.eps, ctx.noise);
   // Balanced among the devices at work: unless an idle one (no share, a model) would now shorten
-  // the step by more than eps, as when the others slowed down since it was left out.
+  // the step by more than that, as when the others slowed down since it was left out.
   const bool idle =
       std::any_of(current.begin(), current.end(), [](std::int64_t d) { return d == 0; });
-  if (ctx.spread <= ctx.eps && !idle) return false;
+  if (ctx.spread <= threshold && !idle) return false;
   Distribution next = repartition(ctx.models);
   if (next.sizes() == current) return false;
-  if (ctx.spread <= ctx.eps && !(next.makespan < (1 - ctx.eps) * now)) return false;
+  if (!(next.makespan < (1 - (idle ? threshold : ctx.noise)) * now)) return false;
   const double gain = (now - next.makespan) * static_cast<double>(ctx.remaining_iterations);
   if (!(gain > ctx.migration_cost)) return false;
   for (std::size_t i = 0; i < current.size(); ++i) {

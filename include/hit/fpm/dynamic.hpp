@@ -111,6 +111,9 @@ struct BalanceContext {
   int iterations = 0;
   std::vector<std::vector<double>> recent;  // per device: the last times at its current share
   int resets = 0;  // models restarted because their device's time left their prediction
+  // Of the last step: the largest relative range of a device's recent times ((max − min) / median
+  // over the window); spreads and predicted gains within it are taken for noise.
+  double noise = 0;
   // Times ignored at a device's first share and after every change of it (the first iteration
   // after a move stages the whole new tile); no decision while a device is settling.
   int settle = 0;
@@ -120,11 +123,13 @@ struct BalanceContext {
 // One step after an iteration of the application: `seconds` is this rank's time for its share,
 // measured before any blocking collective (one that ends the timed region makes every rank see
 // the slowest one's time). Returns true when ctx.dist changed: redistribute before the next
-// iteration. It changes when the measured spread exceeds eps (or a device left without work
-// would shorten the step by more than eps) and the predicted gain, (T_now − T_new) ×
-// remaining_iterations, exceeds migration_cost. A device whose time at its share is more than
-// max(50 %, 4 eps) off its model's prediction has changed speed: its model restarts from the
-// new point (`resets` counts them), so the partition follows a device that slows down mid-run.
+// iteration. It changes when the measured spread exceeds both eps and the noise of the recent
+// times (or a device left without work would shorten the step by more than that), the new
+// distribution is predicted faster by more than that too, and the predicted gain,
+// (T_now − T_new) × remaining_iterations, exceeds migration_cost. A device whose time at its share
+// is more than max(50 %, 4 eps) off its model's prediction has changed speed: its model restarts
+// from the new point (`resets` counts them), so the partition follows a device that slows down
+// mid-run.
 bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds);
 bool balance_iterate(BalanceContext& ctx, MPI_Comm comm,
                      std::chrono::steady_clock::time_point start);
