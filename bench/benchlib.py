@@ -82,3 +82,11 @@ def replace_section(path, name, text):
     with open(tmp, "w") as f:
         f.write(new)
     os.replace(tmp, path)
+
+
+def write_json(path, data):
+    """Writes `data` as indented JSON to a temporary name beside `path`, then renames it."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(path + ".tmp", path)

@@ -17,7 +17,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import commit_text, machine_text, replace_section, run_json, spread  # noqa: E402
+from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
 
 
 def main():
@@ -90,10 +90,7 @@ def main():
                   f"({case['mcells_per_s']:.1f} Mcells/s, {case['stream_fraction']:.2f} of STREAM)",
                   flush=True)
 
-    os.makedirs(os.path.dirname(args.json_out), exist_ok=True)
-    with open(args.json_out + ".tmp", "w") as f:
-        json.dump(results, f, indent=1)
-    os.replace(args.json_out + ".tmp", args.json_out)
+    write_json(args.json_out, results)
     write_markdown(results, args.out)
 
 

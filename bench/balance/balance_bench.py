@@ -20,7 +20,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import commit_text, machine_text, replace_section, run_json, spread  # noqa: E402
+from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
 
 SLOWDOWNS = (1, 3.8, 14)
 
@@ -107,10 +107,7 @@ def main():
             print(f"{name} / {c}: {case['time_s']['median']:.3f} s, imbalance "
                   f"{case['imbalance']['median']:.3f}", flush=True)
         results["scenarios"][name] = {"devices": dev, "hindsight_rows": final, "cases": cases}
-    os.makedirs(os.path.dirname(args.json_out), exist_ok=True)
-    with open(args.json_out + ".tmp", "w") as f:
-        json.dump(results, f, indent=1)
-    os.replace(args.json_out + ".tmp", args.json_out)
+    write_json(args.json_out, results)
     write_svg(args.svg, results)
     replace_section(args.out, "balance", markdown(results))
 

@@ -20,7 +20,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import commit_text, machine_text, replace_section, run_json, spread  # noqa: E402
+from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
 
 # Relative speeds about 14 : 3.8 : 1, and a device as fast as the fastest until its problem passes
 # 9.5 MiB and 1.5x slower beyond: a memory cliff that a constant model measured below it cannot
@@ -89,10 +89,7 @@ def main():
         results["methods"].append(case)
         print(f"{case['method']}: makespan {case['summary']['makespan_s']['median']:.3f} s, "
               f"imbalance {case['summary']['imbalance']:.3f}", flush=True)
-    os.makedirs(os.path.dirname(args.json_out), exist_ok=True)
-    with open(args.json_out + ".tmp", "w") as f:
-        json.dump(results, f, indent=1)
-    os.replace(args.json_out + ".tmp", args.json_out)
+    write_json(args.json_out, results)
     replace_section(args.out, "hierarchical", markdown(results))
 
 

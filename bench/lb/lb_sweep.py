@@ -33,7 +33,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import machine_text, spread  # noqa: E402
+from benchlib import machine_text, spread, write_json  # noqa: E402
 
 # The paper's devices (Torres et al., Euro-Par 2012, section 6): speed of A relative to each slow class.
 PAPER_R = {"B": 3.826, "C": 14.153}
@@ -179,7 +179,7 @@ def draw_svg(res, path):
          f'time against balance factor, N={res["n"]}, 4 ranks, emulated devices</text>',
          f'<text x="16" y="48" font-size="12" fill="#444">{esc(res["machine"])}</text>',
          f'<text x="16" y="64" font-size="12" fill="#444">median of {res["runs_per_point"]} runs per '
-         f'point, bars min-max; ring: measured best; dashed: the paper's prediction from the measured r;</text>',
+         "point, bars min-max; ring: measured best; dashed: the paper's prediction from the measured r;</text>",
          '<text x="16" y="79" font-size="12" fill="#444">dotted (where it differs): the factor that '
          'balances the busy times of the binding\'s devices</text>']
     # grid, ticks
@@ -336,9 +336,7 @@ def main():
             "at_prediction": {"factor": nearest_pred["factor"], "time_s": nearest_pred["time_s"]},
             "points": points})
     os.makedirs(os.path.dirname(os.path.abspath(args.json_out)), exist_ok=True)
-    with open(args.json_out + ".tmp", "w") as fjson:
-        json.dump(out, fjson, indent=1)
-    os.replace(args.json_out + ".tmp", args.json_out)
+    write_json(args.json_out, out)
     draw_svg(out, args.svg)
 
     print(f"\n{out['machine']}; N={args.n}, 4 ranks, {out['runs_per_point']} runs per point "

@@ -17,7 +17,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import commit_text, machine_text, replace_section, run_json, spread  # noqa: E402
+from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
 
 
 def main():
@@ -70,10 +70,7 @@ def main():
         if cannon_cmd:
             line += f", summa/cannon {case['summa_over_cannon']['median']:.2f}"
         print(line, flush=True)
-    os.makedirs(os.path.dirname(args.json_out), exist_ok=True)
-    with open(args.json_out + ".tmp", "w") as f:
-        json.dump(results, f, indent=1)
-    os.replace(args.json_out + ".tmp", args.json_out)
+    write_json(args.json_out, results)
     replace_section(args.out, "summa", markdown(results))
 
 

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "../../tools/common/cli.hpp"
+#include "../common/balance_flags.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
 #include "jacobi.hpp"
@@ -20,19 +21,8 @@ int main(int argc, char** argv) {
                    "layout spec of the grid (else HIT_LAYOUT_GRID, else blocks)");
     auto* topology = cli.add_option("--topology", o.topology, "virtual topology spec");
     std::string balance = "off";
-    cli.add_option("--balance", balance,
-                   "re-partition the rows while iterating: off, cpm (shares in proportion to the "
-                   "measured speeds) or fpm (partial functional models); needs a layout of whole "
-                   "rows (the topology is then array unless given)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"off", "cpm", "fpm"}));
-    cli.add_option("--balance-every", o.balance.every, "iterations per balancing step")
-        ->capture_default_str()
-        ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
-    cli.add_option("--balance-eps", o.balance.eps,
-                   "spread of the per-rank compute times tolerated ((max - min) / min)")
-        ->capture_default_str()
-        ->check(hit::cli::real_above(0));
+    hit::app::add_balance_flags(cli, o.balance, balance,
+                                " (the topology is then array unless given)");
     o.run.add_to(cli, "compare with a serial run, bit for bit", "draw the layout to this SVG file",
                  "GRID");
     cli.add_option("--out", o.out, "write the final grid to this raw file");

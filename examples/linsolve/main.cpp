@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "../../tools/common/cli.hpp"
+#include "../common/balance_flags.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
 #include "linsolve.hpp"
@@ -25,16 +26,7 @@ int main(int argc, char** argv) {
                    "layout of the rows of [A | b] over the processes (else HIT_LAYOUT_A, else "
                    "blocks); whole rows in rank order");
     std::string balance = "off";
-    cli.add_option("--balance", balance, "re-partition the rows while iterating: off, cpm or fpm")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"off", "cpm", "fpm"}));
-    cli.add_option("--balance-every", o.balance.every, "iterations per balancing step")
-        ->capture_default_str()
-        ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
-    cli.add_option("--balance-eps", o.balance.eps,
-                   "spread of the per-rank compute times tolerated ((max - min) / min)")
-        ->capture_default_str()
-        ->check(hit::cli::real_above(0));
+    hit::app::add_balance_flags(cli, o.balance, balance);
     o.run.add_to(cli, "compare x with a serial Jacobi solve, bit for bit",
                  "draw the layout of [A | b] to this SVG file", "A");
     cli.add_option("--out", o.out, "write x to this raw file")->check(hit::cli::file_name());
