@@ -40,7 +40,9 @@ BalanceMode parse_balance_mode(std::string_view name);
 
 struct BalanceOptions {
   BalanceMode mode = BalanceMode::off;
-  int every = 1;               // iterations per balancing step (the step takes their mean time)
+  // Iterations per balancing step; the step takes their median time. One iteration's time on a
+  // shared machine varies by tens of percent; the median of five is steady enough to act on.
+  int every = 5;
   double eps = 0.05;           // spread ((max − min) / min of the times) tolerated
   int window = 3;              // a rank's point: the median of its last `window` times at one share
   std::string algorithm = {};  // partitioner; empty: geometric (fpm) or proportional (cpm)
@@ -114,8 +116,7 @@ class RowBalancer {
   fpm::BalanceContext ctx_;
   std::vector<Rebalance> rebalances_;
   std::vector<Step> trace_;
-  double pending_ = 0;  // compute seconds since the last balancing step
-  int pending_count_ = 0;
+  std::vector<double> pending_;  // compute seconds of the iterations since the last step
   double imbalance_ = 0;
   double seconds_ = 0;
   int steps_ = 0;

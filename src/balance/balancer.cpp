@@ -136,7 +136,9 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
   const Sizes rows = rows_of(layout_);
   ctx_.eps = options_.eps;
   ctx_.window = options_.window;
-  ctx_.settle = 1;  // the first iteration on a share stages its tile: not the device's speed
+  // The first iteration on a share stages its tile: not the device's speed. A step of three or
+  // more iterations takes their median, which leaves it out; a shorter one is skipped.
+  ctx_.settle = options_.every >= 3 ? 0 : 1;
   ctx_.dist.parts.clear();
   for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});
   ctx_.dist.algorithm = "initial";
@@ -156,20 +158,22 @@ std::vector<std::int64_t> RowBalancer::rows() const {
 
 bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
   if (options_.mode == BalanceMode::off) return false;
-  pending_ += seconds;
-  ++pending_count_;
+  pending_.push_back(seconds);
   if ((iteration + 1) % options_.every != 0) return false;
   // The ranks wait here for the slowest one's iteration, as they would at the next halo: that is
   // imbalance, not the balancer's cost, which is timed from when all have arrived.
   barrier(env_->comm());
   const Timer timer;
-  const double mean = pending_ / pending_count_;
-  pending_ = 0;
-  pending_count_ = 0;
+  // The median of the step's iterations: one iteration that stages a new tile, or that a busy
+  // core slowed down, does not decide.
+  std::sort(pending_.begin(), pending_.end());
+  const std::size_t k = pending_.size();
+  const double typical = k % 2 == 1 ? pending_[k / 2] : (pending_[k / 2 - 1] + pending_[k / 2]) / 2;
+  pending_.clear();
   const Sizes before = ctx_.dist.sizes();
   // A rank without rows reports nothing (its share is 0); balance_iterate skips it.
   const double mine =
-      before[static_cast<std::size_t>(env_->rank())] > 0 ? std::max(mean, 1e-12) : 0.0;
+      before[static_cast<std::size_t>(env_->rank())] > 0 ? std::max(typical, 1e-12) : 0.0;
   ctx_.remaining_iterations = std::max<std::int64_t>(0, iterations_ - iteration - 1);
   const bool changed = fpm::balance_iterate(ctx_, env_->comm(), mine);
   ++steps_;
