@@ -64,7 +64,7 @@ def main():
     def run(dev, extra, iters=args.iters):
         return run_json(jacobi + ["--iters", str(iters), "--devices", dev] + extra, env)
 
-    # Static CPM: the rows one CPM step gives after a few measured iterations.
+    # Static CPM: the rows one CPM step gives (the median of the first five iterations).
     cpm_rows = run(devices(), ["--balance", "cpm", "--balance-eps", str(args.eps)], 6)["balance"]["rows"]
     change = args.iters // 2
     scenarios = {"steady": devices(), "slowdown": devices(change)}
@@ -162,7 +162,8 @@ def markdown(r):
         f"`clock=cpu`; the slowdown scenario makes rank 0 4× slower from its launch "
         f"{r['change_at_launch']} on (`change=4@{r['change_at_launch']}`). {r['runs']} runs of each "
         f"configuration, interleaved; median [min–max]. eps = {r['eps']}. Static CPM: rows "
-        f"{r['static_cpm_rows']} (one CPM step after 6 measured iterations). Imbalance: max/mean of "
+        f"{r['static_cpm_rows']} (the one CPM step of a 6-iteration `--balance cpm` run: the median "
+        "time of its first five iterations). Imbalance: max/mean of "
         "the per-rank compute times of the whole run; final imbalance: of the last balancing step. "
         "Balanced: a balancing step whose per-rank times have max/mean <= 1 + eps; the first such "
         "step, and the step from which every later one is (\"never\": the noise of three processes on "
