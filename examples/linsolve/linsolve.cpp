@@ -29,14 +29,8 @@ int solve(Environment& env, const Options& o, double tol) {
   a.modified_on_host();
 
   // x whole on every process; x_new: this process's rows of it.
-  const auto rows_layout = [&](const std::vector<std::int64_t>& rows) {
-    std::string w;
-    for (const auto r : rows) w += (w.empty() ? "" : ",") + std::to_string(r);
-    return layout(env, "dimBlocks:dim=0,w=" + w, topology(env, "array", env.size()),
-                  Shape::extents({n}));
-  };
   Tile<T> x(Shape::extents({n}));
-  Layout lx = rows_layout(balancer.rows());
+  Layout lx = balancer.rows_layout(Shape::extents({n}));
   Tile<T> x_new = Tile<T>::of(lx);
   const std::vector<Shape> everyone(static_cast<std::size_t>(env.size()), Shape::extents({n}));
   Comm gather_x = fetch_regions(lx, x_new, everyone, x);
@@ -48,40 +42,36 @@ int solve(Environment& env, const Options& o, double tol) {
 
   int iterations = 0;
   double change = 0;
-  harness.repeat(
-      [&](int) {
-        balancer.restart_report();
-        x.fill(T(0));
-      },
-      [&](app::Clock& clock) {
-        x.fill(T(0));
-        for (int it = 0; it < o.iters; ++it) {
-          const LaunchRecord step = launch(update, part, in(a), in(x), out(x_new));
-          clock.compute(step);
-          double mine = 0;
-          if (!x_new.is_null()) {
-            x_new.for_each([&](const Index& i, T& v) {
-              mine =
-                  std::max(mine, std::abs(static_cast<double>(v) - static_cast<double>(x(i[0]))));
-            });
-          }
-          clock.comm([&] {
-            gather_x.run();
-            change = allreduce(mine, ReduceOp::max);
-          });
-          iterations = it + 1;
-          if (change <= tol) break;
-          if (balancer.after_iteration(it, step.seconds)) {
-            // The rows of [A | b] moved; x_new and its gathering follow the new rows.
-            la = balancer.layout();
-            balancer.move(a, 0);
-            lx = rows_layout(balancer.rows());
-            x_new = Tile<T>::of(lx);
-            gather_x = fetch_regions(lx, x_new, everyone, x);
-            part = local_part(lx);
-          }
-        }
-      });
+  harness.repeat([&](int) { balancer.restart_report(); },
+                 [&](app::Clock& clock) {
+                   x.fill(T(0));
+                   for (int it = 0; it < o.iters; ++it) {
+                     const LaunchRecord step = launch(update, part, in(a), in(x), out(x_new));
+                     clock.compute(step);
+                     double mine = 0;
+                     if (!x_new.is_null()) {
+                       x_new.for_each([&](const Index& i, T& v) {
+                         mine = std::max(
+                             mine, std::abs(static_cast<double>(v) - static_cast<double>(x(i[0]))));
+                       });
+                     }
+                     clock.comm([&] {
+                       gather_x.run();
+                       change = allreduce(mine, ReduceOp::max);
+                     });
+                     iterations = it + 1;
+                     if (change <= tol) break;
+                     if (balancer.after_iteration(it, step.seconds)) {
+                       // The rows of [A | b] moved; x_new and its gathering follow the new rows.
+                       la = balancer.layout();
+                       balancer.move(a, 0);
+                       lx = balancer.rows_layout(Shape::extents({n}));
+                       x_new = Tile<T>::of(lx);
+                       gather_x = fetch_regions(lx, x_new, everyone, x);
+                       part = local_part(lx);
+                     }
+                   }
+                 });
 
   a.sync_to_host();
   const auto [r, b] = local_residual(a.host(), x, n);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hit/comm.hpp"
+#include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/fpm/dynamic.hpp"
@@ -96,6 +97,9 @@ class RowBalancer {
   void restart_report();
   // Rows per rank now.
   std::vector<std::int64_t> rows() const;
+  // The layout of these rows for another array whose axis 0 has as many (the rows of a vector
+  // that goes with the matrix, say): `dimBlocks:dim=0,w=<rows>` over the run's processes.
+  Layout rows_layout(const Shape& shape) const;
   // The times of the last balancing step: max/mean (1: balanced; 0 before the first step).
   double imbalance() const noexcept { return imbalance_; }
   // Wall time this rank spent deciding and moving.
@@ -136,7 +140,9 @@ std::uint64_t foreign_elements(const Shape& region, const Shape& own);
 template <class T>
 Tile<T> RowBalancer::moved(Tile<T>& old, index_t ghost) {
   const Timer timer;
-  Tile<T> next = Tile<T>::of(layout_, {.ghost = ghost});
+  Tile<T> next;
+  // A rank that cannot hold its new block fails the move on every rank, not in the exchange.
+  collectively(env_->comm(), [&] { next = Tile<T>::of(layout_, {.ghost = ghost}); });
   const std::vector<Shape> wanted = detail::balanced_regions(layout_, ghost);
   fetch_regions(*env_, previous_, old, wanted, next).run();
   const Shape& mine = wanted[static_cast<std::size_t>(env_->rank())];

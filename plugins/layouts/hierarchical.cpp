@@ -3,6 +3,7 @@
 // part, a layout of that part over the node's processes. A process weighs its `w`, else its
 // device's binding weight; a node weighs the sum of its processes' weights.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -85,13 +86,8 @@ class HierarchicalLayout final : public LayoutPlugin {
       return std::any_of(params.begin(), params.end(),
                          [&](const ParamInfo& p) { return p.key == key; });
     };
-    const auto weight_list = [](const std::vector<double>& w) {
-      std::string list;
-      for (const double x : w) list += (list.empty() ? "" : ",") + fmt::format("{}", x);
-      return list;
-    };
     if (takes(node_plugin, "w") && !node_spec.has("w") && !node_spec.has("models")) {
-      node_spec.set("w", weight_list(node_weights));
+      node_spec.set("w", fmt::format("{}", fmt::join(node_weights, ",")));
     }
     // The node level sees one placeholder device per node (its weight is in w), so hit::layout
     // does not take the run's devices for it.
@@ -120,7 +116,7 @@ class HierarchicalLayout final : public LayoutPlugin {
       if (pass_weights) {
         std::vector<double> w;
         for (const int p : members[i]) w.push_back(weight[static_cast<std::size_t>(p)]);
-        inside_spec.set("w", weight_list(w));
+        inside_spec.set("w", fmt::format("{}", fmt::join(w, ",")));
       }
       const Layout inside = layout(env, inside_spec.str(),
                                    topology(env, "array", static_cast<int>(members[i].size())),

@@ -1,6 +1,7 @@
 #include "hit/balancer.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -48,12 +49,6 @@ Sizes rows_of(const Layout& l) {
   }
   if (next != shape[0].end()) throw fail("leaves rows to no process");
   return rows;
-}
-
-std::string weights_text(const Sizes& rows) {
-  std::string w;
-  for (const std::int64_t r : rows) w += (w.empty() ? "" : ",") + std::to_string(r);
-  return w;
 }
 
 void check(const BalanceOptions& o) {
@@ -152,6 +147,11 @@ void RowBalancer::restart_report() {
   awaiting_after_ = false;
 }
 
+Layout RowBalancer::rows_layout(const Shape& shape) const {
+  return hit::layout(*env_, fmt::format("dimBlocks:dim=0,w={}", fmt::join(rows(), ",")),
+                     topology(*env_, "array", env_->size()), shape);
+}
+
 std::vector<std::int64_t> RowBalancer::rows() const {
   return ctx_.dist.sizes();
 }
@@ -197,8 +197,7 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
   if (changed) {
     previous_ = layout_;
     const Sizes rows = ctx_.dist.sizes();
-    layout_ = hit::layout(*env_, "dimBlocks:dim=0,w=" + weights_text(rows),
-                          topology(*env_, "array", env_->size()), layout_.shape());
+    layout_ = rows_layout(layout_.shape());
     Rebalance r;
     r.iteration = iteration;
     r.imbalance_before = imbalance_;

@@ -1,6 +1,7 @@
 #include "hit/fpm/hierarchical.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -51,9 +52,7 @@ Placement place(const PhysicalTopology& topo) {
 
 // Six significant digits: weights are relative, and the spec stays readable.
 std::string join(const std::vector<double>& values) {
-  std::string out;
-  for (const double v : values) out += (out.empty() ? "" : ",") + fmt::format("{:.6g}", v);
-  return out;
+  return fmt::format("{:.6g}", fmt::join(values, ","));
 }
 
 std::vector<double> as_doubles(const Sizes& s) {
