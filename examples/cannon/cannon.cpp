@@ -26,7 +26,8 @@ int multiply(Environment& env, const Options& o) {
 
   // Communication, built once from the layouts: the initial alignment (block row i of A moves
   // i places left, block column j of B j places up), then one place per step. Each shift
-  // receives into a second buffer and swaps it in.
+  // receives into a second buffer and swaps it in when it completes, so a step's shift can run
+  // during the product that reads the first buffer.
   const Index me = lc.local().coords;
   const ShiftOptions swap{.double_buffered = true};
   Pattern align;
@@ -48,8 +49,12 @@ int multiply(Environment& env, const Options& o) {
       [&](app::Clock& clock) {
         clock.comm([&] { align.run(); });
         for (int s = 0; s < steps; ++s) {
+          // The next blocks travel into the second buffers while this product reads the first
+          // ones; none after the last product.
+          const bool more = s + 1 < steps;
+          if (more) clock.comm([&] { step.start(); });
           clock.compute(launch(gemm, part, in(a), in(b), inout(c)));
-          if (s + 1 < steps) clock.comm([&] { step.run(); });  // none after the last product
+          if (more) clock.comm([&] { step.wait(); });
         }
         c.sync_to_host();
       });

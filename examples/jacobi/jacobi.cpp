@@ -3,6 +3,8 @@
 #include "jacobi.hpp"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "five_point.hpp"
 #include "hit/hit.hpp"
@@ -10,6 +12,33 @@
 
 namespace hit::jacobi {
 namespace {
+
+// This process's sweep in two parts: the points whose stencil stays inside the block (or reaches
+// only the fixed boundary of the grid) and the faces next to a neighbour's block, which wait for
+// the halo. One process alone has no faces: its sweep is one launch, as without overlap.
+struct SplitSweep {
+  Partition inner;
+  std::vector<Partition> faces;
+
+  template <class K>
+  SplitSweep(const std::string& spec, const Layout& l, const Shape& interior, const K& sweep) {
+    const Shape block = l.local().block();
+    const Shape domain = block.intersect(interior);
+    if (domain.is_null() || domain.empty()) return;
+    const Shape& grid = l.shape();
+    Shape own = block;
+    for (int k = 0; k < block.rank(); ++k) {
+      const index_t below = block[k].begin() == grid[k].begin() ? 0 : -1;
+      const index_t above = block[k].last() == grid[k].last() ? 0 : -1;
+      own = own.expand(k, below, above);
+    }
+    const Shape reads_no_ghost = domain.intersect(own);
+    inner = partition(spec, reads_no_ghost, sweep.access(), {}, "grid");
+    for (const Shape& face : domain.subtract(reads_no_ghost)) {
+      faces.push_back(partition(spec, face, sweep.access(), {}, "grid"));
+    }
+  }
+};
 
 template <class T>
 int solve(Environment& env, const Options& o) {
@@ -29,14 +58,15 @@ int solve(Environment& env, const Options& o) {
   Comm halo_u = halo(lay, u);
   Comm halo_v = halo(lay, v);
 
-  // The sweep updates the interior points of the block; the boundary ring never changes.
+  // The sweep updates the interior points of the block; the boundary ring never changes. The
+  // points next to a neighbour's block read ghost cells; the others ("inner") are updated while
+  // the halos travel, the faces once they have arrived.
   const auto sweep = five_point<T>();
   const Shape interior = Shape::extents({o.n - 2, o.n - 2}).displace(Index{1, 1});
-  const auto local_part = [&](const Layout& l) {
-    const Shape domain = l.local().block().intersect(interior);
-    return partition(o.run.partition, domain, sweep.access(), {}, "grid");
+  const auto split = [&](const Layout& l) {
+    return SplitSweep(o.run.partition, l, interior, sweep);
   };
-  Partition part = local_part(lay);
+  SplitSweep parts = split(lay);
 
   harness.repeat(
       [&](int) {
@@ -50,9 +80,16 @@ int solve(Environment& env, const Options& o) {
       [&](app::Clock& clock) {
         for (int it = 0; it < o.iters; ++it) {
           const bool even = it % 2 == 0;
-          clock.comm([&] { (even ? halo_u : halo_v).run(); });
+          Comm& halo_in = even ? halo_u : halo_v;
+          Resident<T>& from = even ? u : v;
+          Resident<T>& to = even ? v : u;
+          clock.comm([&] { halo_in.start(); });
           // INOUT, not OUT: the boundary ring of the copy written must be on the device too.
-          const LaunchRecord step = launch(sweep, part, in(even ? u : v), inout(even ? v : u));
+          LaunchRecord step = launch(sweep, parts.inner, in(from), inout(to));
+          clock.comm([&] { halo_in.wait(); });
+          for (const Partition& face : parts.faces) {
+            step.seconds += launch(sweep, face, in(from), inout(to)).seconds;
+          }
           clock.compute(step);
           if (balancer && balancer->after_iteration(it, step.seconds)) {
             // The rows moved: both copies follow, ghosts included, and the patterns are rebuilt.
@@ -61,13 +98,13 @@ int solve(Environment& env, const Options& o) {
             balancer->move(v, 1);
             halo_u = halo(lay, u);
             halo_v = halo(lay, v);
-            part = local_part(lay);
+            parts = split(lay);
           }
         }
         (o.iters % 2 == 0 ? u : v).sync_to_host();
       });
-  return finish(env, o, harness, lay, part, o.iters % 2 == 0 ? u : v, o.iters % 2 == 0 ? v : u,
-                balancer ? &*balancer : nullptr);
+  return finish(env, o, harness, lay, parts.inner, o.iters % 2 == 0 ? u : v,
+                o.iters % 2 == 0 ? v : u, balancer ? &*balancer : nullptr);
 }
 
 }  // namespace

@@ -125,8 +125,12 @@ class Resident {
   const Tile<T>& host() const noexcept { return shared_->host; }
 
   // The host tile was changed by the program: the next launch that reads the tile sends it again.
+  // The program's writes supersede whatever launches left on the device: that copy is stale from
+  // now on, so neither sync_to_host() nor a communication copies it over the host's data.
   void modified_on_host() {
-    if (shared_->device) shared_->device->host_modified = true;
+    if (!shared_->device) return;
+    shared_->device->host_modified = true;
+    shared_->device->device_modified = false;
   }
   // Brings launch results back to the host tile (nothing when the host copy is current).
   void sync_to_host() {

@@ -13,6 +13,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hit/core/error.hpp"
 
@@ -294,6 +295,12 @@ class Shape {
   Shape expand(index_t width) const;  // every axis, both sides
   Shape expand(int axis, index_t before, index_t after) const;
   Shape displace(const Index& offset) const;
+  // The indices of this shape outside the index ranges of `hole` (its first to its last index on
+  // every axis), as at most 2·rank disjoint boxes: slabs below and above the hole along axis 0,
+  // then, inside the hole's range of axis 0, along axis 1, and so on. Empty boxes are left out.
+  // What an update overlapped with a halo exchange needs: the hole is the part that reads no
+  // ghost cell, the boxes are the faces computed once the ghosts have arrived.
+  std::vector<Shape> subtract(const Shape& hole) const;
   // Sub-selection by positions (tile coordinates, e.g. [0:2] = the first two indices of each axis).
   Shape select_tile(const Shape& positions) const;
   // Sub-selection by array indices: `sub` must lie inside this shape (Error(shape) otherwise).

@@ -163,6 +163,25 @@ Shape Shape::intersect(const Shape& o) const {
   return out;
 }
 
+std::vector<Shape> Shape::subtract(const Shape& hole) const {
+  if (rank_ == 0 || empty()) return {};
+  if (hole.rank_ == 0 || hole.empty()) return {*this};
+  require_same_rank(hole, "subtraction");
+  std::vector<Shape> out;
+  Shape rest = *this;
+  for (int k = 0; k < rank_; ++k) {
+    const Sig& along = rest[k];
+    const Sig below = along.intersect(Sig(along.begin(), std::max(along.begin(), hole[k].begin())));
+    const Sig above = along.intersect(Sig(std::min(along.end(), hole[k].last() + 1), along.end()));
+    const Sig middle = along.intersect(Sig(hole[k].begin(), hole[k].last() + 1));
+    if (!below.empty()) out.push_back(rest.with_sig(k, below));
+    if (!above.empty()) out.push_back(rest.with_sig(k, above));
+    if (middle.empty()) return out;  // the hole misses this shape: the slabs are all of it
+    rest = rest.with_sig(k, middle);
+  }
+  return out;
+}
+
 Shape Shape::bounding(const Shape& o) const {
   if (rank_ == 0) return o;
   if (o.rank_ == 0) return *this;

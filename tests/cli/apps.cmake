@@ -73,6 +73,13 @@ hit_jacobi_check(nonsquare_grid 4 --n 37 --iters 15 --topology mesh:dims=4x1)
 hit_jacobi_check(nonsquare_mesh2d 3 --n 50 --iters 15)
 hit_jacobi_check(weighted 4 --n 45 --iters 11 --layout weighted:w=1,3)
 hit_jacobi_check(emulated 4 --n 40 --iters 6 --devices "emu:0(slowdown=2)*2,cpu*2")
+# Several repetitions with an odd iteration count: each repetition re-initialises both grids on
+# the host while the device still holds the last one's results (they must not come back).
+add_test(NAME cli.jacobi.emulated_repetitions.np2
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_jacobi} --check --reps 2 --warmup 1 --n 30 --iters 5
+                 --devices "emu*2")
+set_tests_properties(cli.jacobi.emulated_repetitions.np2 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "check: bit-for-bit equal" FAIL_REGULAR_EXPRESSION "FAILED")
 hit_jacobi_check(inactive_ranks 4 --n 3 --iters 4 --topology array)
 
 # Bad input: every rank exits non-zero with one line naming the value, no hang (4 processes).

@@ -217,6 +217,36 @@ TEST_F(LaunchTest, ResidentTilesSkipUnchangedTransfers) {
   EXPECT_EQ(dev.counters().frees, dev.counters().allocations);
 }
 
+// A program that rewrites the host tile after launches left newer data on the device (a new
+// repetition re-initialising its grid) must keep its own data: neither sync_to_host() nor the
+// next launch may bring the stale device results back over it.
+TEST_F(LaunchTest, HostWritesSupersedeDeviceResults) {
+  hit::Device& dev = bind("emu:0(mem=1MiB)");
+  const hit::Shape shape = hit::Shape::parse("[0:8][0:8]");
+  hit::Tile<double> a(shape);
+  hit::Tile<double> c(shape);
+  hit::Tile<double> d(shape);
+  a.fill(1);
+  const auto p = hit::partition("single", shape);
+  hit::Resident<double> ra(a);
+  hit::Resident<double> rc(c);
+  hit::Resident<double> rd(d);
+  hit::launch(add_one(), p, hit::in(ra), hit::out(rc));  // the device holds 2s
+  EXPECT_FALSE(rc.host_current());
+  c.fill(10);
+  rc.modified_on_host();
+  EXPECT_TRUE(rc.host_current());
+  EXPECT_FALSE(rc.device_current());
+  dev.reset_counters();
+  rc.sync_to_host();
+  EXPECT_EQ(dev.counters().copies_out, 0u);
+  c.for_each([&](const hit::Index& i, double v) { EXPECT_EQ(v, 10) << i; });
+  // The next launch reads the host's data, not the device's old results.
+  hit::launch(add_one(), p, hit::in(rc), hit::out(rd));
+  rd.sync_to_host();
+  d.for_each([&](const hit::Index& i, double v) { EXPECT_EQ(v, 11) << i; });
+}
+
 TEST_F(LaunchTest, ResidentOnCpuIsTheTileItself) {
   hit::Device& dev = bind("cpu:0");
   const hit::Shape shape = hit::Shape::parse("[0:8][0:8]");

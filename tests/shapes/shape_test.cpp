@@ -441,6 +441,51 @@ TEST(Shape, IntersectIsPerAxisIntersection) {
   EXPECT_TRUE(Shape::extents({3}).intersect(Shape()).is_null());
 }
 
+// subtract: every index of `a` outside the hole's ranges lies in exactly one box, and nothing else
+// does; the boxes are parts of `a`, at most two per axis.
+TEST(Shape, SubtractCoversTheOutsideOnceAndNothingElse) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int rank = 1 + trial % 3;
+    const Shape a = random_shape(rng, rank, 8);
+    const Shape hole = random_shape(rng, rank, 6);
+    const std::vector<Shape> boxes = a.subtract(hole);
+    EXPECT_LE(boxes.size(), static_cast<std::size_t>(2 * rank));
+    const auto in_hole = [&](const Index& i) {
+      if (hole.empty()) return false;
+      for (int k = 0; k < rank; ++k) {
+        if (i[k] < hole[k].begin() || i[k] > hole[k].last()) return false;
+      }
+      return true;
+    };
+    index_t outside = 0;
+    a.for_each([&](const Index& i) {
+      const auto hits =
+          std::count_if(boxes.begin(), boxes.end(), [&](const Shape& b) { return b.contains(i); });
+      if (in_hole(i)) {
+        EXPECT_EQ(hits, 0) << a << " - " << hole << " at " << i;
+      } else {
+        ++outside;
+        EXPECT_EQ(hits, 1) << a << " - " << hole << " at " << i;
+      }
+    });
+    index_t total = 0;
+    for (const Shape& b : boxes) {
+      EXPECT_FALSE(b.empty());
+      EXPECT_TRUE(a.includes(b)) << b << " is not in " << a;
+      total += b.size();
+    }
+    EXPECT_EQ(total, outside) << a << " - " << hole;
+  }
+  // A block without its inner part: the two full rows, then the two side columns between them.
+  EXPECT_EQ(Shape::parse("[0:4][0:5]").subtract(Shape::parse("[1:3][1:4]")),
+            (std::vector<Shape>{Shape::parse("[0:1][0:5]"), Shape::parse("[3:4][0:5]"),
+                                Shape::parse("[1:3][0:1]"), Shape::parse("[1:3][4:5]")}));
+  EXPECT_TRUE(Shape::parse("[0:4][0:5]").subtract(Shape::parse("[0:4][0:5]")).empty());
+  EXPECT_TRUE(Shape().subtract(Shape::extents({3})).empty());
+  EXPECT_THROW((void)Shape::extents({3}).subtract(Shape::extents({3, 3})), Error);
+}
+
 TEST(Shape, BoundingContainsBoth) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 300; ++trial) {
