@@ -186,6 +186,14 @@ requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm
 fetch_regions(const Layout& layout, A& tile, const std::vector<Shape>& wanted, B& into) {
   return fetch_regions(Environment::current(), layout, tile, wanted, into);
 }
+// The same from a process with several blocks (a block-cyclic layout): `tiles` holds one tile per
+// block of the layout, in the layout's order (as redistribute and gather take them).
+template <class T, LocalTile B>
+requires std::same_as<T, tile_element_t<B>> Comm fetch_regions(Environment& env,
+                                                               const Layout& layout,
+                                                               std::vector<Tile<T>>& tiles,
+                                                               const std::vector<Shape>& wanted,
+                                                               B& into);
 
 // Gathers the whole array on `root` (into `whole`, whose shape is the layout's shape; ignored on
 // other ranks), and scatters it back.

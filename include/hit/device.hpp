@@ -77,8 +77,8 @@ class Device {
 
   DeviceKind kind() const noexcept { return kind_; }
   const DeviceBinding& binding() const noexcept { return binding_; }
-  // "cpu:0", "cuda:1", "emu:0(mem=64MiB) [emulated]"
-  std::string label() const;
+  // "cpu:0", "cuda:1", "emu:0(mem=64MiB) [emulated]" (made once: every launch records it)
+  const std::string& label() const noexcept { return label_; }
   bool emulated() const noexcept { return kind_ == DeviceKind::emu; }
   // True when kernels can use host memory directly (cpu): nothing is staged.
   virtual bool uses_host_memory() const noexcept { return false; }
@@ -144,6 +144,7 @@ class Device {
   DeviceKind kind_;
   DeviceBinding binding_;
   int cores_;
+  std::string label_;
 };
 
 // Creates the backend for a resolved binding. `shared_state` (may be null): memory shared by the

@@ -3,6 +3,7 @@
 // hit/detail/ and come with the headers that need them).
 
 #include "hit/comm.hpp"
+#include "hit/comm_traffic.hpp"
 #include "hit/core/checked.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/config.hpp"

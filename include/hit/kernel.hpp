@@ -251,7 +251,7 @@ struct LaunchArg {
   HostRegion host;
   Shape own;
   std::shared_ptr<ResidentState> resident;
-  AccessPattern reads;
+  const AccessPattern* reads = nullptr;  // the kernel's (it outlives the launch); never null
 };
 
 // A device-side view without its element type (strides in elements).
@@ -321,6 +321,7 @@ LaunchRecord launch(Environment& env, const Kernel<Params...>& kernel, const Par
   if (body == nullptr)
     detail::throw_missing_implementation(kernel.name(), dev, kernel.implementations());
   std::vector<detail::LaunchArg> tiles;
+  tiles.reserve(sizeof...(Args));
   std::size_t param = 0;
   const auto collect = [&](const auto& a) {
     using A = std::decay_t<decltype(a)>;
@@ -328,7 +329,7 @@ LaunchRecord launch(Environment& env, const Kernel<Params...>& kernel, const Par
                   "pass tiles as hit::in(tile), hit::out(tile) or hit::inout(tile)");
     if constexpr (detail::is_tile_arg<A>::value) {
       tiles.push_back(
-          detail::LaunchArg{a.intent, a.host, a.own, a.resident, kernel.param_reads(param)});
+          detail::LaunchArg{a.intent, a.host, a.own, a.resident, &kernel.param_reads(param)});
     }
     ++param;
   };

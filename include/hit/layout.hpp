@@ -7,6 +7,7 @@
 // blocks of *every* process, so any rank can answer owner(), neighbour and size questions without
 // communicating.
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,6 +48,9 @@ struct AxisLookup {
   std::vector<std::pair<Sig, int>> pieces;  // (piece, coordinate), sorted by begin
   bool intervals = false;                   // pieces are contiguous runs: binary search them
 };
+// The bounding boxes of the blocks of a layout that is not a product of per-axis pieces
+// (src/layouts/block_tree.hpp).
+class BlockTree;
 }  // namespace detail
 
 // What one process holds of a layout: Layout::local() for the calling process, part(p) for any.
@@ -101,6 +105,14 @@ class Layout {
   Shape bounding(int proc) const;
   // The process owning `index`; -1 when `index` is outside shape().
   int owner(const Index& index) const;
+  // The processes holding a block that meets `region` (array indices, the shape's rank; strided
+  // regions too), ascending: the peers of a redistribution or of a halo face. Neither owner() nor
+  // this scans every block. A product layout (blocks, weighted, fpm, blocksLB, blockCyclic,
+  // cyclic) answers axis by axis: a binary search of contiguous pieces, a pass over one axis's
+  // coordinates for strided (cyclic) ones. Any other layout (dimBlocks, columns2d, hierarchical,
+  // a plug-in's own) searches a tree of its blocks' bounding boxes built with it. O(log P +
+  // answers) for one box per process. Error(shape) for a region of another rank.
+  std::vector<int> procs_meeting(const Shape& region) const;
 
   // [0:e0][0:e1]... with e_k the largest (smallest) extent along axis k over all blocks: pass
   // max_extents() as the padded size of a tile so every block of this layout fits one buffer size.
@@ -141,6 +153,8 @@ class Layout {
   void check_proc(int proc) const;
   void check_axis(int axis) const;
   int owner_by_lookup(const Index& index) const;
+  void meeting_by_lookup(const Shape& region, std::vector<int>& out) const;
+  void meeting_by_tree(const Shape& region, std::vector<int>& out) const;
 
   Topology topology_;
   Shape shape_;
@@ -152,6 +166,8 @@ class Layout {
   Shape max_extents_;
   Shape min_extents_;
   std::vector<detail::AxisLookup> lookup_;  // per topology axis, for product layouts only
+  // For the layouts without lookup_; shared by copies (it never changes).
+  std::shared_ptr<const detail::BlockTree> tree_;
   int self_ = -1;  // the process local() describes; -1: Environment::current()'s rank
   std::vector<DeviceBinding> devices_;
   friend Layout layout(Environment& env, std::string_view spec, const Topology& topo,

@@ -120,7 +120,8 @@ class DeviceShare {
   DeviceShare(const DeviceShare&) = delete;
   DeviceShare& operator=(const DeviceShare&) = delete;
 
-  // Blocks until this process holds the device (an exclusive flock). Not re-entrant.
+  // Blocks until this process holds the device (an exclusive flock; nothing when ranks() is 1).
+  // Not re-entrant.
   void lock();
   void unlock() noexcept;
   // Ranks bound to the device (1: nobody to wait for).

@@ -13,6 +13,7 @@ void register_builtin_layouts(LayoutRegistry& registry) {
   register_fpm_layout(registry);
   register_columns2d_layout(registry);
   register_hierarchical_layout(registry);
+  register_hetero_block_cyclic_layout(registry);
 }
 
 }  // namespace hit::detail

@@ -23,6 +23,7 @@ void register_blocks_lb_layout(LayoutRegistry& registry);
 void register_fpm_layout(LayoutRegistry& registry);  // fpm.cpp
 void register_columns2d_layout(LayoutRegistry& registry);
 void register_hierarchical_layout(LayoutRegistry& registry);
+void register_hetero_block_cyclic_layout(LayoutRegistry& registry);
 
 // The relative speed a device binding declares: an emulated device's 1/slowdown, 1 otherwise
 // (the default weight of the balancing layouts when no weights or models are given).

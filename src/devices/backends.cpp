@@ -6,9 +6,6 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <exception>
-#include <thread>
-#include <vector>
 
 #include "hit/core/error.hpp"
 #include "hit/device_params.hpp"
@@ -43,31 +40,6 @@ void throw_out_of_memory(const Device& device, std::uint64_t asked, std::uint64_
 
 void limit_blas_threads(int cores) noexcept {
   if (cores >= 1 && openblas_get_num_threads() > cores) openblas_set_num_threads(cores);
-}
-
-void parallel_for(std::int64_t n, int threads, const std::function<void(std::int64_t)>& fn) {
-  if (n <= 0) return;
-  const std::int64_t t = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n));
-  if (t == 1) {
-    for (std::int64_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  // Static contiguous chunks: blocks are equal work by construction, and neighbours stay together.
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(t));
-  const auto run = [&](std::int64_t w) {
-    try {
-      for (std::int64_t i = w * n / t; i < (w + 1) * n / t; ++i) fn(i);
-    } catch (...) {
-      errors[static_cast<std::size_t>(w)] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::int64_t w = 1; w < t; ++w) pool.emplace_back(run, w);
-  run(0);
-  for (auto& th : pool) th.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
 }
 
 }  // namespace hit::detail

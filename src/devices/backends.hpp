@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,8 +31,5 @@ void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t sr
 // BLAS on the device's cores: lowers OpenBLAS's thread count to `cores` (never raises it, so an
 // OPENBLAS_NUM_THREADS the user set still holds).
 void limit_blas_threads(int cores) noexcept;
-
-// Runs `fn(i)` for i in [0, n) on up to `threads` host threads (the caller is one of them).
-void parallel_for(std::int64_t n, int threads, const std::function<void(std::int64_t)>& fn);
 
 }  // namespace hit::detail

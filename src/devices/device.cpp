@@ -12,11 +12,10 @@
 namespace hit {
 
 Device::Device(DeviceKind kind, DeviceBinding binding, int cores)
-    : kind_(kind), binding_(std::move(binding)), cores_(std::max(1, cores)) {}
-
-std::string Device::label() const {
-  return emulated() ? binding_.str() + " [emulated]" : binding_.str();
-}
+    : kind_(kind),
+      binding_(std::move(binding)),
+      cores_(std::max(1, cores)),
+      label_(kind_ == DeviceKind::emu ? binding_.str() + " [emulated]" : binding_.str()) {}
 
 void Device::copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                      std::size_t width, std::size_t rows, int stream) {

@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "devices/backends.hpp"
+#include "devices/host_pool.hpp"
 #include "hit/core/log.hpp"
-#include "hit/core/timer.hpp"
 #include "hit/device_params.hpp"
 #include "hit/kernel.hpp"
 #include "hit/physical_topology.hpp"
@@ -94,8 +94,13 @@ namespace detail {
 
 namespace {
 
-double monotonic_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+using steady = std::chrono::steady_clock;
+
+double monotonic_seconds(steady::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+double seconds_between(steady::time_point a, steady::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
 }
 
 // How a region is laid out in device memory: dense rows of `pitch` elements.
@@ -383,10 +388,12 @@ class DeviceLockGuard {
   DeviceShare& share_;
 };
 
-// Runs the blocks of `p` on the device: once on cuda, block by block on host threads elsewhere.
-void run_blocks(
-    const Device& dev, const Partition& p, const std::vector<RawView>& views, const ExecContext& ec,
-    const std::function<void(const KernelContext&, const std::vector<RawView>&)>& invoke) {
+using Invoke = std::function<void(const KernelContext&, const std::vector<RawView>&)>;
+
+// Runs the blocks of `p` on the device: once on cuda, block by block on the device's host threads
+// elsewhere.
+void run_blocks(const Device& dev, const Partition& p, const std::vector<RawView>& views,
+                const ExecContext& ec, const Invoke& invoke) {
   KernelContext base;
   base.domain = to_box(p.domain());
   const auto g = p.cuda_grid();
@@ -403,9 +410,13 @@ void run_blocks(
     invoke(base, views);
     return;
   }
+  if (ec.host_pool == nullptr) {
+    throw Error(ErrorKind::internal,
+                fmt::format("device {} runs host blocks but gave no thread pool", dev.label()));
+  }
   const int t = std::max(1, p.threads());
   base.threads = std::max(1, ec.threads / t);
-  parallel_for(p.block_count(), t, [&](std::int64_t i) {
+  ec.host_pool->parallel_for(p.block_count(), t, [&](std::int64_t i) {
     const Shape blk = p.block(i);
     if (blk.empty()) return;
     KernelContext ctx = base;
@@ -414,6 +425,16 @@ void run_blocks(
     invoke(ctx, views);
   });
 }
+
+// What Device::execute runs for a launch: one reference, so that the std::function holding it
+// keeps it inline (a capture of four references would be allocated on every launch).
+struct BlocksJob {
+  const Device& dev;
+  const Partition& partition;
+  const std::vector<RawView>& views;
+  const Invoke& invoke;
+  void operator()(const ExecContext& ec) const { run_blocks(dev, partition, views, ec, invoke); }
+};
 
 void check_args(const std::string& kernel, const std::vector<LaunchArg>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -556,10 +577,8 @@ struct Staged {
 };
 
 // Stages every argument whole, runs, copies back.
-void run_staged(
-    Device& dev, const Partition& p, const std::vector<LaunchArg>& args,
-    const std::function<void(const KernelContext&, const std::vector<RawView>&)>& invoke,
-    LaunchRecord& rec) {
+void run_staged(Device& dev, const Partition& p, const std::vector<LaunchArg>& args,
+                const Invoke& invoke, LaunchRecord& rec) {
   Packed packed;  // bounce buffers outlive the device memory and the drain below
   Buffers buffers(dev);
   std::vector<RawView> views;
@@ -588,7 +607,8 @@ void run_staged(
     staged.push_back(s);
   }
   rec.problem_bytes = problem;
-  dev.execute([&](const ExecContext& ec) { run_blocks(dev, p, views, ec, invoke); }, problem, 0);
+  const BlocksJob job{dev, p, views, invoke};
+  dev.execute([&job](const ExecContext& ec) { job(ec); }, problem, 0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
     if (a.intent == Intent::in) continue;
@@ -605,10 +625,8 @@ void run_staged(
 }
 
 // Out of core: chunk by chunk, two buffers per cut tile, copies on stream 1, compute on stream 0.
-void run_chunked(
-    Device& dev, const Partition& p0, const std::vector<LaunchArg>& args,
-    const std::function<void(const KernelContext&, const std::vector<RawView>&)>& invoke,
-    LaunchRecord& rec) {
+void run_chunked(Device& dev, const Partition& p0, const std::vector<LaunchArg>& args,
+                 const Invoke& invoke, LaunchRecord& rec) {
   constexpr int compute = 0;
   constexpr int copies = 1;
   const Shape& domain = p0.domain();
@@ -618,7 +636,7 @@ void run_chunked(
   std::vector<std::pair<index_t, index_t>> halo(args.size(), {0, 0});
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
-    const auto reach = a.reads.axis(0);
+    const auto reach = a.reads->axis(0);
     cut[i] = !a.resident && a.host.shape.rank() == domain.rank() && !reach.whole &&
              a.host.shape[0].stride() == rows.stride() && a.host.shape[0].includes(rows);
     if (cut[i]) halo[i] = {reach.before, reach.after};
@@ -790,29 +808,33 @@ LaunchRecord run_launch(
   rec.partition = partition.spec();
   rec.elements = partition.domain().size();
   const DeviceCounters before = dev.counters();
-  Timer wait;
+  // Three readings of the clock give the wait, the run and the lock's times (each costs tens of
+  // nanoseconds on a virtual machine, a noticeable part of an empty launch).
+  const auto asked = steady::now();
   {
     DeviceLockGuard lock(share);
-    rec.lock_acquired = monotonic_seconds();
-    rec.wait_seconds = wait.seconds();
-    Timer run;
+    const auto acquired = steady::now();
+    rec.lock_acquired = monotonic_seconds(acquired);
+    rec.wait_seconds = seconds_between(asked, acquired);
     if (dev.uses_host_memory()) {
       std::vector<RawView> views;
+      views.reserve(args.size());
       for (const auto& a : args) views.push_back(host_view(a.host));
       std::uint64_t problem = 0;
       for (const auto& a : args)
         problem += static_cast<std::uint64_t>(a.host.shape.size()) * a.host.element_size;
       rec.problem_bytes = problem;
-      dev.execute([&](const ExecContext& ec) { run_blocks(dev, partition, views, ec, invoke); },
-                  problem, 0);
+      const BlocksJob job{dev, partition, views, invoke};
+      dev.execute([&job](const ExecContext& ec) { job(ec); }, problem, 0);
       dev.synchronize();
     } else if (partition.out_of_core()) {
       run_chunked(dev, partition, args, invoke, rec);
     } else {
       run_staged(dev, partition, args, invoke, rec);
     }
-    rec.seconds = run.seconds();
-    rec.lock_released = monotonic_seconds();
+    const auto done = steady::now();
+    rec.seconds = seconds_between(acquired, done);
+    rec.lock_released = monotonic_seconds(done);
   }
   const DeviceCounters after = dev.counters();
   rec.kernel_seconds = after.execute_seconds - before.execute_seconds;

@@ -43,6 +43,10 @@ DeviceShare::~DeviceShare() {
 }
 
 void DeviceShare::lock() {
+  // Alone on the device, nobody can hold the lock: its two system calls were most of the cost of a
+  // launch on cpu. (Threads of one process never excluded each other through it: flock locks
+  // belong to the open file, which they share.)
+  if (ranks_ <= 1) return;
   while (flock(fd_, LOCK_EX) != 0) {
     if (errno != EINTR) {
       throw Error(ErrorKind::io,
@@ -52,6 +56,7 @@ void DeviceShare::lock() {
 }
 
 void DeviceShare::unlock() noexcept {
+  if (ranks_ <= 1) return;
   flock(fd_, LOCK_UN);
 }
 

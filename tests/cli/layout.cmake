@@ -43,6 +43,22 @@ hit_layout_json(halo "--shape|[0:10][0:10]|--procs|4|--topology|square|--comm|ha
 hit_layout_json(bcast "--shape|[0:6][0:6]|--procs|4|--topology|square|--comm|bcast:axis=1,root=1"
                 -DSEND_BYTES=0,72,0,72)
 
+# --comm halo against the estimate computed in Python from the printed blocks (every face against
+# every block), on grids, rows, rectangles, strided and multi-block layouts.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli.layout.halo_bytes
+           COMMAND ${Python3_EXECUTABLE} ${_dir}/halo_check.py ${_lay})
+  set_tests_properties(cli.layout.halo_bytes PROPERTIES LABELS "cli" TIMEOUT 120)
+endif()
+# The estimate looks at each rank's neighbours only: 65 536 ranks take a second or two, where
+# matching every face against every block took minutes.
+add_test(NAME cli.layout.halo_65536
+         COMMAND ${_lay} --shape [0:65536][0:65536] --topology mesh2d --layout blocks
+                 --comm halo --procs 65536)
+set_tests_properties(cli.layout.halo_65536 PROPERTIES LABELS "cli" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "65535 +\\(255,255\\) +yes +\\[65280:65536\\]\\[65280:65536\\] +65536 +524288 +4096\nactive 65536 of 65536")
+
 # ---- --svg ---------------------------------------------------------------------------------------
 add_test(NAME cli.layout.svg COMMAND ${CMAKE_COMMAND} -DHIT_LAYOUT=${_lay}
          -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_layout_svg -DRANKS=4

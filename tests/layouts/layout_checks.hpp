@@ -16,7 +16,6 @@
 
 namespace hit_test {
 
-
 // The part size along topology axis `axis` of every coordinate (0 for a coordinate without data),
 // read from the blocks of the processes at those coordinates (single-block layouts).
 inline std::vector<hit::index_t> axis_parts(const hit::Layout& l, int axis, int shape_axis) {
@@ -28,6 +27,58 @@ inline std::vector<hit::index_t> axis_parts(const hit::Layout& l, int axis, int 
     parts[static_cast<std::size_t>(t.coords(p)[axis])] = l.block(p).extent(shape_axis);
   }
   return parts;
+}
+
+// The processes with a block meeting `region`, by testing every block of every process.
+inline std::vector<int> procs_meeting_by_scan(const hit::Layout& l, const hit::Shape& region) {
+  std::vector<int> out;
+  for (int p = 0; p < l.procs(); ++p) {
+    for (const hit::Shape& b : l.blocks(p)) {
+      if (!b.intersect(region).empty()) {
+        out.push_back(p);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// Regions to ask procs_meeting about: every block, every block grown by one index on each side
+// (past the shape's edges too), every other index of a block (strided), the first index of a
+// block, the whole shape and a box straddling its middle.
+inline std::vector<hit::Shape> probe_regions(const hit::Layout& l) {
+  const hit::Shape& shape = l.shape();
+  std::vector<hit::Shape> out;
+  if (shape.empty()) return out;
+  out.push_back(shape);
+  hit::Shape middle = shape;
+  for (int k = 0; k < shape.rank(); ++k) {
+    const hit::Sig& s = shape[k];
+    middle = middle.with_sig(k, s.select_tile(s.size() / 3, s.size() - s.size() / 3));
+  }
+  out.push_back(middle);
+  for (int p = 0; p < l.procs(); ++p) {
+    for (const hit::Shape& b : l.blocks(p)) {
+      out.push_back(b);
+      out.push_back(b.expand(1));
+      hit::Shape every_other = b;
+      for (int k = 0; k < b.rank(); ++k) {
+        every_other = every_other.with_sig(k, b[k].select_tile(0, b[k].size(), 2));
+      }
+      out.push_back(every_other);
+      hit::Shape first = b;
+      for (int k = 0; k < b.rank(); ++k) first = first.with_sig(k, b[k].select_tile(0, 1));
+      out.push_back(first);
+    }
+  }
+  return out;
+}
+
+// procs_meeting (binary search or box tree) agrees with a scan of every block.
+inline void expect_procs_meeting_by_scan(const hit::Layout& l) {
+  for (const hit::Shape& region : probe_regions(l)) {
+    EXPECT_EQ(l.procs_meeting(region), procs_meeting_by_scan(l, region)) << "region " << region;
+  }
 }
 
 // Every index owned exactly once, owner() agreeing with the blocks, blocks inside the shape,
@@ -106,6 +157,8 @@ inline void expect_valid_layout(const hit::Layout& l, const std::string& context
       EXPECT_EQ(l.owner(between), -1);
     }
   }
+
+  expect_procs_meeting_by_scan(l);
 
   // Neighbours among the coordinates that hold data, computed independently.
   for (int axis = 0; axis < topo.axes(); ++axis) {

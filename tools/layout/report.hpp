@@ -32,11 +32,13 @@ index_t allocated_bytes(const Layout& layout, int proc, const Allocation& alloc)
 //                                                axis A (Cannon's shifts; default offset 1, wrap)
 //   halo[:width=W]                               face exchange of W (default 1) positions along
 //                                                every split shape axis, no corners, no wrap
+//                                                (hit::face_traffic, hit/comm_traffic.hpp)
 //   bcast:axis=A[,root=R]                        in each line along topology axis A, the R-th
 //                                                (default 0) rank holding data sends its data to
 //                                                the other active ranks of the line
 // "Data" is the rank's blocks, padded when alloc.pad (the tile is sent whole), without ghosts.
-// Returns the bytes each rank sends (the logical volume, one entry per process).
+// Returns the bytes each rank sends (the logical volume, one entry per process), each rank's from
+// its own neighbours: O(P · log P) for grid layouts.
 std::vector<index_t> send_bytes(const Layout& layout, const Spec& comm, const Allocation& alloc);
 
 // The parameters of each communication, for --help and errors.

@@ -10,6 +10,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/mpi_type.hpp"
+#include "hit/detail/comm_peers.hpp"
 
 namespace hit::detail {
 
@@ -102,38 +103,18 @@ void require_tiles_match(const Layout& layout, int rank, const std::vector<Tile<
   }
 }
 
-inline const std::vector<Shape>& blocks_or_none(const Layout& layout, int rank) {
-  static const std::vector<Shape> none;
-  return rank < layout.procs() ? layout.blocks(rank) : none;
-}
-
-// The blocks of every process of one side of a transfer: a layout's, or regions listed per
-// process (overlapping ones too).
-struct BlocksOf {
-  const Layout* layout = nullptr;
-  const std::vector<std::vector<Shape>>* lists = nullptr;
-  const std::vector<Shape>& operator()(int rank) const {
-    static const std::vector<Shape> none;
-    if (layout != nullptr) return blocks_or_none(*layout, rank);
-    if (lists != nullptr && rank < static_cast<int>(lists->size())) {
-      return (*lists)[static_cast<std::size_t>(rank)];
-    }
-    return none;
-  }
-};
-
 // Messages of a redistribution-like plan: element `e` of the global array goes from the tile of
 // `from` holding it to the tile of `to` holding it. Regions are ordered (from-block outer,
 // to-block inner) identically on both sides of each message. `from_dev`/`to_dev`: the device copy
-// of each tile (empty: host tiles).
+// of each tile (empty: host tiles). Only the peers intersection_peers finds are visited (in
+// ascending order, as a scan of every rank would meet them), not every rank of the run.
 template <class T>
-void add_intersections(Phase& phase, const CommContext& ctx, int tag,
-                       const std::vector<Shape>& my_from, std::vector<Tile<T>>& from_tiles,
-                       const std::vector<Shape>& my_to, std::vector<Tile<T>>& to_tiles,
-                       const BlocksOf& from, const BlocksOf& to,
+void add_intersections(Phase& phase, int tag, const std::vector<Shape>& my_from,
+                       std::vector<Tile<T>>& from_tiles, const std::vector<Shape>& my_to,
+                       std::vector<Tile<T>>& to_tiles, const BlocksOf& from, const BlocksOf& to,
                        const std::vector<std::shared_ptr<ResidentState>>& from_dev = {},
                        const std::vector<std::shared_ptr<ResidentState>>& to_dev = {}) {
-  for (int peer = 0; peer < ctx.size; ++peer) {
+  for (const int peer : intersection_peers(my_from, my_to, from, to)) {
     MessageBuilder send(mpi_type<T>(), sizeof(T));
     const auto& peer_to = to(peer);
     for (std::size_t i = 0; i < my_from.size(); ++i) {
@@ -267,7 +248,7 @@ Comm redistribute_tiles(Environment& env, const Layout& from, std::vector<Tile<T
   pin_all(*plan, to_dev);
   const int tag = next_tag_base(env);
   Phase phase;
-  add_intersections(phase, ctx, tag, blocks_or_none(from, ctx.rank), from_tiles,
+  add_intersections(phase, tag, blocks_or_none(from, ctx.rank), from_tiles,
                     blocks_or_none(to, ctx.rank), to_tiles, BlocksOf{&from, nullptr},
                     BlocksOf{&to, nullptr}, from_dev, to_dev);
   plan->phases().push_back(std::move(phase));
@@ -373,22 +354,12 @@ Comm halo(Environment& env, const Layout& layout, A& tile_arg, index_t width, bo
       std::make_shared<detail::CommPlan>("halo(width=" + std::to_string(width) + ")", ctx.comm);
   plan->keep(ct.owner);
   const int tag = detail::next_tag_base(env);
-  if (width < 1) {
-    throw Error(ErrorKind::invalid_argument,
-                "halo width must be at least 1, got " + std::to_string(width));
-  }
+  detail::require_halo_width(width);
   const bool active = ctx.rank < layout.procs() && layout.active(ctx.rank);
   collectively(ctx.comm, [&] {
     if (!active) return;
     detail::require_tile_matches(layout, ctx.rank, tile, "halo");
-    for (int k = 0; k < tile.shape().rank(); ++k) {
-      if (tile.shape()[k].stride() != 1) {
-        throw Error(ErrorKind::shape, "halo needs contiguous blocks (stride 1); layout '" +
-                                          layout.spec() + "' gives rank " +
-                                          std::to_string(ctx.rank) + " the strided block " +
-                                          tile.shape().str());
-      }
-    }
+    detail::require_halo_block(layout, ctx.rank, tile.shape());
     if (tile.ghost() < width) {
       throw Error(ErrorKind::invalid_argument, "halo of width " + std::to_string(width) +
                                                    " needs a tile with ghost borders of at least " +
@@ -398,59 +369,31 @@ Comm halo(Environment& env, const Layout& layout, A& tile_arg, index_t width, bo
   });
   if (!active) return Comm(plan);
   detail::pin(*plan, ct);
-  const Shape mine = tile.shape();
-  const int axes = std::min(layout.topology().axes(), mine.rank());
+  // The same faces halo_traffic() reports (hit/comm_traffic.hpp): neighbours by topology
+  // arithmetic, O(log P).
+  const std::vector<detail::HaloFace> faces =
+      detail::halo_faces(layout, ctx.rank, width, corners, periodic);
+  const int axes = std::min(layout.topology().axes(), tile.shape().rank());
   detail::Phase shared_phase;
+  auto face = faces.begin();
   for (int k = 0; k < axes; ++k) {
     detail::Phase axis_phase;
     detail::Phase& phase = corners ? axis_phase : shared_phase;
-    // Along axis k: the slab spans, on other axes j, the interior, or with corners the ghost
-    // range of axes already exchanged (j < k), which forwards the diagonal cells.
-    auto slab = [&](const Sig& along) {
-      Shape s = mine.with_sig(k, along);
-      for (int j = 0; j < mine.rank(); ++j) {
-        if (j != k && corners && j < k) s = s.with_sig(j, mine[j].expand(width, width));
-      }
-      return s;
-    };
-    const Sig& own = mine[k];
-    const index_t st = own.stride();
-    for (int dir : {-1, +1}) {
-      const auto neighbour = layout.neighbor(ctx.rank, k, dir, periodic);
-      if (!neighbour) continue;
-      const Shape theirs = layout.block(*neighbour);
-      for (int j = 0; j < mine.rank(); ++j) {
-        if (j != k && theirs.extent(j) != mine.extent(j)) {
-          throw Error(ErrorKind::shape, "halo: the blocks of ranks " + std::to_string(ctx.rank) +
-                                            " " + mine.str() + " and " +
-                                            std::to_string(*neighbour) + " " + theirs.str() +
-                                            " are not aligned on axis " + std::to_string(j));
-        }
-      }
-      if (own.size() < width || theirs.extent(k) < width) {
-        throw Error(ErrorKind::shape, "halo of width " + std::to_string(width) +
-                                          " is wider than a block along axis " + std::to_string(k) +
-                                          " (blocks " + mine.str() + ", " + theirs.str() + ")");
-      }
-      // My boundary on side `dir` travels in direction `dir`; my ghost on side `dir` is filled
-      // by data travelling in direction -dir. Tags tell the two directions apart.
-      const Sig boundary = dir < 0 ? Sig(own.begin(), own.begin() + width * st, st)
-                                   : Sig(own.last() - (width - 1) * st, own.last() + 1, st);
-      const Sig ghost = dir < 0 ? Sig(own.begin() - width * st, own.begin(), st)
-                                : Sig(own.last() + st, own.last() + st + width * st, st);
-      const int send_tag = tag + 2 * k + (dir > 0 ? 1 : 0);
-      const int recv_tag = tag + 2 * k + (dir > 0 ? 0 : 1);
+    for (; face != faces.end() && face->axis == k; ++face) {
+      // Tags tell the two directions apart.
+      const int send_tag = tag + 2 * k + (face->dir > 0 ? 1 : 0);
+      const int recv_tag = tag + 2 * k + (face->dir > 0 ? 0 : 1);
       detail::MessageBuilder send(mpi_type<T>(), sizeof(T));
-      send.add(detail::region_of(tile.select(slab(boundary))));
+      send.add(detail::region_of(tile.select(face->send)));
       detail::MessageBuilder recv(mpi_type<T>(), sizeof(T));
-      recv.add(detail::region_of(tile.select(slab(ghost))));
-      phase.sends.push_back({*neighbour, send_tag, std::make_shared<detail::Datatype>(send.build()),
+      recv.add(detail::region_of(tile.select(face->recv)));
+      phase.sends.push_back({face->peer, send_tag, std::make_shared<detail::Datatype>(send.build()),
                              send.bytes(), send.base()});
-      phase.recvs.push_back({*neighbour, recv_tag, std::make_shared<detail::Datatype>(recv.build()),
+      phase.recvs.push_back({face->peer, recv_tag, std::make_shared<detail::Datatype>(recv.build()),
                              recv.bytes(), recv.base()});
       // Only the faces cross between a device copy and the host.
-      detail::stage(phase.fetch, ct.device(), slab(boundary));
-      detail::stage(phase.publish, ct.device(), slab(ghost));
+      detail::stage(phase.fetch, ct.device(), face->send);
+      detail::stage(phase.publish, ct.device(), face->recv);
     }
     if (corners) plan->phases().push_back(std::move(axis_phase));
   }
@@ -519,13 +462,15 @@ redistribute(Environment& env, const Layout& from, A& from_tile, const Layout& t
   return c;
 }
 
-template <LocalTile A, LocalTile B>
-requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm fetch_regions(
-    Environment& env, const Layout& layout, A& tile, const std::vector<Shape>& wanted, B& into) {
-  using T = tile_element_t<A>;
-  const auto ctx = detail::context_for(env, layout, "fetch_regions");
-  detail::CommTile<T> a = detail::comm_tile(tile);
-  detail::CommTile<T> b = detail::comm_tile(into);
+namespace detail {
+
+// fetch_regions from this process's blocks (`from_tiles`, one per block of the layout, with their
+// device copies when Resident) into `b`.
+template <class T>
+Comm fetch_regions_from(Environment& env, const Layout& layout, std::vector<Tile<T>>& from_tiles,
+                        const std::vector<std::shared_ptr<ResidentState>>& from_dev,
+                        const std::vector<Shape>& wanted, CommTile<T>& b) {
+  const auto ctx = context_for(env, layout, "fetch_regions");
   collectively(ctx.comm, [&] {
     if (wanted.size() != static_cast<std::size_t>(ctx.size)) {
       throw Error(ErrorKind::invalid_argument,
@@ -533,7 +478,7 @@ requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm fetch_regions(
                       " wanted regions for a run of " + std::to_string(ctx.size) +
                       " processes (give one per process, the null Shape for none)");
     }
-    detail::require_tile_matches(layout, ctx.rank, a.tile, "fetch_regions (source)");
+    require_tiles_match(layout, ctx.rank, from_tiles, "fetch_regions (source)");
     for (std::size_t r = 0; r < wanted.size(); ++r) {
       const Shape& w = wanted[r];
       if (w.is_null() || w.empty()) continue;
@@ -557,26 +502,49 @@ requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm fetch_regions(
   for (std::size_t r = 0; r < lists.size(); ++r) {
     if (!wanted[r].is_null() && !wanted[r].empty()) lists[r].push_back(wanted[r]);
   }
-  std::vector<Tile<T>> from_tiles, to_tiles;
-  std::vector<std::shared_ptr<detail::ResidentState>> from_dev, to_dev;
-  detail::single_part(layout, ctx.rank, a, from_tiles, from_dev);
+  std::vector<Tile<T>> to_tiles;
+  std::vector<std::shared_ptr<ResidentState>> to_dev;
   const std::vector<Shape>& my_to = lists[static_cast<std::size_t>(ctx.rank)];
   if (!my_to.empty()) {
     to_tiles.push_back(b.tile);
     to_dev.push_back(b.device());
   }
-  auto plan = std::make_shared<detail::CommPlan>("fetch_regions(" + layout.spec() + ")", ctx.comm);
-  plan->keep(a.owner);
+  auto plan = std::make_shared<CommPlan>("fetch_regions(" + layout.spec() + ")", ctx.comm);
+  keep_tiles(*plan, from_tiles);
   plan->keep(b.owner);
-  detail::pin(*plan, a);
-  detail::pin(*plan, b);
-  const int tag = detail::next_tag_base(env);
-  detail::Phase phase;
-  detail::add_intersections(phase, ctx, tag, detail::blocks_or_none(layout, ctx.rank), from_tiles,
-                            my_to, to_tiles, detail::BlocksOf{&layout, nullptr},
-                            detail::BlocksOf{nullptr, &lists}, from_dev, to_dev);
+  pin_all(*plan, from_dev);
+  pin(*plan, b);
+  const int tag = next_tag_base(env);
+  Phase phase;
+  add_intersections(phase, tag, blocks_or_none(layout, ctx.rank), from_tiles, my_to, to_tiles,
+                    BlocksOf{&layout, nullptr}, BlocksOf{nullptr, &lists}, from_dev, to_dev);
   plan->phases().push_back(std::move(phase));
   return Comm(plan);
+}
+
+}  // namespace detail
+
+template <LocalTile A, LocalTile B>
+requires std::same_as<tile_element_t<A>, tile_element_t<B>> Comm fetch_regions(
+    Environment& env, const Layout& layout, A& tile, const std::vector<Shape>& wanted, B& into) {
+  using T = tile_element_t<A>;
+  detail::CommTile<T> a = detail::comm_tile(tile);
+  detail::CommTile<T> b = detail::comm_tile(into);
+  std::vector<Tile<T>> from_tiles;
+  std::vector<std::shared_ptr<detail::ResidentState>> from_dev;
+  const int rank = env.rank();
+  if (rank < layout.procs()) detail::single_part(layout, rank, a, from_tiles, from_dev);
+  return detail::fetch_regions_from(env, layout, from_tiles, from_dev, wanted, b);
+}
+
+template <class T, LocalTile B>
+requires std::same_as<T, tile_element_t<B>> Comm fetch_regions(Environment& env,
+                                                               const Layout& layout,
+                                                               std::vector<Tile<T>>& tiles,
+                                                               const std::vector<Shape>& wanted,
+                                                               B& into) {
+  detail::CommTile<T> b = detail::comm_tile(into);
+  return detail::fetch_regions_from(env, layout, tiles, {}, wanted, b);
 }
 
 template <class T>

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "devices/backends.hpp"
+#include "devices/host_pool.hpp"
 #include "hit/core/timer.hpp"
 
 namespace hit::detail {
@@ -49,6 +50,7 @@ class CpuDevice final : public Device {
   void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t, int) override {
     ExecContext ctx;
     ctx.threads = cores();
+    ctx.host_pool = &pool_;
     Timer t;
     body(ctx);
     ++counters_.executions;
@@ -64,6 +66,7 @@ class CpuDevice final : public Device {
  private:
   static std::size_t round_up(std::size_t b) { return (b + 63) / 64 * 64; }
   std::atomic<std::uint64_t> used_{0};
+  HostPool pool_;  // the threads of `threads` and `blocks` partitions, started at first use
 };
 
 }  // namespace

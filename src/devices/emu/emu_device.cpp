@@ -14,6 +14,7 @@
 #include "devices/backends.hpp"
 #include "devices/emu/block_cache.hpp"
 #include "devices/emu/host_stream.hpp"
+#include "devices/host_pool.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device_params.hpp"
 #include "hit/physical_topology.hpp"
@@ -110,6 +111,7 @@ class EmuDevice final : public Device {
     streams_[check(stream)].submit([this, body, factor, cpu_clock] {
       ExecContext ctx;
       ctx.threads = cores();
+      ctx.host_pool = &pool_;
       const auto start = clock::now();
       const auto cpu_start = thread_cpu_time();
       body(ctx);
@@ -171,6 +173,9 @@ class EmuDevice final : public Device {
   std::uint64_t launches_ = 0;
   mutable std::atomic<std::uint64_t> local_used_{0};
   BlockCache memory_;  // before the streams: destroyed after them, when no work can use it
+  // The threads of `threads` and `blocks` partitions; the stream that executes a kernel is the
+  // caller. Before the streams, for the same reason as the memory.
+  HostPool pool_;
   HostStream streams_[streams];
 };
 
