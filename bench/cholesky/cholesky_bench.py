@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""hit-cholesky against ScaLAPACK's PDPOTRF (ref-pdpotrf: Debian's MPICH build of ScaLAPACK, the
+same MPI and OpenBLAS, the same block size and process grid), n×n, on 1×1, 1×2 and 2×2 grids,
+run as alternated pairs (A B, B A, ...); every figure is the median with its min-max spread, and
+the headline is the throughput ratio hit-cholesky / PDPOTRF per pair (goal ≥ 1.0 at every count).
+
+With --hetero, also the heterogeneous comparison on emulated devices (one fast accelerator, slow
+host processes): heteroBlockCyclic with its B_h tuned by hit-cholesky --tune against plain
+blockCyclic, time and imbalance (max/mean of the per-rank compute times, as Song et al. measure
+it; goal < 1.05).
+
+Writes the "cholesky" section of docs/benchmarks.md and bench/results/cholesky.json.
+
+    python3 bench/cholesky/cholesky_bench.py [--build build] [--n 4096] [--nb 256] [--runs 5] [--hetero]
+"""
+import argparse
+import datetime
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
+
+
+def pairs(runs, first, second):
+    a, b = [], []
+    for i in range(runs):
+        if i % 2 == 0:
+            a.append(first())
+            b.append(second())
+        else:
+            b.append(second())
+            a.append(first())
+    return a, b
+
+
+def fmt(s, digits=3):
+    return f"{s['median']:.{digits}f} [{s['min']:.{digits}f}-{s['max']:.{digits}f}]"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--nb", type=int, default=256)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--hetero", action="store_true")
+    ap.add_argument("--hetero-n", type=int, default=3072)
+    ap.add_argument("--hetero-devices", default="emu:0(slowdown=0.25,clock=cpu,cores=1),cpu*3")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "cholesky.json"))
+    args = ap.parse_args()
+    binary = lambda name: os.path.join(args.build, "bin", name)
+    if not os.path.exists(binary("ref-pdpotrf")):
+        raise SystemExit("ref-pdpotrf was not built: install libscalapack-mpich-dev and rebuild")
+    env = dict(os.environ)
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    n, nb = str(args.n), str(args.nb)
+    reps = ["--reps", "1", "--warmup", "1"]
+    results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "commit": commit_text(), "machine": machine_text(details=True), "n": args.n,
+               "nb": args.nb, "runs": args.runs, "load_before": os.getloadavg()[0], "cases": []}
+    for rows, cols in ((1, 1), (1, 2), (2, 2)):
+        procs = rows * cols
+        launch = ["mpiexec.mpich", "-n", str(procs)]
+        hit_cmd = launch + [binary("hit-cholesky"), "--n", n, "--b", nb, "--json",
+                            "--topology", f"mesh:dims={rows}x{cols}"] + reps
+        ref_cmd = launch + [binary("ref-pdpotrf"), "--n", n, "--nb", nb, "--rows", str(rows),
+                            "--cols", str(cols)] + reps
+        hit, ref = pairs(args.runs, lambda: run_json(hit_cmd, env)["time_s"],
+                         lambda: run_json(ref_cmd, env)["time_s"])
+        case = {"grid": [rows, cols], "procs": procs, "hit_s": spread(hit), "pdpotrf_s": spread(ref),
+                "throughput_ratio": spread([r / h for h, r in zip(hit, ref)]),
+                "hit_gflops": args.n ** 3 / 3 / statistics.median(hit) * 1e-9,
+                "pdpotrf_gflops": args.n ** 3 / 3 / statistics.median(ref) * 1e-9}
+        results["cases"].append(case)
+        print(f"{rows}x{cols}: hit-cholesky / PDPOTRF throughput {case['throughput_ratio']['median']:.3f}",
+              flush=True)
+    if args.hetero:
+        results["hetero"] = hetero(args, binary, env)
+    write_json(args.json_out, results)
+    write_markdown(results, args.out)
+
+
+def hetero(args, binary, env):
+    launch = ["mpiexec.mpich", "-n", "4"]
+    common = [binary("hit-cholesky"), "--n", str(args.hetero_n), "--devices", args.hetero_devices,
+              "--json", "--reps", "1", "--warmup", "1", "--topology", "array"]
+    tuned = run_json(launch + common + ["--layout", f"heteroBlockCyclic:B={args.nb * 2},b={args.nb // 4}",
+                                        "--tune"], env)
+    layouts = {"blockCyclic": f"blockCyclic:b={args.nb}", "heteroBlockCyclic (tuned)": tuned["layout"]}
+    out = {"n": args.hetero_n, "devices": args.hetero_devices, "tuning": tuned.get("tuning", []),
+           "cases": []}
+    times = {k: [] for k in layouts}
+    imb = {k: [] for k in layouts}
+    for i in range(args.runs):
+        order = list(layouts) if i % 2 == 0 else list(reversed(layouts))
+        for name in order:
+            r = run_json(launch + common + ["--layout", layouts[name]], env)
+            times[name].append(r["time_s"])
+            imb[name].append(r["imbalance"])
+    for name, spec in layouts.items():
+        out["cases"].append({"layout": name, "spec": spec, "time_s": spread(times[name]),
+                             "imbalance": spread(imb[name])})
+        print(f"hetero {name}: {statistics.median(times[name]):.3f} s, imbalance "
+              f"{statistics.median(imb[name]):.3f}", flush=True)
+    return out
+
+
+def write_markdown(r, path):
+    lines = [
+        "## Tiled Cholesky against ScaLAPACK PDPOTRF",
+        "",
+        f"Measured {r['date']} at commit {r['commit']} on {r['machine']}; load average "
+        f"{r['load_before']:.2f} when it started. n = {r['n']}, block size {r['nb']} for both (hit-cholesky "
+        f"`--b {r['nb']}`: `blockCyclic:b={r['nb']}` on the same process grid as PDPOTRF's BLACS grid); "
+        f"{r['runs']} alternated pairs per grid, one warm-up factorisation each; median [min-max]. "
+        "Throughput ratio = PDPOTRF time / hit-cholesky time, per pair (above 1: hit-cholesky faster; "
+        "goal ≥ 1.0 at every count). One OpenBLAS thread per rank.",
+        "",
+        "Command: `python3 bench/cholesky/cholesky_bench.py" + (" --hetero" if "hetero" in r else "") + "`.",
+        "",
+        "| grid | procs | hit-cholesky s | PDPOTRF s | throughput ratio | hit-cholesky GFLOP/s | PDPOTRF GFLOP/s | goal |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in r["cases"]:
+        ratio = c["throughput_ratio"]["median"]
+        lines.append(f"| {c['grid'][0]}x{c['grid'][1]} | {c['procs']} | {fmt(c['hit_s'])} | "
+                     f"{fmt(c['pdpotrf_s'])} | {fmt(c['throughput_ratio'])} | {c['hit_gflops']:.2f} | "
+                     f"{c['pdpotrf_gflops']:.2f} | {'met' if ratio >= 1.0 else '**not met**'} |")
+    if "hetero" in r:
+        h = r["hetero"]
+        lines += ["", f"### Heterogeneous: heteroBlockCyclic (tuned B_h) against blockCyclic", "",
+                  f"n = {h['n']}, 4 ranks (topology `array`), devices `{h['devices']}`; imbalance = max/mean "
+                  "of the per-rank compute times (goal < 1.05).", "",
+                  "| layout | spec | time s | imbalance | goal |", "|---|---|---|---|---|"]
+        for c in h["cases"]:
+            lines.append(f"| {c['layout']} | `{c['spec']}` | {fmt(c['time_s'])} | {fmt(c['imbalance'])} | "
+                         f"{'met' if c['imbalance']['median'] < 1.05 else '**not met**'} |")
+        if h["tuning"]:
+            lines += ["", "Tuning of B_h (hit-cholesky --tune, each step one factorisation of the small "
+                      "problem):", "", "| step | B_h | host busy s | accelerator busy s |", "|---|---|---|---|"]
+            for i, s in enumerate(h["tuning"]):
+                lines.append(f"| {i} | {s['bh']} | {s['host_s']:.4f} | {s['device_s']:.4f} |")
+    lines.append("")
+    replace_section(path, "cholesky", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,381 @@
+// Right-looking tiled Cholesky with hitmap++: the tiles and their owners come from the layout,
+// each process runs the tile kernels of the tiles it holds on its device, and every panel reaches
+// the processes that update with it through fetches built once from the layout.
+#include "cholesky.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cholesky_io.hpp"
+#include "hit/hit.hpp"
+#include "tile_kernels.hpp"
+
+namespace hit::cholesky {
+namespace {
+
+// Who holds which tile of the lower triangle, and this process's views of its own: per tile
+// column j, the diagonal tile (when it is this process's) and the runs below it, the rows under
+// the diagonal tile that one block of this process holds in column j. A run spans as many tiles
+// as its block is tall (a heteroBlockCyclic block holds several thin tiles of a column), so one
+// BLAS call updates all of them.
+template <class T>
+class TileMap {
+ public:
+  TileMap(const Layout& lay, const Tiling& tiling, std::vector<Tile<T>>& blocks)
+      : tiling_(tiling), procs_(lay.topology().grid_size()) {
+    const int t = tiling.count();
+    const auto columns = static_cast<std::size_t>(t);
+    below_.assign(columns * static_cast<std::size_t>(procs_), false);
+    last_column_.assign(static_cast<std::size_t>(procs_), -1);
+    diagonal_owner_.assign(columns, -1);
+    for (int p = 0; p < procs_; ++p) {
+      for (const Shape& b : lay.blocks(p)) {
+        for_tile_columns(b, [&](int j) {
+          if (b[0].includes(tiling.range(j))) diagonal_owner_[static_cast<std::size_t>(j)] = p;
+          if (b[0].end() > tiling.cut(j + 1)) {
+            below_[static_cast<std::size_t>(j) * static_cast<std::size_t>(procs_) +
+                   static_cast<std::size_t>(p)] = true;
+          }
+          if (b[0].end() > tiling.cut(j)) {
+            last_column_[static_cast<std::size_t>(p)] =
+                std::max(last_column_[static_cast<std::size_t>(p)], j);
+          }
+        });
+      }
+    }
+    diagonal_.resize(columns);
+    runs_.resize(columns);
+    for (Tile<T>& b : blocks) {
+      const Shape& s = b.shape();
+      for_tile_columns(s, [&](int j) {
+        const Sig cols = tiling.range(j);
+        if (s[0].includes(tiling.range(j)))
+          diagonal_[static_cast<std::size_t>(j)] = b.select(Shape{cols, cols});
+        const Sig rows(std::clamp(tiling.cut(j + 1), s[0].begin(), s[0].end()), s[0].end());
+        if (!rows.empty())
+          runs_[static_cast<std::size_t>(j)].push_back(b.select(Shape{rows, cols}));
+      });
+    }
+    for (auto& list : runs_) {
+      std::sort(list.begin(), list.end(), [](const Tile<T>& x, const Tile<T>& y) {
+        return x.shape()[0].begin() < y.shape()[0].begin();
+      });
+    }
+  }
+  int diagonal_owner(int j) const { return diagonal_owner_[static_cast<std::size_t>(j)]; }
+  // This process's diagonal tile j (the null tile when another process holds it).
+  Tile<T>& diagonal(int j) { return diagonal_[static_cast<std::size_t>(j)]; }
+  std::vector<Tile<T>>& runs(int j) { return runs_[static_cast<std::size_t>(j)]; }
+  // Process p holds a tile below the diagonal in column k (and so needs the diagonal tile k).
+  bool holds_below(int k, int p) const {
+    return below_[static_cast<std::size_t>(k) * static_cast<std::size_t>(procs_) +
+                  static_cast<std::size_t>(p)];
+  }
+  // Process p holds a tile of the lower triangle in a column after k (and so updates with
+  // panel k).
+  bool holds_after(int k, int p) const { return last_column_[static_cast<std::size_t>(p)] > k; }
+
+ private:
+  // Calls fn(j) for every tile column inside the block's columns (the cuts refine the blocks).
+  template <class F>
+  void for_tile_columns(const Shape& block, F&& fn) const {
+    const auto first =
+        std::lower_bound(tiling_.cuts().begin(), tiling_.cuts().end(), block[1].begin());
+    for (auto c = first; c + 1 < tiling_.cuts().end() && *c < block[1].end(); ++c) {
+      fn(static_cast<int>(c - tiling_.cuts().begin()));
+    }
+  }
+
+  const Tiling& tiling_;
+  int procs_;
+  std::vector<bool> below_;
+  std::vector<int> last_column_;
+  std::vector<int> diagonal_owner_;
+  std::vector<Tile<T>> diagonal_;
+  std::vector<std::vector<Tile<T>>> runs_;
+};
+
+// One factorisation of the matrix under one layout: this process's blocks and tiles, the
+// communication built once from the layout, and the tile kernels. run() factorises from the
+// input copy; it can be run again (the timed repetitions, the tuner's trials).
+template <class T>
+class Factorisation {
+ public:
+  Factorisation(Environment& env, const Options& o, const Layout& lay)
+      : env_(env), o_(o), lay_(lay), tiling_(lay) {
+    const int procs = lay.topology().grid_size();
+    const int me = env.rank();
+    if (me < procs) {
+      for (const Shape& b : lay.blocks(me)) {
+        blocks_.emplace_back(b);
+        input_.emplace_back(b);
+      }
+    }
+    load_input(env, o, lay.shape(), input_);
+    tiles_.emplace(lay, tiling_, blocks_);
+    plan_communication(procs);
+  }
+
+  // Back to the input matrix.
+  void restore() {
+    for (std::size_t b = 0; b < blocks_.size(); ++b) blocks_[b].copy_from(input_[b]);
+  }
+
+  // The factorisation, right-looking by tile columns: with look-ahead, column k + 1 of the
+  // trailing matrix is updated first, so the next panel is factorised and on its way while the
+  // rest of the update runs.
+  void run(app::Clock& clock) {
+    count_ = flops_ == 0;
+    const int t = tiling_.count();
+    factor_column(clock, 0);
+    for (int k = 0; k + 1 < t; ++k) {
+      clock.comm([&] { get_panel_[static_cast<std::size_t>(k)].wait(); });
+      if (o_.lookahead) {
+        update_column(clock, k, k + 1);
+        factor_column(clock, k + 1);
+        for (int j = k + 2; j < t; ++j) update_column(clock, k, j);
+      } else {
+        for (int j = k + 1; j < t; ++j) update_column(clock, k, j);
+        factor_column(clock, k + 1);
+      }
+    }
+  }
+
+  const Tiling& tiling() const noexcept { return tiling_; }
+  std::vector<Tile<T>>& blocks() noexcept { return blocks_; }
+  // The flops of this process's tile kernels in one factorisation.
+  double flops() const noexcept { return flops_; }
+
+ private:
+  // For every tile column k: the diagonal tile to the processes that hold tiles below it, then
+  // the panel below it to every process that holds tiles to its right. Panels alternate between
+  // two buffers (relabelled to each panel's indices), so panel k + 1 can travel while panel k is
+  // used. Built in the same order on every process (the builders are collective).
+  void plan_communication(int procs) {
+    const int t = tiling_.count();
+    const index_t w = tiling_.max_width();
+    diagonal_buffer_ = Tile<T>(Shape::extents({w, w}));
+    for (Tile<T>& b : panel_buffers_) b = Tile<T>(Shape::extents({o_.n, w}));
+    diagonal_.resize(static_cast<std::size_t>(t));
+    panel_.resize(static_cast<std::size_t>(t));
+    get_diagonal_.resize(static_cast<std::size_t>(t));
+    get_panel_.resize(static_cast<std::size_t>(t));
+    std::vector<Shape> wanted(static_cast<std::size_t>(env_.size()));
+    for (int k = 0; k < t; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      for (int p = 0; p < procs; ++p) {
+        const bool needs = tiles_->holds_below(k, p) && p != tiles_->diagonal_owner(k);
+        wanted[static_cast<std::size_t>(p)] = needs ? tiling_.tile(k, k) : Shape();
+      }
+      diagonal_[kk] =
+          diagonal_buffer_.select_tile(Shape::extents({tiling_.width(k), tiling_.width(k)}))
+              .relabel(tiling_.tile(k, k));
+      get_diagonal_[kk] = fetch_regions(env_, lay_, blocks_, wanted, diagonal_[kk]);
+      if (k + 1 == t) break;
+      const Shape below = tiling_.panel(k);
+      for (int p = 0; p < procs; ++p) {
+        wanted[static_cast<std::size_t>(p)] = tiles_->holds_after(k, p) ? below : Shape();
+      }
+      panel_[kk] = panel_buffers_[k % 2]
+                       .select_tile(Shape::extents({below.extent(0), below.extent(1)}))
+                       .relabel(below);
+      get_panel_[kk] = fetch_regions(env_, lay_, blocks_, wanted, panel_[kk]);
+    }
+  }
+
+  void add(double f) {
+    if (count_) flops_ += f;
+  }
+  static Partition whole(const Tile<T>& written) { return partition("single", written.shape()); }
+
+  // The diagonal tile k factorised, sent down its column, the tiles below it solved, and the
+  // panel sent on.
+  void factor_column(app::Clock& clock, int k) {
+    const auto kk = static_cast<std::size_t>(k);
+    const double wk = static_cast<double>(tiling_.width(k));
+    TileMap<T>& tiles = *tiles_;
+    Tile<T>& own = tiles.diagonal(k);
+    if (!own.is_null()) {
+      clock.compute(launch(potrf_, whole(own), inout(own), static_cast<index_t>(k)));
+      add(wk * wk * wk / 3);
+    }
+    clock.comm([&] { get_diagonal_[kk].run(); });
+    Tile<T>& l_kk = own.is_null() ? diagonal_[kk] : own;
+    for (Tile<T>& run : tiles.runs(k)) {
+      clock.compute(launch(trsm_, whole(run), in(l_kk), inout(run)));
+      add(static_cast<double>(run.shape().extent(0)) * wk * wk);
+    }
+    if (k + 1 < tiling_.count()) clock.comm([&] { get_panel_[kk].start(); });
+  }
+
+  // Column j of the trailing matrix updated with panel k: the diagonal tile by syrk, each run
+  // below it by one gemm.
+  void update_column(app::Clock& clock, int k, int j) {
+    const Tile<T>& p = panel_[static_cast<std::size_t>(k)];
+    const Sig cols = tiling_.range(k);
+    const double wk = static_cast<double>(tiling_.width(k));
+    const double wj = static_cast<double>(tiling_.width(j));
+    const Tile<T> l_j = p.select(Shape{tiling_.range(j), cols});
+    TileMap<T>& tiles = *tiles_;
+    Tile<T>& own = tiles.diagonal(j);
+    if (!own.is_null()) {
+      clock.compute(launch(syrk_, whole(own), in(l_j), inout(own)));
+      add(wj * wj * wk);
+    }
+    for (Tile<T>& run : tiles.runs(j)) {
+      const Tile<T> l_run = p.select(Shape{run.shape()[0], cols});
+      clock.compute(launch(gemm_, whole(run), in(l_run), in(l_j), inout(run)));
+      add(2 * static_cast<double>(run.shape().extent(0)) * wj * wk);
+    }
+  }
+
+  Environment& env_;
+  const Options& o_;
+  Layout lay_;
+  Tiling tiling_;
+  std::vector<Tile<T>> blocks_;
+  std::vector<Tile<T>> input_;
+  std::optional<TileMap<T>> tiles_;
+  Tile<T> diagonal_buffer_;
+  Tile<T> panel_buffers_[2];
+  std::vector<Tile<T>> diagonal_;
+  std::vector<Tile<T>> panel_;
+  std::vector<Comm> get_diagonal_;
+  std::vector<Comm> get_panel_;
+  Kernel<View<T>, index_t> potrf_ = potrf<T>();
+  Kernel<View<const T>, View<T>> trsm_ = trsm<T>();
+  Kernel<View<const T>, View<T>> syrk_ = syrk<T>();
+  Kernel<View<const T>, View<const T>, View<T>> gemm_ = gemm<T>();
+  double flops_ = 0;
+  bool count_ = true;
+};
+
+// One step of the B_h tuner: the host share tried and the busy times it gave.
+struct TuneStep {
+  index_t bh = 0;
+  double host_s = 0;    // the slowest host process's compute time
+  double device_s = 0;  // the slowest accelerator process's
+};
+
+// Song et al.'s tuning of the host share B_h of heteroBlockCyclic: factorise a small problem
+// (n = 3·B·accelerator processes) from the B_h the layout computed, compare the host's and the
+// accelerators' busy times, step B_h by the granularity towards the slower side's relief, and
+// keep the B_h whose times differ least; stop when the slower side changes, at the bounds, or
+// after eight trials. Returns the trials; the best is the one with the least difference.
+template <class T>
+std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const Layout& lay) {
+  const Spec spec = Spec::parse(lay.spec());
+  if (spec.name() != "heteroBlockCyclic") {
+    throw Error(
+        ErrorKind::invalid_argument,
+        "--tune tunes the host share of heteroBlockCyclic; the layout is '" + lay.spec() + "'");
+  }
+  const index_t big = spec.get_int("B", 0);
+  const index_t thin = spec.get_int("b", 0);
+  const index_t step = spec.get_int("g", thin);
+  const bool host = device(env).kind() == DeviceKind::cpu;
+  int accelerators = host ? 0 : 1;
+  allreduce_in_place(&accelerators, 1, MPI_INT, MPI_SUM, env.comm());
+  Options small = o;
+  small.n = std::max<index_t>(big, 3 * big * std::max(accelerators, 1));
+  small.a_file.clear();
+  std::vector<TuneStep> steps;
+  index_t bh = spec.get_int("bh", big / 2);
+  int previous_sign = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    Spec tried = spec;
+    tried.set("bh", std::to_string(bh));
+    const Layout l = layout(env, tried.str(), lay.topology(), Shape::extents({small.n, small.n}));
+    Factorisation<T> f(env, small, l);
+    app::Clock clock;
+    f.restore();
+    barrier(env.comm());
+    f.run(clock);
+    double busy[2] = {host ? clock.compute_seconds() : 0.0, host ? 0.0 : clock.compute_seconds()};
+    allreduce_in_place(busy, 2, MPI_DOUBLE, MPI_MAX, env.comm());
+    steps.push_back({bh, busy[0], busy[1]});
+    const int sign = busy[0] > busy[1] ? 1 : -1;  // 1: the host is the slower side
+    if (previous_sign != 0 && sign != previous_sign) break;
+    previous_sign = sign;
+    const index_t next = bh - sign * step;
+    if (next < 0 || next > big) break;
+    bh = next;
+  }
+  return steps;
+}
+
+template <class T>
+int factorise(Environment& env, const Options& o) {
+  app::Harness harness(env, o.run);
+  // Each tile kernel is one LAPACK or BLAS call over the whole tile it writes.
+  if (!o.run.partition_given.empty() && o.run.partition_given != "single") {
+    throw Error(ErrorKind::invalid_argument,
+                "hit-cholesky runs each tile kernel as one LAPACK or BLAS call on its tile: "
+                "--partition must be single, got '" +
+                    o.run.partition_given + "'");
+  }
+  // The matrix, laid on a grid of processes by the layout chosen by name.
+  const Topology topo = topology(o.topology);
+  Layout lay =
+      layout("blockCyclic:b=" + std::to_string(o.b), topo, Shape::extents({o.n, o.n}), "a");
+  std::vector<TuneStep> tuning;
+  if (o.tune) {
+    tuning = tune_host_share<T>(env, o, lay);
+    const auto best =
+        std::min_element(tuning.begin(), tuning.end(), [](const TuneStep& a, const TuneStep& b) {
+          return std::abs(a.host_s - a.device_s) < std::abs(b.host_s - b.device_s);
+        });
+    Spec tuned = Spec::parse(lay.spec());
+    tuned.set("bh", std::to_string(best->bh));
+    lay = layout(env, tuned.str(), topo, lay.shape());
+  }
+  check_and_draw(env, o, lay);
+  Factorisation<T> f(env, o, lay);
+  harness.repeat([&](int) { f.restore(); }, [&](app::Clock& clock) { f.run(clock); });
+  clear_upper(f.blocks());
+  harness.set_work(f.flops());
+  if (!o.c_out.empty()) write_raw(o.c_out, lay.shape(), f.blocks(), env.comm());
+  const app::CheckResult check = o.run.check ? verify(env, o, lay, f.blocks()) : app::CheckResult{};
+  const double time = harness.median_time();
+  const double n = static_cast<double>(o.n);
+  const int t = f.tiling().count();
+  const index_t w = f.tiling().max_width();
+  nlohmann::json fields = {{"app", "cholesky"},
+                           {"n", o.n},
+                           {"tiles", t},
+                           {"tile_max", w},
+                           {"lookahead", o.lookahead},
+                           {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
+                           {"layout", lay.spec()},
+                           {"partition", "single"}};
+  std::vector<std::string> lines;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const TuneStep& s : tuning) {
+    steps.push_back({{"bh", s.bh}, {"host_s", s.host_s}, {"device_s", s.device_s}});
+    char line[128];
+    std::snprintf(line, sizeof line, "tuning: B_h %ld: host busy %.4f s, accelerators %.4f s",
+                  static_cast<long>(s.bh), s.host_s, s.device_s);
+    lines.emplace_back(line);
+  }
+  fields["tuning"] = steps;
+  char headline[256];
+  std::snprintf(headline, sizeof headline,
+                "hit-cholesky: %ldx%ld, %s, %d ranks, %d tile columns (widest %ld), %s", o.n, o.n,
+                o.run.type.c_str(), env.size(), t, static_cast<long>(w), lay.spec().c_str());
+  return harness.report(fields, headline, {"gflops", time > 0 ? n * n * n / 3 / time * 1e-9 : 0.0},
+                        "flops", lines, check);
+}
+
+}  // namespace
+
+int run(Environment& env, const Options& o) {
+  if (o.run.type == "float") return factorise<float>(env, o);
+  return factorise<double>(env, o);
+}
+
+}  // namespace hit::cholesky

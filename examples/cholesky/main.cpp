@@ -1,0 +1,42 @@
+// hit-cholesky: tiled Cholesky factorisation of a symmetric positive definite matrix.
+#include <CLI/CLI.hpp>
+
+#include "../../tools/common/cli.hpp"
+#include "cholesky.hpp"
+#include "hit/core/error.hpp"
+#include "hit/core/program.hpp"
+
+int main(int argc, char** argv) {
+  return hit::run_program(argc, argv, "hit-cholesky", [](hit::Environment& env, int ac, char** av) {
+    hit::cholesky::Options o;
+    CLI::App cli(
+        "Tiled Cholesky factorisation A = L*L^T of an n x n symmetric positive definite "
+        "matrix");
+    cli.add_option("--n", o.n, "order of the matrix")->check(hit::cli::count(1));
+    cli.add_option("--b", o.b, "tile side of the default layout blockCyclic:b=B")
+        ->check(hit::cli::count(1));
+    // The command line wins over HIT_LAYOUT_A, which wins over blockCyclic:b=<--b>.
+    std::string layout;
+    cli.add_option("--layout", layout,
+                   "layout spec of the matrix (else HIT_LAYOUT_A, else blockCyclic:b=<--b>)");
+    cli.add_option("--topology", o.topology, "virtual topology spec of the process grid");
+    bool no_lookahead = false;
+    cli.add_flag("--no-lookahead", no_lookahead,
+                 "finish each trailing update before the next panel (no overlap)");
+    cli.add_flag("--tune", o.tune,
+                 "with a heteroBlockCyclic layout: tune its host share B_h on a small problem "
+                 "first (each trial reported), then factorise with the best");
+    o.run.add_to(cli, "check that |A - L*L^T|_F / (|A|_F n eps) <= 30",
+                 "draw the layout of the matrix to this SVG file", "A");
+    cli.add_option("--a", o.a_file,
+                   "read A from this raw file (row-major n x n; its lower triangle is used)")
+        ->check(hit::cli::file_name());
+    cli.add_option("--c-out", o.c_out, "write L (zeros above the diagonal) to this raw file")
+        ->check(hit::cli::file_name());
+    if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cholesky")) return 0;
+    o.lookahead = !no_lookahead;
+    if (!layout.empty()) env.config().set("layout-a", layout);
+    o.run.apply(env, "a");
+    return hit::cholesky::run(env, o);
+  });
+}

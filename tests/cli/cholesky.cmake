@@ -1,0 +1,74 @@
+# Command-line tests of hit-cholesky: --check at 1-4 processes, n in {1, 7, 256, 1000} with tile
+# sides that do and do not divide n, float and double, with and without look-ahead, other
+# layouts and emulated devices; result files against an independent serial factorisation; a
+# matrix that is not positive definite and other bad input on every rank with one line.
+set(_cholesky ${HIT_BIN}/hit-cholesky)
+set(_cholesky_appdir ${CMAKE_CURRENT_LIST_DIR}/apps)
+find_package(Python3 COMPONENTS Interpreter QUIET)
+
+function(hit_cholesky_check name np)
+  add_test(NAME cli.cholesky.${name}.np${np}
+           COMMAND ${MPIEXEC_EXECUTABLE} -n ${np} ${_cholesky} --check --reps 1 --warmup 0 ${ARGN})
+  set_tests_properties(cli.cholesky.${name}.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                       ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+                       PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
+endfunction()
+foreach(np 1 2 3 4)
+  hit_cholesky_check(n1 ${np} --n 1 --b 4)
+  hit_cholesky_check(n7_float ${np} --n 7 --b 3 --type float)
+  hit_cholesky_check(n256 ${np} --n 256 --b 64)
+  hit_cholesky_check(n1000 ${np} --n 1000 --b 96)
+endforeach()
+hit_cholesky_check(n1000_float 4 --n 1000 --b 128 --type float)
+hit_cholesky_check(no_lookahead 4 --n 300 --b 37 --no-lookahead)
+hit_cholesky_check(blocks_layout 3 --n 150 --layout blocks)
+hit_cholesky_check(row_cyclic 4 --n 150 --b 20 --topology array)
+hit_cholesky_check(emulated_devices 4 --n 200 --b 40
+                   --devices "emu:0(slowdown=2),cpu,emu:1,cpu")
+add_test(NAME cli.cholesky.repetitions.np2
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)
+set_tests_properties(cli.cholesky.repetitions.np2 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
+
+if(Python3_Interpreter_FOUND)
+  foreach(case "1;17;double;5" "4;40;double;7" "3;33;float;8" "4;64;double;16")
+    list(GET case 0 np)
+    list(GET case 1 n)
+    list(GET case 2 type)
+    list(GET case 3 b)
+    set(name cli.cholesky.files.n${n}_${type}.np${np})
+    add_test(NAME ${name}
+             COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_files.py spd ${n} ${type}
+                     ${CMAKE_CURRENT_BINARY_DIR}/${name} -- ${MPIEXEC_EXECUTABLE} -n ${np}
+                     ${_cholesky} --b ${b} --reps 1 --warmup 0)
+    set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                         ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  endforeach()
+  # Not positive definite at row 45: tile column 45 / 10 = 4, whose owner is one rank of four.
+  foreach(np 1 4)
+    set(name cli.cholesky.not_spd.np${np})
+    add_test(NAME ${name}
+             COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_files.py not_spd 60 double
+                     ${CMAKE_CURRENT_BINARY_DIR}/${name} 45 10 -- ${MPIEXEC_EXECUTABLE} -n ${np}
+                     ${_cholesky} --b 10 --reps 1 --warmup 0)
+    set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                         ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  endforeach()
+endif()
+
+# Bad input: every rank exits non-zero with one line naming the value, no hang (4 processes).
+set(_cholesky_errcheck ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+function(hit_cholesky_error name expect args)
+  add_test(NAME cli.cholesky.error.${name}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cholesky} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
+                   "-DARGS=${args}" "-DEXPECT=${expect}" -P ${_cholesky_errcheck})
+  set_tests_properties(cli.cholesky.error.${name} PROPERTIES LABELS "cli;apps" TIMEOUT 180)
+endfunction()
+hit_cholesky_error(b_zero "--b: '0' is not a whole number from 1" "--n|8|--b|0")
+hit_cholesky_error(n_zero "--n: '0' is not a whole number from 1" "--n|0")
+hit_cholesky_error(strided_layout "needs a layout of contiguous blocks" "--n|20|--layout|cyclic")
+hit_cholesky_error(wrong_size_file "expected 512 bytes"
+                   "--n|8|--a|${CMAKE_CURRENT_LIST_DIR}/apps/cholesky_files.py")
+hit_cholesky_error(partition_not_single "--partition must be single" "--n|20|--partition|threads")
+hit_cholesky_error(tune_needs_hetero "--tune tunes the host share of heteroBlockCyclic" "--n|20|--tune")
+hit_cholesky_error(unwritable_output "/nonexistent/dir/l.raw" "--n|8|--c-out|/nonexistent/dir/l.raw")
