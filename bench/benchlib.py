@@ -26,6 +26,20 @@ def spread(values):
             "runs": len(values)}
 
 
+def alternated_pairs(runs, first, second):
+    """`runs` pairs of measurements, alternating which of the two runs first (A B, B A, ...), so
+    the order inside a pair favours neither; the two lists of results."""
+    a, b = [], []
+    for i in range(runs):
+        if i % 2 == 0:
+            a.append(first())
+            b.append(second())
+        else:
+            b.append(second())
+            a.append(first())
+    return a, b
+
+
 def cpu_model():
     try:
         for line in open("/proc/cpuinfo"):

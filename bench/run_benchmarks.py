@@ -21,7 +21,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
+from benchlib import alternated_pairs, commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
 
 BUILDS = {"portable": ("build", "default"), "native": ("build-native", "native")}
 PROGRAMS = ["hit-cannon", "ref-cannon", "hit-jacobi", "ref-jacobi", "hit-bench-machine"]
@@ -42,19 +42,6 @@ def ensure_build(name):
     return path
 
 
-def pairs(runs, first, second):
-    """`runs` pairs, alternating which of the two commands runs first; their times."""
-    a, b = [], []
-    for i in range(runs):
-        if i % 2 == 0:
-            a.append(first())
-            b.append(second())
-        else:
-            b.append(second())
-            a.append(first())
-    return a, b
-
-
 def measure(build, args, env):
     binary = lambda name: os.path.join(build, "bin", name)
     mpiexec = "mpiexec.mpich"
@@ -73,7 +60,7 @@ def measure(build, args, env):
         launch = [mpiexec, "-n", str(procs)]
         for n in cannon_sizes:
             reps = ["--n", str(n), "--reps", "1", "--warmup", "1"]
-            fw, ref = pairs(args.runs,
+            fw, ref = alternated_pairs(args.runs,
                             lambda: run_json(launch + [binary("hit-cannon"), "--json"] + reps, env)["time_s"],
                             lambda: run_json(launch + [binary("ref-cannon")] + reps, env)["time_s"])
             ratios = [a / b for a, b in zip(fw, ref)]
@@ -87,7 +74,7 @@ def measure(build, args, env):
     for procs in [1, 2, 4]:
         launch = [mpiexec, "-n", str(procs)]
         reps = ["--n", str(jacobi_n), "--iters", str(jacobi_iters), "--reps", "1", "--warmup", "1"]
-        fw, ref = pairs(args.runs,
+        fw, ref = alternated_pairs(args.runs,
                         lambda: run_json(launch + [binary("hit-jacobi"), "--json"] + reps, env)["time_s"],
                         lambda: run_json(launch + [binary("ref-jacobi")] + reps, env)["time_s"])
         ratios = [a / b for a, b in zip(fw, ref)]

@@ -21,19 +21,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
-
-
-def pairs(runs, first, second):
-    a, b = [], []
-    for i in range(runs):
-        if i % 2 == 0:
-            a.append(first())
-            b.append(second())
-        else:
-            b.append(second())
-            a.append(first())
-    return a, b
+from benchlib import alternated_pairs, commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
 
 
 def fmt(s, digits=3):
@@ -69,7 +57,7 @@ def main():
                             "--topology", f"mesh:dims={rows}x{cols}"] + reps
         ref_cmd = launch + [binary("ref-pdpotrf"), "--n", n, "--nb", nb, "--rows", str(rows),
                             "--cols", str(cols)] + reps
-        hit, ref = pairs(args.runs, lambda: run_json(hit_cmd, env)["time_s"],
+        hit, ref = alternated_pairs(args.runs, lambda: run_json(hit_cmd, env)["time_s"],
                          lambda: run_json(ref_cmd, env)["time_s"])
         case = {"grid": [rows, cols], "procs": procs, "hit_s": spread(hit), "pdpotrf_s": spread(ref),
                 "throughput_ratio": spread([r / h for h, r in zip(hit, ref)]),

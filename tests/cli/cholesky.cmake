@@ -25,6 +25,27 @@ hit_cholesky_check(blocks_layout 3 --n 150 --layout blocks)
 hit_cholesky_check(row_cyclic 4 --n 150 --b 20 --topology array)
 hit_cholesky_check(emulated_devices 4 --n 200 --b 40
                    --devices "emu:0(slowdown=2),cpu,emu:1,cpu")
+# heteroBlockCyclic: thin host tiles and wide accelerator tiles (emulated), B not dividing n, the
+# host share given or computed, float and double, several processes on one device; --tune.
+set(_hetero_devices "cpu,emu:0(slowdown=3),emu:1(slowdown=3),cpu")
+foreach(np 2 3 4)
+  math(EXPR accelerators "${np} - 1")
+  hit_cholesky_check(hetero ${np} --n 1000 --topology array --layout "heteroBlockCyclic:B=256,b=32"
+                     --devices "cpu,emu:0(slowdown=2)*${accelerators}")
+endforeach()
+hit_cholesky_check(hetero_given_bh_float 4 --n 333 --type float --topology array
+                   --layout "heteroBlockCyclic:B=64,b=8,bh=40" --devices "${_hetero_devices}")
+hit_cholesky_check(hetero_shared_device 3 --n 256 --topology array
+                   --layout "heteroBlockCyclic:B=48,b=16" --devices "cpu,emu:0*2")
+hit_cholesky_check(hetero_no_lookahead 4 --n 200 --topology array --no-lookahead
+                   --layout "heteroBlockCyclic:B=40,b=8" --devices "${_hetero_devices}")
+add_test(NAME cli.cholesky.tune.np3
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${_cholesky} --check --reps 1 --warmup 0 --n 300
+                 --topology array --layout "heteroBlockCyclic:B=64,b=16" --tune
+                 --devices "cpu,emu:0(slowdown=3),emu:1(slowdown=3)")
+set_tests_properties(cli.cholesky.tune.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "tuning: B_h [0-9]+: host busy(.|\n)*check: passed"
+                     FAIL_REGULAR_EXPRESSION "FAILED")
 add_test(NAME cli.cholesky.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)
 set_tests_properties(cli.cholesky.repetitions.np2 PROPERTIES LABELS "cli;apps" TIMEOUT 300
@@ -71,4 +92,8 @@ hit_cholesky_error(wrong_size_file "expected 512 bytes"
                    "--n|8|--a|${CMAKE_CURRENT_LIST_DIR}/apps/cholesky_files.py")
 hit_cholesky_error(partition_not_single "--partition must be single" "--n|20|--partition|threads")
 hit_cholesky_error(tune_needs_hetero "--tune tunes the host share of heteroBlockCyclic" "--n|20|--tune")
+hit_cholesky_error(bh_outside "bh=70 is not a multiple of b=16 in \\[0, B=64\\]"
+                   "--n|100|--layout|heteroBlockCyclic:B=64,b=16,bh=70|--devices|cpu,emu*3")
+hit_cholesky_error(bh_not_multiple "bh=20 is not a multiple of b=16"
+                   "--n|100|--layout|heteroBlockCyclic:B=64,b=16,bh=20|--devices|cpu,emu*3")
 hit_cholesky_error(unwritable_output "/nonexistent/dir/l.raw" "--n|8|--c-out|/nonexistent/dir/l.raw")
