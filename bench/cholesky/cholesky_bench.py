@@ -16,6 +16,7 @@ Writes the "cholesky" section of docs/benchmarks.md and bench/results/cholesky.j
 import argparse
 import datetime
 import os
+import re
 import statistics
 import sys
 
@@ -78,7 +79,7 @@ def main():
 
 
 def hetero(args, binary, env):
-    procs = len(args.hetero_devices.split(","))  # one item per rank (no *count)
+    procs = len(re.sub(r"\([^)]*\)", "", args.hetero_devices).split(","))  # one item per rank
     launch = ["mpiexec.mpich", "-n", str(procs)]
     common = [binary("hit-cholesky"), "--n", str(args.hetero_n), "--devices", args.hetero_devices,
               "--json", "--reps", "1", "--warmup", "1", "--topology", "array"]
