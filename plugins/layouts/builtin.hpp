@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,27 @@ inline std::vector<double> process_weights(const LayoutRequest& request, std::si
   }
   if (!any) throw fail("every weight of w is 0: some process must get work");
   return w;
+}
+
+// The node of each of the `q` processes: from `ranks_per_node=K` (consecutive ranks, K a node),
+// else the run's nodes; nullopt when neither is known (a plan for another run). A K outside
+// [1, q] is an Error(plugin) naming the spec.
+inline std::optional<std::vector<int>> process_nodes(const LayoutRequest& request, int q) {
+  std::vector<int> node_of(static_cast<std::size_t>(q), 0);
+  if (request.spec.has("ranks_per_node")) {
+    const std::int64_t k = request.spec.get_int("ranks_per_node", 1);
+    if (k < 1 || k > q) {
+      throw Error(
+          ErrorKind::plugin,
+          fmt::format("layout '{}': ranks_per_node={} is not between 1 and the {} processes",
+                      request.spec.str(), k, q));
+    }
+    for (int p = 0; p < q; ++p) node_of[static_cast<std::size_t>(p)] = static_cast<int>(p / k);
+    return node_of;
+  }
+  if (request.nodes.size() < static_cast<std::size_t>(q)) return std::nullopt;
+  std::copy_n(request.nodes.begin(), q, node_of.begin());
+  return node_of;
 }
 
 }  // namespace hit::detail

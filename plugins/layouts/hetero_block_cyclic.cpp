@@ -122,7 +122,7 @@ class HeteroBlockCyclicLayout final : public LayoutPlugin {
     std::vector<double> speed;
     if (request.spec.has("w")) speed = process_weights(request, static_cast<std::size_t>(q));
 
-    std::vector<Node> nodes = group_nodes(request, q, fail);
+    std::vector<Node> nodes = group_nodes(request, q);
     const auto node_count = static_cast<index_t>(nodes.size());
     if (!given_bh.empty() && given_bh.size() != 1 && given_bh.size() != nodes.size()) {
       throw fail(fmt::format("bh has {} values; give one, or one per node ({})", given_bh.size(),
@@ -205,18 +205,10 @@ class HeteroBlockCyclicLayout final : public LayoutPlugin {
   // The nodes in the order of their first process, each with its host and accelerator processes.
   // Nodes come from ranks_per_node, else the request (the run's nodes); unknown nodes (a plan for
   // another run) make one node, the paper's single machine.
-  template <class Fail>
-  static std::vector<Node> group_nodes(const LayoutRequest& request, int q, const Fail& fail) {
-    std::vector<int> node_of(static_cast<std::size_t>(q), 0);
-    if (request.spec.has("ranks_per_node")) {
-      const std::int64_t k = request.spec.get_int("ranks_per_node", 1);
-      if (k < 1 || k > q) {
-        throw fail(fmt::format("ranks_per_node={} is not between 1 and the {} processes", k, q));
-      }
-      for (int p = 0; p < q; ++p) node_of[static_cast<std::size_t>(p)] = static_cast<int>(p / k);
-    } else if (request.nodes.size() >= static_cast<std::size_t>(q)) {
-      std::copy_n(request.nodes.begin(), q, node_of.begin());
-    }
+  static std::vector<Node> group_nodes(const LayoutRequest& request, int q) {
+    // Unknown nodes (a plan for another run): one node, the paper's single machine.
+    const std::vector<int> node_of =
+        process_nodes(request, q).value_or(std::vector<int>(static_cast<std::size_t>(q), 0));
     std::vector<Node> nodes;
     std::map<int, std::size_t> index;
     for (int p = 0; p < q; ++p) {

@@ -131,22 +131,13 @@ class HierarchicalLayout final : public LayoutPlugin {
  private:
   template <class Fail>
   static std::vector<int> nodes_of(const LayoutRequest& request, int q, const Fail& fail) {
-    std::vector<int> node_of(static_cast<std::size_t>(q), 0);
-    if (request.spec.has("ranks_per_node")) {
-      const std::int64_t k = request.spec.get_int("ranks_per_node", 1);
-      if (k < 1 || k > q) {
-        throw fail(fmt::format("ranks_per_node={} is not between 1 and the {} processes", k, q));
-      }
-      for (int p = 0; p < q; ++p) node_of[static_cast<std::size_t>(p)] = static_cast<int>(p / k);
-      return node_of;
-    }
-    if (request.nodes.size() < static_cast<std::size_t>(q)) {
+    std::optional<std::vector<int>> nodes = process_nodes(request, q);
+    if (!nodes) {
       throw fail(
           "the nodes of the processes are unknown (a plan for another run: more processes "
           "than this one, or devices given): give ranks_per_node=K");
     }
-    std::copy_n(request.nodes.begin(), q, node_of.begin());
-    return node_of;
+    return *nodes;
   }
 };
 
