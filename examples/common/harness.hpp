@@ -87,6 +87,8 @@ class Clock {
   }
   // A launch's own time (waiting for a shared device's lock excluded).
   void compute(const LaunchRecord& launched) { compute_s_ += launched.seconds; }
+  // Seconds of compute measured otherwise (a run of work packages: its launches together).
+  void compute_seconds_add(double seconds) { compute_s_ += seconds; }
   double compute_seconds() const noexcept { return compute_s_; }
   double comm_seconds() const noexcept { return comm_s_; }
 

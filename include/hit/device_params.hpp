@@ -95,6 +95,9 @@ struct DeviceParams {
   SpeedChange change;                // emu: the slowdown's multiplier over the run
   bool cpu_clock = false;            // emu: the slowdown scales the kernel thread's CPU time
   std::optional<int> cores;          // host cores the rank uses (threads, BLAS, pinning)
+  // emu: an injected failure: the device's executions from this count on (0: the first) throw
+  // Error(device_failed), and so do all later ones (a failed device stays failed).
+  std::optional<std::uint64_t> fail_after;
 
   static DeviceParams of(const DeviceBinding& binding);
 };

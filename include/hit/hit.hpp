@@ -43,3 +43,4 @@
 #include "hit/tile_io.hpp"
 #include "hit/topology.hpp"
 #include "hit/view.hpp"
+#include "hit/work_packages.hpp"

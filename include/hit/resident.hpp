@@ -90,6 +90,11 @@ void resident_sync_to_host(ResidentState& state);
 // device when the device side was current, so it stays current without sending the whole tile.
 void resident_fetch(ResidentState& state, const Shape& region);
 void resident_publish(ResidentState& state, const Shape& region);
+// Sends the whole host side to the device on `stream` without waiting for the copy (nothing when
+// the device copy is current), and marks the device copy current. Work on the other stream may
+// run meanwhile; the caller synchronises `stream` before a launch reads the tile (work packages
+// prefetch the next package this way while the current one computes). Not under the device lock.
+void resident_prefetch(ResidentState& state, int stream);
 // The host side moved to another buffer of the same layout (a double-buffered receive).
 void resident_rebind(ResidentState& state, void* host_data, std::shared_ptr<void> keep_alive);
 

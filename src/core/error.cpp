@@ -36,6 +36,8 @@ std::string_view to_string(ErrorKind kind) noexcept {
       return "device error";
     case ErrorKind::out_of_memory:
       return "device out of memory";
+    case ErrorKind::device_failed:
+      return "device failure";
     case ErrorKind::model:
       return "model error";
     case ErrorKind::mpi:

@@ -539,6 +539,16 @@ void resident_publish(ResidentState& s, const Shape& region) {
   s.device->synchronize();
 }
 
+void resident_prefetch(ResidentState& s, int stream) {
+  if (s.spilled || !s.host_modified || s.device->uses_host_memory()) return;
+  Packed packed;
+  copy_region(*s.device, true, s.host, s.device_data, resident_layout(s), s.host.shape, stream,
+              packed);
+  // A strided host region went through a bounce buffer, which must outlive the copy.
+  if (!packed.empty()) s.device->synchronize(stream);
+  s.host_modified = false;
+}
+
 void resident_rebind(ResidentState& s, void* host_data, std::shared_ptr<void> keep_alive) {
   s.host.data = host_data;
   s.keep_alive = std::move(keep_alive);

@@ -336,6 +336,22 @@ std::ostream& operator<<(std::ostream& out, DeviceKind kind) {
   return out << to_string(kind);
 }
 
+namespace {
+// fail=K: a launch count, 0 or more.
+std::uint64_t parse_fail_after(const std::string& value) {
+  std::uint64_t k = 0;
+  const auto* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, k);
+  if (value.empty() || ec != std::errc() || ptr != end) {
+    throw Error(ErrorKind::parse,
+                fmt::format("fail={} is not a launch count (K: the K-th execution, from 0, and "
+                            "every later one fail)",
+                            excerpt(value)));
+  }
+  return k;
+}
+}  // namespace
+
 const std::vector<ParamInfo>& device_params(DeviceKind kind) {
   static const ParamInfo cores{"cores", "host cores the rank uses (threads, BLAS, pinning)", ""};
   static const std::vector<ParamInfo> cpu = {cores};
@@ -352,6 +368,10 @@ const std::vector<ParamInfo>& device_params(DeviceKind kind) {
        "what the slowdown scales: wall (the host kernel's elapsed time) or cpu (its thread's CPU "
        "time: steady when the host is shared; for single-threaded bodies)",
        "wall"},
+      {"fail",
+       "an injected failure: the K-th kernel execution (counted from 0) and every later one throw "
+       "a device failure (work packages reroute around it)",
+       "never"},
       cores,
   };
   switch (kind) {
@@ -389,6 +409,8 @@ DeviceParams DeviceParams::of(const DeviceBinding& b) {
         throw Error(ErrorKind::parse, fmt::format("clock={} is not wall or cpu", value));
       }
       p.cpu_clock = value == "cpu";
+    } else if (key == "fail") {
+      p.fail_after = parse_fail_after(value);
     }
   }
   return p;
@@ -399,7 +421,7 @@ DeviceParams DeviceParams::of(const DeviceBinding& b) {
 std::string_view device_spec_grammar() {
   return "spec = item[,item...]; item = kind[:index][(key=value[,key=value...])][*count]; "
          "kind = cpu|cuda|emu; keys: cpu and cuda (cores), emu (mem, bw, slowdown, change, clock, "
-         "cores); "
+         "fail, cores); "
          "e.g. cuda:0*3,cuda:1 or emu:0(slowdown=4,mem=512MiB)*2,cpu*2";
 }
 
@@ -540,6 +562,7 @@ class SpecParser {
       if (key == "clock" && value != "wall" && value != "cpu") {
         throw Error(ErrorKind::parse, "expected wall or cpu");
       }
+      if (key == "fail") return std::to_string(parse_fail_after(value));
     } catch (const Error& e) {
       throw value_error(fmt::format("{}={} is not valid: {}", key, value, e.what()));
     }

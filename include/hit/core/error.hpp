@@ -18,6 +18,7 @@ enum class ErrorKind {
   io,                // files that cannot be read or written, or have the wrong size
   device,            // device binding, missing kernel implementations
   out_of_memory,     // a device cannot hold what it was asked to hold
+  device_failed,     // a device stopped working during a run (work packages reroute around it)
   model,             // malformed or unusable performance models
   mpi,               // an MPI call failed
   internal,          // a broken invariant inside hitmap++ (a bug, please report it)

@@ -100,6 +100,13 @@ class EmuDevice final : public Device {
 
   void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t problem_bytes,
                int stream) override {
+    // An injected failure (fail=K): from the K-th execution on, like a GPU that fell off the bus.
+    if (params_.fail_after && executed_ >= *params_.fail_after) {
+      throw Error(ErrorKind::device_failed,
+                  fmt::format("device {} failed at kernel execution {} (injected: fail={})",
+                              label(), executed_, *params_.fail_after));
+    }
+    ++executed_;
     const double change =
         params_.change.empty()
             ? 1.0
@@ -171,6 +178,7 @@ class EmuDevice final : public Device {
   // counters).
   clock::time_point created_ = clock::now();
   std::uint64_t launches_ = 0;
+  std::uint64_t executed_ = 0;  // executions asked for, failed ones excluded (for fail=)
   mutable std::atomic<std::uint64_t> local_used_{0};
   BlockCache memory_;  // before the streams: destroyed after them, when no work can use it
   // The threads of `threads` and `blocks` partitions; the stream that executes a kernel is the

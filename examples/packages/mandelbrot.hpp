@@ -1,0 +1,38 @@
+#pragma once
+// hit-packages' irregular workload: escape counts of the Mandelbrot set over an image, whose cost
+// per row varies by two orders of magnitude (rows crossing the set run every iteration). Plain
+// C++ shared by the cpu body, the cuda body (nvcc) and the serial reference of --check, so the
+// three compute the same numbers bit for bit.
+
+#include "hit/view.hpp"
+
+namespace hit::packages {
+
+// The window of the complex plane the image covers.
+struct Frame {
+  index_t rows = 0;
+  index_t cols = 0;
+  int iters = 256;  // iterations at most
+};
+
+// Iterations before z -> z^2 + c escapes |z| > 2, for pixel (i, j); `iters` when it never does.
+HIT_HOST_DEVICE inline int escape_count(const Frame& f, index_t i, index_t j) {
+  const double x0 = -2.2 + 3.0 * (static_cast<double>(j) + 0.5) / static_cast<double>(f.cols);
+  const double y0 = -1.25 + 2.5 * (static_cast<double>(i) + 0.5) / static_cast<double>(f.rows);
+  double x = 0;
+  double y = 0;
+  int k = 0;
+  while (k < f.iters && x * x + y * y <= 4.0) {
+    const double t = x * x - y * y + x0;
+    y = 2.0 * x * y + y0;
+    x = t;
+    ++k;
+  }
+  return k;
+}
+
+// The cuda body (mandelbrot_cuda.cu).
+void mandelbrot_cuda(const KernelContext& ctx, const Frame& frame, View<double> out);
+void mandelbrot_cuda(const KernelContext& ctx, const Frame& frame, View<float> out);
+
+}  // namespace hit::packages

@@ -1,0 +1,215 @@
+#pragma once
+// Work packages (docs/packages.md; Raca and Mehofer, clusterCL): balance by dispatch instead of
+// by model. The first axis of a domain is cut into packages of the same number of rows, many more
+// than the devices; every rank takes packages on demand, first from its own queue (the packages
+// whose rows it owns), then from the queues of the others (one-sided MPI: a queue is a counter in
+// its rank's window, so no rank serves everyone); faster devices simply take more.
+//
+//   hit::WorkPackages packages(env, domain, hit::PackageOptions::parse("workPackages:size=64"));
+//   auto report = packages.run(kernel, hit::partitioned_in(a_block), hit::replicated_in(x),
+//                              hit::partitioned_out(y_block), alpha);
+//
+// Arrays take part by policy: a partitioned input is an ordinary layout's block on each rank (by
+// rows, whole rows); the rows of a package move from their owner to the rank that computes it.
+// A replicated input is whole on every rank and stays on the device across packages. A
+// partitioned output is an ordinary layout's block too: results go back to the owner of their
+// rows, so after run() the output is an ordinary distributed tile the rest of the framework uses.
+// Values (scalars) are passed to every launch unchanged. The kernel is an ordinary hit::Kernel:
+// each package is one hit::launch over the package's rows of the domain.
+//
+// Prefetching: each rank keeps up to `depth` packages ahead of the one computing, their rows
+// fetched and (on an accelerator) copied to the device on its second stream while the current one
+// computes. Rerouting: a launch that throws Error(device_failed) (an emulated device's fail=K, a
+// GPU error) takes the device out; the packages it held but did not finish are dispatched again
+// to the other devices, and its queue is served to them. Every package is computed exactly once.
+// A whole process dying is out of scope: MPI without fault-tolerance extensions cannot survive it.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "hit/core/environment.hpp"
+#include "hit/kernel.hpp"
+#include "hit/shape.hpp"
+#include "hit/tile.hpp"
+
+namespace hit {
+
+// The runtime policy `workPackages[:size=G|auto][,depth=D]` (spec grammar as for plug-ins).
+struct PackageOptions {
+  index_t size = 0;  // rows of the domain's first axis per package; 0 (auto): tuned at first run
+  int depth = 2;     // packages held ahead of the one computing, per rank (>= 1)
+
+  // Error(parse) or Error(plugin) naming the text, the keys and their ranges.
+  static PackageOptions parse(std::string_view spec);
+  std::string spec() const;
+};
+
+enum class PackagePolicy { partitioned_in, replicated_in, partitioned_out };
+
+template <class T>
+struct PackageArg {
+  using element_type = T;
+  PackagePolicy policy = PackagePolicy::partitioned_in;
+  Tile<T> tile;
+};
+
+// This rank's rows of an input laid out by rows (null on a rank holding none).
+template <class T>
+PackageArg<T> partitioned_in(const Tile<T>& block) {
+  return {PackagePolicy::partitioned_in, block};
+}
+// An input every rank holds whole.
+template <class T>
+PackageArg<T> replicated_in(const Tile<T>& whole) {
+  return {PackagePolicy::replicated_in, whole};
+}
+// This rank's rows of the output, laid out by rows (null on a rank holding none).
+template <class T>
+PackageArg<T> partitioned_out(const Tile<T>& block) {
+  return {PackagePolicy::partitioned_out, block};
+}
+
+// One package computed: which, where and when (seconds from the start of the run, on a clock the
+// ranks share after a barrier).
+struct PackageRecord {
+  index_t id = 0;
+  int rank = 0;
+  double start_s = 0;
+  double end_s = 0;
+  bool rerouted = false;  // another device had it and failed
+};
+
+// What this rank did in one run.
+struct PackageReport {
+  index_t size = 0;          // rows per package
+  index_t count = 0;         // packages in the domain
+  int depth = 0;             // prefetch depth used (the asked one, less if device memory is short)
+  int max_ahead = 0;         // most packages held ahead of a launch (<= depth)
+  int rounds = 0;            // dispatch rounds (1 + one per round of rerouting)
+  double wall_s = 0;         // the run, from its starting barrier to this rank's last package
+  double busy_s = 0;         // launches (the device computing, staging and copying back)
+  double idle_s = 0;         // wall_s - busy_s: waiting for a package or its data
+  std::uint64_t stolen = 0;  // packages taken from other ranks' queues
+  std::uint64_t bytes_fetched = 0;   // input rows received from other ranks
+  std::uint64_t bytes_returned = 0;  // output rows sent to their owners on other ranks
+  std::uint64_t h2d_bytes = 0;       // host -> device (prefetches and launches)
+  std::uint64_t d2h_bytes = 0;
+  bool device_failed = false;           // this rank's device failed (now or in an earlier run)
+  std::string failure;                  // its message
+  std::vector<index_t> abandoned;       // packages this rank held when its device failed
+  std::vector<PackageRecord> computed;  // in the order computed here
+};
+
+namespace detail {
+
+// One array of a run, without its element type.
+struct PackageArray {
+  PackagePolicy policy = PackagePolicy::partitioned_in;
+  HostRegion block;  // the whole tile (shape() only, no ghost cells); null shape: none here
+  std::size_t element_size = 0;
+  const AccessPattern* reads = nullptr;
+};
+
+// Runs one package's launch: the partition of its rows and one LaunchArg per array.
+using PackageLaunch = std::function<LaunchRecord(const Partition&, std::vector<LaunchArg>)>;
+
+class PackageEngine;
+
+}  // namespace detail
+
+class WorkPackages {
+ public:
+  // `domain`: the indices the kernel computes (its first axis is cut into packages); `partition`:
+  // the spec of each launch's partition on the device (label: HIT_PARTITION_<LABEL> override).
+  WorkPackages(Environment& env, Shape domain, PackageOptions options,
+               std::string partition = "single", std::string label = {});
+  ~WorkPackages();
+  WorkPackages(const WorkPackages&) = delete;
+  WorkPackages& operator=(const WorkPackages&) = delete;
+
+  const Shape& domain() const noexcept;
+  // Rows per package (0 until the first run when it is tuned).
+  index_t size() const noexcept;
+  index_t count() const noexcept;
+  Shape package(index_t id) const;
+  // The tuner's measurement (after a run with size=auto): seconds per package and per row.
+  double tuned_overhead_s() const noexcept;
+  double tuned_row_s() const noexcept;
+  // Whether this rank's device failed in a run (it computes nothing from then on).
+  bool device_failed() const noexcept;
+
+  // Computes every package once, collectively. Arguments in the kernel's parameter order: a
+  // PackageArg for each View parameter, a value for each other one. Errors other than a device
+  // failure are agreed by every rank; every device failing is an Error on every rank.
+  template <class... Params, class... Args>
+  PackageReport run(const Kernel<Params...>& kernel, Args&&... args) {
+    static_assert(sizeof...(Params) == sizeof...(Args),
+                  "WorkPackages::run needs one argument per kernel parameter");
+    Device& dev = device(env_);
+    const auto* body = kernel.body(dev.kind());
+    if (body == nullptr)
+      detail::throw_missing_implementation(kernel.name(), dev, kernel.implementations());
+    std::vector<detail::PackageArray> arrays;
+    std::size_t param = 0;
+    const auto collect = [&](const auto& a) {
+      using A = std::decay_t<decltype(a)>;
+      static_assert(!detail::is_tile<A>::value && !detail::is_tile_arg<A>::value,
+                    "pass tiles as hit::partitioned_in, hit::replicated_in or "
+                    "hit::partitioned_out");
+      if constexpr (is_package_arg<A>::value) {
+        detail::PackageArray arr;
+        arr.policy = a.policy;
+        if (!a.tile.is_null()) arr.block = detail::host_region(a.tile, a.tile.shape());
+        arr.element_size = sizeof(typename A::element_type);
+        arr.reads = &kernel.param_reads(param);
+        arrays.push_back(arr);
+      }
+      ++param;
+    };
+    (collect(args), ...);
+    // The body binds views by parameter type: a TileArg<T> of the same T stands for each array.
+    const auto held = std::make_tuple(as_launch_arg(args)...);
+    const detail::PackageLaunch launch_one = [&](const Partition& p,
+                                                 std::vector<detail::LaunchArg> tiles) {
+      return detail::run_launch(
+          env_, kernel.name(), p, std::move(tiles),
+          [&](const KernelContext& ctx, const std::vector<detail::RawView>& views) {
+            detail::call_body<std::tuple<Params...>>(*body, ctx, held, views,
+                                                     std::index_sequence_for<Args...>{});
+          });
+    };
+    return run_erased(kernel.name(), kernel.access(), std::move(arrays), launch_one);
+  }
+
+ private:
+  template <class A>
+  struct is_package_arg : std::false_type {};
+  template <class T>
+  struct is_package_arg<PackageArg<T>> : std::true_type {};
+
+  template <class A>
+  static auto as_launch_arg(const A& a) {
+    using D = std::decay_t<A>;
+    if constexpr (is_package_arg<D>::value) {
+      return TileArg<typename D::element_type>{};
+    } else {
+      return D(a);
+    }
+  }
+
+  PackageReport run_erased(const std::string& kernel, const AccessPattern& access,
+                           std::vector<detail::PackageArray> arrays,
+                           const detail::PackageLaunch& launch_one);
+
+  Environment& env_;
+  std::unique_ptr<detail::PackageEngine> engine_;
+};
+
+}  // namespace hit
