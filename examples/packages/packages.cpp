@@ -206,7 +206,9 @@ int compute(Environment& env, const Options& o) {
         last.idle_s = std::max(0.0, last.wall_s - rec.seconds);
         last.h2d_bytes = rec.bytes_in;
         last.d2h_bytes = rec.bytes_out;
-        if (!result.is_null()) last.computed.push_back({0, env.rank(), 0, last.wall_s, false});
+        if (!result.is_null()) {
+          last.computed.push_back({env.rank(), env.rank(), 0, last.wall_s, false});
+        }
       });
 
   // --check: every rank recomputes its own rows serially.
@@ -290,7 +292,9 @@ int compute(Environment& env, const Options& o) {
   }
   const auto abandoned = gather_to_root(gave_up, MPI_DOUBLE, env.comm());
   const auto labels = app::gather_labels(device(env).label(), env.comm());
-  const index_t count = dynamic ? packages->count() : env.size();
+  index_t holding = result.is_null() ? 0 : 1;
+  holding = allreduce(holding, ReduceOp::sum);
+  const index_t count = dynamic ? packages->count() : holding;
 
   collectively(env.comm(), [&] {
     if (o.run.svg.empty() || env.rank() != 0) return;
@@ -318,7 +322,7 @@ int compute(Environment& env, const Options& o) {
                            {"layout", rows.spec()},
                            {"partition", whole.spec().empty() ? o.run.partition : whole.spec()},
                            {"schedule", dynamic ? "workPackages" : "static"}};
-  if (!gemm) fields["iters"] = o.iters;
+  fields["iters"] = gemm ? nlohmann::json(nullptr) : nlohmann::json(o.iters);
   std::vector<std::string> lines;
   if (env.rank() == 0) {
     nlohmann::json per_device = nlohmann::json::array();
@@ -363,22 +367,23 @@ int compute(Environment& env, const Options& o) {
     }
     fields["rerouted"] = rerouted;
   }
-  if (dynamic) {
-    fields["schedule_spec"] = PackageOptions{packages->size(), options->depth}.spec();
-    fields["package_size"] = packages->size();
-    fields["packages"] = packages->count();
-    fields["depth"] = options->depth;
-    fields["depth_used"] = last.depth;
-    fields["rounds"] = last.rounds;
-    if (options->size == 0) {
-      fields["tuning"] = {{"overhead_s", packages->tuned_overhead_s()},
-                          {"row_s", packages->tuned_row_s()}};
-      lines.insert(
-          lines.begin(),
-          fmt::format("package size tuned to {} rows (overhead {:.2e} s per package, "
-                      "{:.2e} s per row on the slowest device)",
-                      packages->size(), packages->tuned_overhead_s(), packages->tuned_row_s()));
-    }
+  // The same fields whatever the schedule (static: one block per rank, no prefetch, no tuning).
+  fields["schedule_spec"] =
+      dynamic ? PackageOptions{packages->size(), options->depth}.spec() : std::string("static");
+  fields["package_size"] = dynamic ? packages->size() : 0;
+  fields["packages"] = count;
+  fields["depth"] = dynamic ? options->depth : 0;
+  fields["depth_used"] = dynamic ? last.depth : 0;
+  fields["rounds"] = dynamic ? last.rounds : 1;
+  fields["tuning"] = nullptr;
+  if (dynamic && options->size == 0) {
+    fields["tuning"] = {{"overhead_s", packages->tuned_overhead_s()},
+                        {"row_s", packages->tuned_row_s()}};
+    lines.insert(
+        lines.begin(),
+        fmt::format("package size tuned to {} rows (overhead {:.2e} s per package, "
+                    "{:.2e} s per row on the slowest device)",
+                    packages->size(), packages->tuned_overhead_s(), packages->tuned_row_s()));
   }
   const std::string headline = fmt::format(
       "hit-packages: {} {}x{}, {}, {} ranks, {}", o.workload, n, width, o.run.type, env.size(),

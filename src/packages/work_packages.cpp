@@ -92,7 +92,7 @@ struct Segment {
 struct ArrayPlan {
   PackageArray array;
   std::size_t row_bytes = 0;  // bytes of one row (all axes after the first)
-  Shape row_shape;            // the axes after the first (rank 1 arrays: none)
+  std::vector<Sig> row_axes;  // the axes after the first (rank 1 arrays: none)
   std::vector<Segment> owners;
   std::shared_ptr<ResidentState> resident;  // replicated inputs on an accelerator
 };
@@ -227,8 +227,9 @@ class PackageEngine {
     return steps;
   }
   Shape array_rows(const ArrayPlan& plan, const Shape& pkg) const {
-    Shape s = Shape::of_rank(plan.row_shape.rank() + 1).with_sig(0, pkg[0]);
-    for (int k = 0; k < plan.row_shape.rank(); ++k) s = s.with_sig(k + 1, plan.row_shape[k]);
+    const auto later = static_cast<int>(plan.row_axes.size());
+    Shape s = Shape::of_rank(later + 1).with_sig(0, pkg[0]);
+    for (int k = 0; k < later; ++k) s = s.with_sig(k + 1, plan.row_axes[static_cast<std::size_t>(k)]);
     return s;
   }
   // The owner holding all of rows `r` of `plan`, or -1 when they are spread.
@@ -330,12 +331,11 @@ std::vector<ArrayPlan> PackageEngine::plan_arrays(std::vector<PackageArray> arra
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("work packages: array {} is null on every rank", i));
     }
-    p.row_shape = Shape::of_rank(rank - 1);
     index_t row_elems = 1;
     for (int k = 1; k < rank; ++k) {
-      p.row_shape = p.row_shape.with_sig(k - 1, Sig(ref[static_cast<std::size_t>(2 * k)],
-                                                    ref[static_cast<std::size_t>(2 * k + 1)]));
-      row_elems = checked_mul(row_elems, p.row_shape.extent(k - 1), "row size");
+      p.row_axes.emplace_back(ref[static_cast<std::size_t>(2 * k)],
+                              ref[static_cast<std::size_t>(2 * k + 1)]);
+      row_elems = checked_mul(row_elems, p.row_axes.back().size(), "row size");
     }
     p.row_bytes = static_cast<std::size_t>(
         checked_mul(row_elems, static_cast<index_t>(p.array.element_size), "row bytes"));
@@ -586,7 +586,7 @@ int PackageEngine::usable_depth(const std::vector<ArrayPlan>& plans) const {
   std::uint64_t out = 0;
   const auto rows = static_cast<std::uint64_t>(size_);
   for (const ArrayPlan& p : plans) {
-    const std::uint64_t b = rows * (p.row_bytes + (p.row_shape.rank() > 0 ? 256 : 0));
+    const std::uint64_t b = rows * (p.row_bytes + (p.row_axes.empty() ? 0 : 256));
     if (p.array.policy == PackagePolicy::partitioned_in) in += b;
     if (p.array.policy == PackagePolicy::partitioned_out) out += b;
   }

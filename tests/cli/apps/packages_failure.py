@@ -1,0 +1,57 @@
+"""hit-packages with one emulated device failing mid-run: the run succeeds with the serial answer,
+every package is computed exactly once, and the JSON names what the failed device abandoned and
+which ranks computed it instead.
+
+Usage: packages_failure.py MPIEXEC NP HIT_PACKAGES"""
+
+import json
+import subprocess
+import sys
+
+
+def main():
+    mpiexec, np, program = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    failing = np - 1  # the last rank's device fails at its fourth kernel execution
+    devices = ",".join(["cpu"] * failing + ["emu:0(fail=3)"])
+    cmd = [mpiexec, "-n", str(np), program, "--n", "120", "--iters", "64", "--check", "--json",
+           "--reps", "1", "--warmup", "0", "--schedule", "workPackages:size=2,depth=2",
+           "--devices", devices]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False)
+    if out.returncode != 0:
+        sys.exit(f"exit {out.returncode}: {' '.join(cmd)}\n{out.stderr}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    errors = []
+    if not result["check"]["passed"]:
+        errors.append(f"check failed: {result['check']}")
+    devices = result["per_device"]
+    if [d["failed"] for d in devices] != [r == failing for r in range(np)]:
+        errors.append(f"failed flags {[d['failed'] for d in devices]}, expected rank {failing}")
+    if devices[failing]["packages"] != 3:
+        errors.append(f"the failing device computed {devices[failing]['packages']}, expected 3")
+    total = sum(d["packages"] for d in devices)
+    if total != result["packages"]:
+        errors.append(f"{total} packages computed, of {result['packages']}")
+    rows = sum(d["rows"] for d in devices)
+    if rows != 120:
+        errors.append(f"{rows} rows computed, of 120")
+    rerouted = result["rerouted"]
+    if not rerouted:
+        errors.append("nothing was rerouted")
+    if len(rerouted) != devices[failing]["abandoned"]:
+        errors.append(f"{len(rerouted)} rerouted, {devices[failing]['abandoned']} abandoned")
+    for r in rerouted:
+        if r["from_rank"] != failing or r["to_rank"] == failing:
+            errors.append(f"rerouted {r}: expected from rank {failing} to another")
+    if len({r["package"] for r in rerouted}) != len(rerouted):
+        errors.append(f"a package rerouted twice: {rerouted}")
+    if result["rounds"] != 2:
+        errors.append(f"{result['rounds']} rounds, expected 2")
+    if sum(d["rerouted_in"] for d in devices) != len(rerouted):
+        errors.append("rerouted_in does not add up to the rerouted packages")
+    if errors:
+        sys.exit("\n".join(errors) + "\n" + json.dumps(result))
+    print(f"rerouted {len(rerouted)} packages from rank {failing}: ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+# Command-line tests of hit-packages (included by tests/CMakeLists.txt; HIT_BIN is the programs'
+# folder): --check compares with a serial computation (Mandelbrot bit for bit, gemm against BLAS on
+# each rank's rows) at 1-4 processes, on host and emulated devices, for work packages of several
+# sizes and depths and for the static schedule; a failed device's packages are rerouted and the
+# answer is still right; bad input is one clear line on every rank.
+set(_packages ${HIT_BIN}/hit-packages)
+
+function(hit_packages_check name np)
+  add_test(NAME cli.packages.${name}.np${np}
+           COMMAND ${MPIEXEC_EXECUTABLE} -n ${np} ${_packages} --check --reps 1 --warmup 0 ${ARGN})
+  set_tests_properties(cli.packages.${name}.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                       ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+                       PASS_REGULAR_EXPRESSION "check: passed"
+                       FAIL_REGULAR_EXPRESSION "FAILED")
+endfunction()
+foreach(np 1 2 3 4)
+  hit_packages_check(mandel_auto ${np} --n 96 --width 80 --iters 64)
+  hit_packages_check(mandel_size1 ${np} --n 23 --iters 32 --schedule workPackages:size=1,depth=1)
+  hit_packages_check(mandel_emu ${np} --n 90 --iters 64 --schedule workPackages:size=7,depth=3
+                     --devices "emu(slowdown=2,clock=cpu)")
+  hit_packages_check(gemm ${np} --workload gemm --n 60 --schedule workPackages:size=8,depth=2)
+  hit_packages_check(gemm_emu ${np} --workload gemm --n 64 --schedule workPackages:size=5
+                     --devices "emu(bw=4GB/s)" --type float)
+  hit_packages_check(static ${np} --n 64 --iters 32 --schedule static)
+endforeach()
+# Mixed devices: a slowed emulated accelerator beside host cores.
+hit_packages_check(mixed 2 --n 80 --iters 64 --schedule workPackages:size=3,depth=2
+                   --devices "emu:0(slowdown=3,clock=cpu),cpu")
+hit_packages_check(mixed_gemm 4 --workload gemm --n 72 --schedule workPackages:size=4,depth=4
+                   --devices "emu:0(slowdown=2,bw=2GB/s),cpu*3")
+# Inputs laid out unlike the domain's blocks: A's rows move to the rank that computes them.
+hit_packages_check(gemm_weighted 3 --workload gemm --n 48 --layout weighted:w=1,4,2
+                   --schedule workPackages:size=4,depth=2 --partition threads)
+# HIT_SCHEDULE when the command line says nothing; the command line wins over it.
+add_test(NAME cli.packages.schedule_env
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_packages} --n 40 --iters 16 --json --reps 1
+                 --warmup 0)
+set_tests_properties(cli.packages.schedule_env PROPERTIES LABELS "cli;apps" TIMEOUT 120
+                     ENVIRONMENT "HIT_SCHEDULE=workPackages:size=3,depth=1"
+                     PASS_REGULAR_EXPRESSION "\"package_size\":3,")
+add_test(NAME cli.packages.schedule_flag_wins
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_packages} --n 40 --iters 16 --json --reps 1
+                 --warmup 0 --schedule static)
+set_tests_properties(cli.packages.schedule_flag_wins PROPERTIES LABELS "cli;apps" TIMEOUT 120
+                     ENVIRONMENT "HIT_SCHEDULE=workPackages:size=3,depth=1"
+                     PASS_REGULAR_EXPRESSION "\"schedule\":\"static\"")
+
+# A device failing mid-run: its packages are rerouted, every package is computed once, the
+# answer is right, and the JSON says what moved where (apps/packages_failure.py checks it).
+foreach(np 2 3 4)
+  add_test(NAME cli.packages.failure.np${np}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/packages_failure.py
+                   ${MPIEXEC_EXECUTABLE} ${np} ${_packages})
+  set_tests_properties(cli.packages.failure.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
+endforeach()
+
+function(hit_packages_error name expect args)
+  add_test(NAME cli.packages.error.${name}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_packages} -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                   -DNP=3 "-DARGS=${args}" "-DEXPECT=${expect}"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+  set_tests_properties(cli.packages.error.${name} PROPERTIES LABELS "cli;apps" TIMEOUT 180)
+endfunction()
+hit_packages_error(size_zero "size=0 is not a positive number of rows"
+                   "--n|20|--schedule|workPackages:size=0")
+hit_packages_error(size_large "size=21 is larger than the domain's 20 rows"
+                   "--n|20|--schedule|workPackages:size=21")
+hit_packages_error(depth_zero "depth=0 is outside 1..1024" "--n|20|--schedule|workPackages:depth=0")
+hit_packages_error(schedule_name "'blocks' is not a work-package spec" "--n|20|--schedule|blocks")
+hit_packages_error(schedule_key "unknown.*speed|speed.*size, depth"
+                   "--n|20|--schedule|workPackages:speed=2")
+hit_packages_error(fail_spec "fail=soon is not valid" "--n|20|--devices|emu(fail=soon)")
+hit_packages_error(all_fail "every device failed"
+                   "--n|40|--iters|8|--schedule|workPackages:size=2|--devices|emu(fail=1)")
+hit_packages_error(static_fail "failed at kernel execution 0"
+                   "--n|40|--iters|8|--schedule|static|--devices|emu(fail=0)")
+hit_packages_error(not_rows "does not give whole rows" "--n|20|--layout|dimBlocks:dim=1")
+hit_packages_error(width_zero "--width: '0' is not a whole number from 1" "--n|20|--width|0")

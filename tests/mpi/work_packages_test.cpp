@@ -1,0 +1,318 @@
+// hit-test-procs: 1 2 3 4
+// Work packages: every package computed exactly once and the result equal to a serial loop, on
+// host and emulated devices, with inputs laid out differently from the output (rows fetched from
+// other ranks), replicated inputs, any package size and depth; prefetch within depth and device
+// memory; rerouting after an injected device failure; every device failing is an error on every
+// rank; bad options.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hit/hit.hpp"
+
+namespace {
+
+using hit::index_t;
+using hit::Shape;
+using hit::Tile;
+
+hit::Environment& env() {
+  return hit::Environment::current();
+}
+
+constexpr index_t cols = 6;
+
+double input_at(index_t i, index_t j) {
+  return 0.5 + static_cast<double>(i) * 10.0 + static_cast<double>(j);
+}
+double weight_at(index_t j) {
+  return 1.0 + 0.25 * static_cast<double>(j);
+}
+// What the kernel computes at (i, j), serially.
+double expected(index_t i, index_t j) {
+  return input_at(i, j) * weight_at(j) + static_cast<double>(i);
+}
+
+// out(i, j) = in(i, j) * w(j) + i: reads a partitioned input, a replicated one and the row index.
+hit::Kernel<hit::View<const double>, hit::View<const double>, hit::View<double>> scale_rows() {
+  hit::Kernel<hit::View<const double>, hit::View<const double>, hit::View<double>> k("scale_rows");
+  k.cpu([](const hit::KernelContext& ctx, hit::View<const double> in, hit::View<const double> w,
+           hit::View<double> out) {
+    const hit::Box& b = ctx.block;
+    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i) {
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) {
+        out.at(i, j) = in.at(i, j) * w.at(j) + static_cast<double>(i);
+      }
+    }
+  });
+  return k;
+}
+
+struct Arrays {
+  Tile<double> in;
+  Tile<double> w;
+  Tile<double> out;
+};
+
+// Input rows by `in_layout`, output rows by `out_layout`, the weights whole on every rank.
+Arrays make_arrays(index_t rows, const std::string& in_layout, const std::string& out_layout) {
+  const Shape shape = Shape::extents({rows, cols});
+  Arrays a;
+  a.in = Tile<double>::of(hit::layout(in_layout, hit::topology("array"), shape));
+  a.out = Tile<double>::of(hit::layout(out_layout, hit::topology("array"), shape));
+  a.w = Tile<double>(Shape::extents({cols}));
+  if (!a.in.is_null())
+    a.in.for_each([](const hit::Index& k, double& v) { v = input_at(k[0], k[1]); });
+  a.w.for_each([](const hit::Index& k, double& v) { v = weight_at(k[0]); });
+  if (!a.out.is_null()) a.out.fill(-1.0);
+  return a;
+}
+
+// How many times each package was computed, over all ranks.
+std::vector<std::int64_t> times_computed(const hit::PackageReport& r) {
+  std::vector<std::int64_t> times(static_cast<std::size_t>(r.count), 0);
+  for (const hit::PackageRecord& p : r.computed) ++times[static_cast<std::size_t>(p.id)];
+  hit::allreduce_in_place(times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_SUM,
+                          env().comm());
+  return times;
+}
+
+// The number of this rank's output elements that differ from the serial loop, over all ranks.
+std::int64_t wrong_elements(Tile<double> out) {
+  std::int64_t wrong = 0;
+  if (!out.is_null()) {
+    out.for_each([&](const hit::Index& k, double& v) {
+      if (v != expected(k[0], k[1])) ++wrong;
+    });
+  }
+  return hit::allreduce(wrong, hit::ReduceOp::sum);
+}
+
+struct Case {
+  index_t rows;
+  index_t size;
+  int depth;
+  std::string in_layout;
+  std::string out_layout;
+};
+
+void run_case(const Case& c) {
+  SCOPED_TRACE(::testing::Message()
+               << "rows " << c.rows << " size " << c.size << " depth " << c.depth << " in "
+               << c.in_layout << " out " << c.out_layout << " on " << hit::device(env()).label());
+  Arrays a = make_arrays(c.rows, c.in_layout, c.out_layout);
+  hit::WorkPackages packages(env(), Shape::extents({c.rows, cols}),
+                             hit::PackageOptions{c.size, c.depth});
+  const auto report = packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                                   hit::partitioned_out(a.out));
+  EXPECT_EQ(report.count, (c.rows + c.size - 1) / c.size);
+  const auto times = times_computed(report);
+  for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
+  EXPECT_EQ(wrong_elements(a.out), 0);
+  EXPECT_LE(report.max_ahead, c.depth);
+  EXPECT_EQ(report.rounds, 1);
+  EXPECT_FALSE(report.device_failed);
+  // Rows this rank computed but does not own travelled to their owner, and back.
+  std::int64_t foreign = 0;
+  for (const hit::PackageRecord& p : report.computed) {
+    const Shape pkg = packages.package(p.id);
+    if (a.out.is_null() || !a.out.shape().contains(pkg.first())) ++foreign;
+  }
+  if (foreign > 0 && c.in_layout == c.out_layout) {
+    EXPECT_GT(report.bytes_returned, 0u);
+  }
+}
+
+const std::vector<Case>& cases() {
+  // "up" and "down": weighted row layouts with weights 1..P and P..1, so most input rows of a
+  // package live on another rank than its output rows.
+  static const std::vector<Case> all = {
+      {1, 1, 1, "blocks", "blocks"},   {17, 1, 1, "blocks", "blocks"},
+      {17, 3, 2, "blocks", "blocks"},  {40, 7, 3, "blocks", "blocks"},
+      {40, 40, 1, "blocks", "blocks"}, {41, 5, 2, "up", "blocks"},
+      {64, 4, 2, "down", "up"},        {64, 9, 1, "blocks", "down"},
+  };
+  return all;
+}
+
+std::string layout_name(const std::string& spec) {
+  if (spec != "up" && spec != "down") return spec;
+  std::string w = "weighted:w=";
+  for (int r = 0; r < env().size(); ++r)
+    w += (r == 0 ? "" : ",") + std::to_string(spec == "up" ? r + 1 : env().size() - r);
+  return w;
+}
+
+TEST(WorkPackages, EveryPackageOnceOnHostDevices) {
+  for (Case c : cases()) {
+    c.in_layout = layout_name(c.in_layout);
+    c.out_layout = layout_name(c.out_layout);
+    run_case(c);
+  }
+}
+
+// Binds this rank to its own emulated device for one test (restored afterwards).
+class OnEmulated {
+ public:
+  explicit OnEmulated(const std::string& spec) : original_(hit::device(env()).binding()) {
+    hit::DeviceBinding b = hit::parse_device_spec(spec, 1).front();
+    b.index = env().rank();
+    dev_ = &hit::rebind_device(env(), b);
+  }
+  ~OnEmulated() { hit::rebind_device(env(), original_); }
+  OnEmulated(const OnEmulated&) = delete;
+  OnEmulated& operator=(const OnEmulated&) = delete;
+  hit::Device& dev() { return *dev_; }
+
+ private:
+  hit::DeviceBinding original_;
+  hit::Device* dev_ = nullptr;
+};
+
+TEST(WorkPackages, EveryPackageOnceOnEmulatedDevices) {
+  OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
+  for (Case c : cases()) {
+    c.in_layout = layout_name(c.in_layout);
+    c.out_layout = layout_name(c.out_layout);
+    run_case(c);
+  }
+  // Inputs moved to the device: the prefetches count as host -> device traffic.
+  EXPECT_GT(emu.dev().counters().bytes_in, 0u);
+}
+
+TEST(WorkPackages, DepthIsBoundedByDeviceMemory) {
+  // A package of 100 rows x 64 doubles is 50 KiB of input and as much output, which the runtime
+  // budgets at 75 KiB each (a cache line per row): 240 KiB hold the output and two input slots
+  // (depth 1) but not four (depth 3).
+  OnEmulated emu("emu:0(mem=240KiB)");
+  const index_t rows = 400;
+  const Shape shape = Shape::extents({rows, 64});
+  auto in = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
+  auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
+  if (!in.is_null()) in.fill(1.0);
+  hit::Kernel<hit::View<const double>, hit::View<double>> copy("copy");
+  copy.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
+    const hit::Box& b = ctx.block;
+    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i)
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y.at(i, j) = x.at(i, j);
+  });
+  hit::WorkPackages packages(env(), shape, hit::PackageOptions{100, 3});
+  const auto report = packages.run(copy, hit::partitioned_in(in), hit::partitioned_out(out));
+  EXPECT_EQ(report.depth, 1);
+  EXPECT_LE(report.max_ahead, 1);
+  EXPECT_LE(emu.dev().used(), emu.dev().capacity());
+
+  // One package larger than the device: a clear error on every rank.
+  hit::WorkPackages too_big(env(), shape, hit::PackageOptions{400, 1});
+  try {
+    too_big.run(copy, hit::partitioned_in(in), hit::partitioned_out(out));
+    ADD_FAILURE() << "a package larger than the device ran";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(e.kind(), hit::ErrorKind::out_of_memory);
+    EXPECT_NE(std::string(e.what()).find("use a smaller size="), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkPackages, FailedDeviceIsRoutedAround) {
+  if (env().size() < 2) GTEST_SKIP() << "needs a second rank to take over";
+  const bool last = env().rank() == env().size() - 1;
+  // The last rank's device fails at its third kernel execution.
+  OnEmulated emu(last ? "emu:0(fail=2)" : "emu:0");
+  const index_t rows = 60;
+  Arrays a = make_arrays(rows, "blocks", "blocks");
+  hit::WorkPackages packages(env(), Shape::extents({rows, cols}), hit::PackageOptions{2, 2});
+  const auto report = packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                                   hit::partitioned_out(a.out));
+  const auto times = times_computed(report);
+  for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
+  EXPECT_EQ(wrong_elements(a.out), 0);
+  EXPECT_EQ(report.device_failed, last);
+  if (last) {
+    EXPECT_EQ(report.computed.size(), 2u);  // two launches before the failure
+    EXPECT_FALSE(report.abandoned.empty());
+    EXPECT_NE(report.failure.find("fail=2"), std::string::npos) << report.failure;
+  }
+  // The packages it abandoned were computed elsewhere, marked rerouted.
+  auto abandoned = static_cast<std::int64_t>(report.abandoned.size());
+  abandoned = hit::allreduce(abandoned, hit::ReduceOp::sum);
+  std::int64_t rerouted = 0;
+  for (const auto& p : report.computed) rerouted += p.rerouted ? 1 : 0;
+  rerouted = hit::allreduce(rerouted, hit::ReduceOp::sum);
+  EXPECT_GT(abandoned, 0);
+  EXPECT_EQ(rerouted, abandoned);
+  EXPECT_EQ(report.rounds, 2);
+
+  // The device stays out: a second run computes nothing on it, and is still complete.
+  if (!a.out.is_null()) a.out.fill(-1.0);
+  const auto again = packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                                  hit::partitioned_out(a.out));
+  EXPECT_EQ(wrong_elements(a.out), 0);
+  if (last) {
+    EXPECT_TRUE(again.computed.empty());
+  }
+  EXPECT_EQ(again.rounds, 1);
+}
+
+TEST(WorkPackages, EveryDeviceFailingIsAnErrorOnEveryRank) {
+  OnEmulated emu("emu:0(fail=1)");
+  Arrays a = make_arrays(30, "blocks", "blocks");
+  hit::WorkPackages packages(env(), Shape::extents({30, cols}), hit::PackageOptions{3, 1});
+  try {
+    packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                 hit::partitioned_out(a.out));
+    ADD_FAILURE() << "the run succeeded with every device failed";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(e.kind(), hit::ErrorKind::device_failed);
+    EXPECT_NE(std::string(e.what()).find("every device failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkPackages, TunedSizeIsAgreedAndBounded) {
+  const index_t rows = 256;
+  Arrays a = make_arrays(rows, "blocks", "blocks");
+  hit::WorkPackages packages(env(), Shape::extents({rows, cols}), hit::PackageOptions{0, 2});
+  EXPECT_EQ(packages.size(), 0);
+  const auto report = packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                                   hit::partitioned_out(a.out));
+  EXPECT_GE(packages.size(), 1);
+  EXPECT_LE(packages.size(), std::max<index_t>(1, rows / (4 * env().size())));
+  auto size = static_cast<std::int64_t>(packages.size());
+  EXPECT_EQ(hit::allreduce(size, hit::ReduceOp::max), hit::allreduce(size, hit::ReduceOp::min));
+  EXPECT_GT(packages.tuned_row_s(), 0.0);
+  EXPECT_EQ(wrong_elements(a.out), 0);
+  EXPECT_EQ(report.size, packages.size());
+}
+
+TEST(WorkPackages, BadOptionsAreClearErrors) {
+  const auto parse_error = [](const std::string& spec, const std::string& expect) {
+    try {
+      hit::PackageOptions::parse(spec);
+      ADD_FAILURE() << spec << " parsed";
+    } catch (const hit::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  };
+  parse_error("workPackages:size=0", "size=0 is not a positive number");
+  parse_error("workPackages:size=-4", "size=-4 is not a positive number");
+  parse_error("workPackages:depth=0", "depth=0 is outside 1..1024");
+  parse_error("workPackages:size=ten", "size");
+  parse_error("workPackages:speed=2", "speed");
+  parse_error("blocks", "not a work-package spec");
+  const auto options = hit::PackageOptions::parse("workPackages:size=8,depth=3");
+  EXPECT_EQ(options.size, 8);
+  EXPECT_EQ(options.depth, 3);
+  EXPECT_EQ(hit::PackageOptions::parse(options.spec()).size, 8);
+  EXPECT_EQ(hit::PackageOptions::parse("workPackages").size, 0);  // auto
+  try {
+    hit::WorkPackages packages(env(), Shape::extents({10, cols}), hit::PackageOptions{11, 1});
+    ADD_FAILURE() << "a package larger than the domain was accepted";
+  } catch (const hit::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than the domain's 10 rows"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
