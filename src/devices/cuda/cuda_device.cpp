@@ -17,11 +17,32 @@
 namespace hit::detail {
 namespace {
 
+// Errors after which the process's CUDA context is unusable (sticky errors): the device has
+// failed for this process, and work packages reroute around it.
+bool context_lost(cudaError_t status) {
+  switch (status) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorAssert:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void check_cuda(cudaError_t status, const Device& device, const char* what) {
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-  throw Error(ErrorKind::device, fmt::format("{} on {} failed: {} ({})", what, device.label(),
-                                             cudaGetErrorString(status), cudaGetErrorName(status)));
+  throw Error(context_lost(status) ? ErrorKind::device_failed : ErrorKind::device,
+              fmt::format("{} on {} failed: {} ({})", what, device.label(),
+                          cudaGetErrorString(status), cudaGetErrorName(status)));
 }
 
 class CudaDevice final : public Device {
