@@ -26,8 +26,9 @@ by rows (regular). For each workload:
 * work packages `workPackages:size=G,depth=2` for G = n/64, n/16, n/8 and `size=auto` (the
   runtime's own tuner), the output laid out as `blocks` (the packages' homes);
 * the prefetch depth: one size (n/64 by default), depth 1, 2, 4, 8;
-* the cost of one failure: work packages of n/16 rows with the slowest device given `fail=K`, K a
-  third of the packages it did in the runs without failure (so it fails part-way through), against
+* the cost of one failure: work packages of n/64 rows with the slowest device given `fail=K` (its
+  first K kernel executions succeed, every later one throws Error(device_failed)), K a third of
+  the packages it did in the depth-2 runs without failure (so it fails part-way through), against
   the same launch without failure; reps 1, warm-up 0 (a failed device stays failed, so each
   measured run is its own launch), alternating, `--check` required to pass.
 
@@ -136,7 +137,7 @@ def main():
     ap.add_argument("--sizes", default="64,16,8", help="package sizes as divisors of n (n/64, ...)")
     ap.add_argument("--depth-divisor", type=int, default=64, help="the depth sweep's size: n/this")
     ap.add_argument("--depths", default="1,2,4,8")
-    ap.add_argument("--fail-divisor", type=int, default=16, help="the failure runs' size: n/this")
+    ap.add_argument("--fail-divisor", type=int, default=64, help="the failure runs' size: n/this")
     ap.add_argument("--fpm-steps", type=int, default=6, help="most measured steps of the FPM loop")
     ap.add_argument("--fpm-eps", type=float, default=0.05)
     ap.add_argument("--quick", action="store_true",
@@ -151,7 +152,7 @@ def main():
                     help="only write the section again from --json-out (with --update-docs)")
     args = ap.parse_args()
     if args.quick:
-        if args.update_docs:
+        if args.update_docs and not args.from_json:
             raise SystemExit("--quick is a smoke test: its figures do not go into the docs")
         args.mandelbrot_n, args.gemm_n, args.runs, args.reps = 512, 512, 1, 2
         args.fpm_steps = 2
@@ -406,6 +407,10 @@ def markdown(r):
     lines = [
         HEADING,
         "",
+    ]
+    if r.get("quick"):
+        lines += ["**Smoke run (`--quick`): small sizes, one run; not figures to compare.**", ""]
+    lines += [
         f"Measured {r['date']} at commit {r['commit']} on {r['machine']}. {r['ranks']} ranks, "
         f"devices `{r['devices']}` (OPENBLAS_NUM_THREADS=1). {runs}; makespan = the program's "
         "`time_s` (median of its repetitions, from a barrier to the slowest rank's end, the "
@@ -460,8 +465,8 @@ def markdown(r):
                          f"{pct(c['idle_of_span'])} | {slash(c['max_ahead'])} | {fmt(c['stolen'], 0)} | "
                          f"{fmt(c['bytes_fetched'], 0)} |")
     lines += ["", f"**The cost of one failure**: the slowest device (rank {r['fail_rank']}) gets "
-              "`fail=K` (its K-th kernel execution and every later one fail; work packages reroute "
-              "what it held), K a third of the packages it did without failure; each run is its own "
+              "`fail=K` (its first K kernel executions succeed, every later one fails; work packages "
+              "reroute what it held), K a third of the packages it did without failure; each run is its own "
               "launch (reps 1, no warm-up), alternating with the same launch without failure, "
               "`--check` passed on every one.", "",
               "| workload | packages × size | K | makespan without failure s | with failure s | "

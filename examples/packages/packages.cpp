@@ -58,6 +58,7 @@ struct DeviceStats {
   double failed = 0;
   double max_ahead = 0;
   double depth = 0;
+  double overlapped = 0;
 };
 constexpr int stats_fields = sizeof(DeviceStats) / sizeof(double);
 
@@ -276,6 +277,7 @@ int compute(Environment& env, const Options& o) {
   mine.failed = last.device_failed ? 1 : 0;
   mine.max_ahead = last.max_ahead;
   mine.depth = last.depth;
+  mine.overlapped = static_cast<double>(last.overlapped);
   const auto stats =
       gather_to_root(std::vector<double>(reinterpret_cast<const double*>(&mine),
                                          reinterpret_cast<const double*>(&mine) + stats_fields),
@@ -345,6 +347,7 @@ int compute(Environment& env, const Options& o) {
                             {"h2d_bytes", static_cast<std::uint64_t>(s.h2d)},
                             {"d2h_bytes", static_cast<std::uint64_t>(s.d2h)},
                             {"max_ahead", static_cast<int>(s.max_ahead)},
+                            {"overlapped", static_cast<std::int64_t>(s.overlapped)},
                             {"failed", s.failed != 0}});
       lines.push_back(fmt::format(
           "rank {} ({}): {} packages ({} rows), busy {:.4f} s, idle {:.4f} s, {} stolen, {} "

@@ -99,6 +99,7 @@ struct PackageReport {
   std::uint64_t stolen = 0;  // packages taken from other ranks' queues
   std::uint64_t bytes_fetched = 0;   // input rows received from other ranks
   std::uint64_t bytes_returned = 0;  // output rows sent to their owners on other ranks
+  std::uint64_t overlapped = 0;      // packages whose inputs reached the device during a launch
   std::uint64_t h2d_bytes = 0;       // host -> device (prefetches and launches)
   std::uint64_t d2h_bytes = 0;
   bool device_failed = false;           // this rank's device failed (now or in an earlier run)

@@ -229,7 +229,8 @@ class PackageEngine {
   Shape array_rows(const ArrayPlan& plan, const Shape& pkg) const {
     const auto later = static_cast<int>(plan.row_axes.size());
     Shape s = Shape::of_rank(later + 1).with_sig(0, pkg[0]);
-    for (int k = 0; k < later; ++k) s = s.with_sig(k + 1, plan.row_axes[static_cast<std::size_t>(k)]);
+    for (int k = 0; k < later; ++k)
+      s = s.with_sig(k + 1, plan.row_axes[static_cast<std::size_t>(k)]);
     return s;
   }
   // The owner holding all of rows `r` of `plan`, or -1 when they are spread.
@@ -256,6 +257,7 @@ class PackageEngine {
   std::uint64_t sequence_ = 0;
   std::uint64_t fetched_bytes_ = 0;
   std::uint64_t returned_bytes_ = 0;
+  std::uint64_t overlapped_ = 0;
 };
 
 std::vector<ArrayPlan> PackageEngine::plan_arrays(std::vector<PackageArray> arrays) const {
@@ -455,8 +457,12 @@ LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg,
                                    const std::vector<ArrayPlan>& plans, const AccessPattern& access,
                                    const PackageLaunch& launch_one) {
   Device& dev = device(env_);
-  // A device copy issued after the last launch began may still be running.
-  if (!dev.uses_host_memory() && slot.copied_before == launches_) dev.synchronize(1);
+  // A device copy issued after the last launch began may still be running; one issued before it
+  // ran beside it (the launch ended by synchronising every stream).
+  const bool on_device = std::any_of(slot.inputs.begin(), slot.inputs.end(),
+                                     [](const RowBuffer& b) { return b.resident != nullptr; });
+  if (on_device && slot.copied_before == launches_) dev.synchronize(1);
+  if (on_device && slot.copied_before < launches_) ++overlapped_;
   std::vector<LaunchArg> args;
   std::size_t in = 0;
   std::size_t out = 0;
@@ -670,6 +676,7 @@ void PackageEngine::tune(std::vector<ArrayPlan>& plans, const AccessPattern& acc
   size_ = std::clamp<index_t>(static_cast<index_t>(std::llround(best)), 1, most);
   fetched_bytes_ = 0;
   returned_bytes_ = 0;
+  overlapped_ = 0;
 }
 
 void PackageEngine::dispatch(const std::vector<index_t>& ids, const std::vector<index_t>& ranges,
@@ -755,16 +762,20 @@ void PackageEngine::dispatch(const std::vector<index_t>& ids, const std::vector<
         take_claimed(true);
       }
     }
-    for (Slot& x : slots) {
-      if (x.state == Slot::State::fetching && !any_pending(x.requests)) {
-        prefetch_to_device(x, package(x.id), plans);
-        x.state = Slot::State::ready;
-        progressed = true;
-      } else if (x.state == Slot::State::returning && !any_pending(x.requests)) {
-        x.state = Slot::State::free;
-        progressed = true;
+    // Packages whose rows arrived go to the device (their copies overlap the next launch).
+    const auto advance = [&] {
+      for (Slot& x : slots) {
+        if (x.state == Slot::State::fetching && !any_pending(x.requests)) {
+          prefetch_to_device(x, package(x.id), plans);
+          x.state = Slot::State::ready;
+          progressed = true;
+        } else if (x.state == Slot::State::returning && !any_pending(x.requests)) {
+          x.state = Slot::State::free;
+          progressed = true;
+        }
       }
-    }
+    };
+    advance();
     const int held = count_state(Slot::State::fetching) + count_state(Slot::State::ready);
     if (!failed_ && !claiming && victim < procs && held < depth_ + 1) {
       const int v = (me + victim) % procs;
@@ -786,6 +797,14 @@ void PackageEngine::dispatch(const std::vector<index_t>& ids, const std::vector<
           }
         }
         progressed = true;
+        // A claim on this rank's own queue completes at once: take its packages and start their
+        // transfers now, so they overlap the launch below instead of following it.
+        if (v == me) {
+          wait_all(1, &claim, "MPI_Rget_accumulate", false);
+          claiming = false;
+          take_claimed(true);
+          advance();
+        }
       }
     }
     Slot* next = nullptr;
@@ -873,6 +892,7 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
   const DeviceCounters before = dev.counters();
   fetched_bytes_ = 0;
   returned_bytes_ = 0;
+  overlapped_ = 0;
   const auto with_epochs = [&](const auto& fn) {
     collectively(comm, [&] {
       RmaEpoch q(queue.get());
@@ -959,6 +979,7 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
   report.d2h_bytes = after.bytes_out - before.bytes_out;
   report.bytes_fetched = fetched_bytes_;
   report.bytes_returned = returned_bytes_;
+  report.overlapped = overlapped_;
   report.device_failed = failed_;
   report.failure = failure_;
   // Every package exactly once: a broken queue would show here, not as a wrong result later.

@@ -183,6 +183,31 @@ TEST(WorkPackages, EveryPackageOnceOnEmulatedDevices) {
   EXPECT_GT(emu.dev().counters().bytes_in, 0u);
 }
 
+TEST(WorkPackages, PrefetchOverlapsTheLaunchBefore) {
+  // Packages from a rank's own queue are claimed depth + 1 at a time and copied to the device at
+  // once: every one but the first reaches the device while an earlier package computes.
+  OnEmulated emu("emu:0(bw=1GB/s)");
+  Arrays a = make_arrays(24 * env().size(), "blocks", "blocks");
+  for (const int depth : {1, 2, 4}) {
+    hit::WorkPackages packages(env(), Shape::extents({24 * env().size(), cols}),
+                               hit::PackageOptions{2, depth});
+    const auto report = packages.run(scale_rows(), hit::partitioned_in(a.in),
+                                     hit::replicated_in(a.w), hit::partitioned_out(a.out));
+    std::uint64_t own = 0;
+    for (const auto& p : report.computed) {
+      own += a.in.shape().contains(packages.package(p.id).first()) ? 1 : 0;
+    }
+    if (own >= 3) {
+      EXPECT_GE(report.overlapped, 1u) << "depth " << depth;
+    }
+    if (env().size() == 1) {
+      EXPECT_EQ(report.overlapped, report.computed.size() - 1) << "depth " << depth;
+    }
+    EXPECT_LE(report.overlapped, report.computed.size());
+    EXPECT_EQ(wrong_elements(a.out), 0);
+  }
+}
+
 TEST(WorkPackages, DepthIsBoundedByDeviceMemory) {
   // A package of 100 rows x 64 doubles is 50 KiB of input and as much output, which the runtime
   // budgets at 75 KiB each (a cache line per row): 240 KiB hold the output and two input slots
