@@ -95,7 +95,7 @@ std::string packages_svg(const std::vector<double>& records, const std::vector<s
   for (std::size_t i = 0; i + 4 < records.size() + 1; i += 5) end = std::max(end, records[i + 3]);
   end = std::max(end, 1e-9);
   const double lane = 28;
-  const double left = 150;
+  const double left = 260;
   const double width = 640;
   const double strip = 60;
   const double top = 40;
@@ -108,7 +108,8 @@ std::string packages_svg(const std::vector<double>& records, const std::vector<s
       left + width + strip + 60, std::max(height, top + strip_h + 40), title);
   for (std::size_t r = 0; r < ranks; ++r) {
     svg += fmt::format("<text x=\"10\" y=\"{:.1f}\">rank {} {}</text>\n",
-                       top + lane * static_cast<double>(r) + 18, r, labels[r].substr(0, 14));
+                       top + lane * static_cast<double>(r) + 18, r,
+                       labels[r].substr(0, labels[r].find(" [")).substr(0, 32));
   }
   const double strip_x = left + width + 30;
   for (std::size_t i = 0; i + 4 < records.size() + 1; i += 5) {
@@ -313,10 +314,10 @@ int compute(Environment& env, const Options& o) {
   });
 
   const double pixels = static_cast<double>(n) * static_cast<double>(width);
-  harness.set_work(gemm ? 2.0 *
-                              static_cast<double>(result.is_null() ? 0 : result.shape().extent(0)) *
-                              static_cast<double>(n) * static_cast<double>(n)
-                        : (result.is_null() ? 0.0 : static_cast<double>(result.shape().size())));
+  // The work a rank was given: what it computed (static: its block).
+  const double row_work =
+      gemm ? 2.0 * static_cast<double>(n) * static_cast<double>(n) : static_cast<double>(width);
+  harness.set_work(mine.rows * row_work);
   nlohmann::json fields = {{"app", "packages"},
                            {"workload", o.workload},
                            {"n", n},
