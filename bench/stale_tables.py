@@ -32,6 +32,8 @@ SECTIONS = {
     "fpm": (["bench/fpm", "tools/fpm"], "mpiexec.mpich -n 3 build/bin/hit-bench-fpm (see the section)"),
     "plans": (["tools/layout", "bench/plans"], "python3 bench/plans/plans_bench.py"),
     "launch": (["bench/launch"], "python3 bench/launch/launch_bench.py"),
+    "packages": (["examples/packages", "bench/packages"],
+                 "python3 bench/packages/packages_bench.py --update-docs"),
 }
 
 BEGIN = re.compile(r"<!-- BEGIN (\S+) -->")

@@ -750,6 +750,21 @@ void PackageEngine::dispatch(const std::vector<index_t>& ids, const std::vector<
       x.state = Slot::State::free;
     }
   };
+  // On an error, one-sided transfers into the slots' buffers finish before the buffers go.
+  struct Settle {
+    std::vector<Slot>& slots;
+    bool& claiming;
+    MPI_Request& claim;
+    ~Settle() {
+      if (claiming) MPI_Wait(&claim, MPI_STATUS_IGNORE);
+      for (Slot& x : slots) {
+        if (!x.requests.empty()) {
+          MPI_Waitall(static_cast<int>(x.requests.size()), x.requests.data(),
+                      MPI_STATUSES_IGNORE);
+        }
+      }
+    }
+  } settle{slots, claiming, claim};
   int idle_spins = 0;
   while (true) {
     bool progressed = false;

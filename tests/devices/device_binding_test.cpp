@@ -206,9 +206,17 @@ TEST(DeviceSpec, UnknownOrRepeatedParameter) {
               AllOf(HasSubstr("'cpu' has no parameter 'mem'"), HasSubstr("allowed: cores")));
   e = error_of("emu(speed=2)", 1);
   EXPECT_THAT(e.what(), AllOf(HasSubstr("no parameter 'speed'"),
-                              HasSubstr("allowed: mem, bw, slowdown, change, clock, cores")));
+                              HasSubstr("allowed: mem, bw, slowdown, change, clock, fail, cores")));
   e = error_of("emu(mem=1GiB,mem=2GiB)", 1);
   EXPECT_THAT(e.what(), HasSubstr("'mem' given twice"));
+}
+
+TEST(DeviceSpec, InjectedFailureIsALaunchCount) {
+  const auto b = hit::parse_device_spec("emu:0(fail=007)", 1);
+  EXPECT_EQ(b[0].str(), "emu:0(fail=7)");
+  EXPECT_EQ(hit::DeviceParams::of(b[0]).fail_after, std::uint64_t{7});
+  EXPECT_FALSE(hit::DeviceParams::of(hit::parse_device_spec("emu:0", 1)[0]).fail_after);
+  EXPECT_THAT(error_of("cpu(fail=1)", 1).what(), HasSubstr("'cpu' has no parameter 'fail'"));
 }
 
 TEST(DeviceSpec, UnparsableValuesNameTheValue) {
@@ -228,6 +236,9 @@ TEST(DeviceSpec, UnparsableValuesNameTheValue) {
       {"emu(bw=10GB/h)", "bw=10GB/h is not valid"},
       {"cpu(cores=0)", "cores=0 is not valid"},
       {"cpu(cores=two)", "cores=two is not valid"},
+      {"emu(fail=soon)", "fail=soon is not valid"},
+      {"emu(fail=-1)", "fail=-1 is not valid"},
+      {"emu(fail=3x)", "fail=3x is not valid"},
   };
   for (const auto& [spec, what] : cases) {
     const auto e = error_of(spec, 1);

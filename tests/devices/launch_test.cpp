@@ -632,3 +632,54 @@ TEST_F(LaunchTest, ThreeAxesAndErrorsInsideAKernel) {
   hit::launch(bump, hit::partition("single", cube), hit::inout(t));
   EXPECT_EQ(t.at(hit::Index{0, 0, 0}), 2000);
 }
+
+namespace {
+
+// fail=K: executions 0..K-1 run, the K-th and every later one throw Error(device_failed), and
+// nothing of a failed launch comes back.
+TEST_F(LaunchTest, InjectedFailureStopsTheDeviceForGood) {
+  bind("emu:0(fail=2)");
+  const hit::Shape s = hit::Shape::extents({4, 5});
+  const auto in = filled<double>(s);
+  hit::Tile<double> out(s);
+  const auto part = hit::partition("single", s);
+  for (int i = 0; i < 2; ++i) {
+    out.fill(0);
+    hit::launch(add_one(), part, hit::in(in), hit::out(out));
+    EXPECT_EQ(out(1, 2), in(1, 2) + 1);
+  }
+  for (int i = 2; i < 4; ++i) {
+    out.fill(-5);
+    try {
+      hit::launch(add_one(), part, hit::in(in), hit::out(out));
+      ADD_FAILURE() << "execution " << i << " ran on a failed device";
+    } catch (const hit::Error& e) {
+      EXPECT_EQ(e.kind(), hit::ErrorKind::device_failed);
+      EXPECT_THAT(e.what(), AllOf(HasSubstr("failed at kernel execution 2"),
+                                  HasSubstr("injected: fail=2")));
+    }
+    EXPECT_EQ(out(1, 2), -5);
+  }
+}
+
+// resident_prefetch sends the host side on the given stream and marks the device copy current:
+// the next launch reads it without sending it again.
+TEST_F(LaunchTest, PrefetchedResidentIsNotSentAgain) {
+  hit::Device& dev = bind("emu:0(bw=1GB/s)");
+  const hit::Shape s = hit::Shape::extents({6, 8});
+  hit::Resident<double> r(filled<double>(s));
+  hit::detail::resident_prefetch(*r.state(), 1);
+  EXPECT_TRUE(r.device_current());
+  dev.synchronize(1);
+  const auto before = dev.counters();
+  EXPECT_EQ(before.bytes_in, 6u * 8u * sizeof(double));
+  hit::Tile<double> out(s);
+  hit::launch(add_one(), hit::partition("single", s), hit::in(r), hit::out(out));
+  EXPECT_EQ(dev.counters().bytes_in, before.bytes_in);  // nothing sent by the launch
+  EXPECT_EQ(out(3, 4), r.host()(3, 4) + 1);
+  // Prefetching a current copy does nothing.
+  hit::detail::resident_prefetch(*r.state(), 1);
+  EXPECT_EQ(dev.counters().bytes_in, before.bytes_in);
+}
+
+}  // namespace
