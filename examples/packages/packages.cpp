@@ -267,7 +267,10 @@ int compute(Environment& env, const Options& o) {
                          : static_cast<double>(result.shape().extent(0));
   }
   mine.busy_s = last.busy_s;
-  mine.idle_s = last.idle_s;
+  // Idle: the device waiting during the span of the last repetition (from its start to the slowest
+  // rank's end) — for packages or data, or for the others to finish.
+  const double span = allreduce(last.wall_s, ReduceOp::max);
+  mine.idle_s = std::max(0.0, span - last.busy_s);
   mine.wall_s = last.wall_s;
   mine.stolen = static_cast<double>(last.stolen);
   mine.abandoned = static_cast<double>(last.abandoned.size());

@@ -126,7 +126,14 @@ class Device {
   DeviceCounters counters() const;
   void reset_counters();
 
+  // Called again and again by the thread that waits in synchronize() while the device works
+  // (emu, cuda; a cpu device runs kernels on the calling thread and never waits). Work packages
+  // answer other ranks' one-sided requests from it: without a progress thread, MPI progresses
+  // only inside MPI calls. Empty: plain waiting. The hook must not use the device.
+  void set_wait_hook(std::function<void()> hook) { wait_hook_ = std::move(hook); }
+
  protected:
+  const std::function<void()>& wait_hook() const noexcept { return wait_hook_; }
   Device(DeviceKind kind, DeviceBinding binding, int cores);
   // Updated by the backends (copies may run on a helper thread).
   struct AtomicCounters {
@@ -141,6 +148,7 @@ class Device {
                     std::size_t width, std::size_t rows, int stream, CopyDirection direction) = 0;
 
  private:
+  std::function<void()> wait_hook_;
   DeviceKind kind_;
   DeviceBinding binding_;
   int cores_;

@@ -184,6 +184,13 @@ class PackageEngine {
                     std::vector<PackageArray> arrays, const PackageLaunch& launch_one);
 
  private:
+  // ---- kept between runs of the same arrays
+  // -------------------------------------------------------
+  static std::string signature(const std::vector<PackageArray>& arrays);
+  static std::vector<PackageArray> arrays_of(const std::vector<ArrayPlan>& plans);
+  void prepare(std::vector<PackageArray> arrays);
+  void reset_queue();
+
   // ---- set-up -----------------------------------------------------------------------------------
   std::vector<ArrayPlan> plan_arrays(std::vector<PackageArray> arrays) const;
   void tune(std::vector<ArrayPlan>& plans, const AccessPattern& access,
@@ -248,7 +255,7 @@ class PackageEngine {
   std::string label_;
   index_t rows_ = 0;
   index_t size_ = 0;
-  int depth_ = 1;
+  int depth_ = -1;  // -1: not yet found for the current arrays
   double overhead_s_ = 0;
   double row_s_ = 0;
   bool failed_ = false;
@@ -258,6 +265,11 @@ class PackageEngine {
   std::uint64_t fetched_bytes_ = 0;
   std::uint64_t returned_bytes_ = 0;
   std::uint64_t overlapped_ = 0;
+  std::vector<ArrayPlan> plans_;
+  std::string signature_;
+  std::vector<std::unique_ptr<RmaWindow>> owned_windows_;
+  std::vector<RmaWindow*> windows_;
+  std::unique_ptr<RmaWindow> queue_;
 };
 
 std::vector<ArrayPlan> PackageEngine::plan_arrays(std::vector<PackageArray> arrays) const {
@@ -750,6 +762,14 @@ void PackageEngine::dispatch(const std::vector<index_t>& ids, const std::vector<
       x.state = Slot::State::free;
     }
   };
+  // While the device computes, this rank answers the others' claims and gets (MPI progresses only
+  // inside MPI calls); cleared when the round ends, however it ends.
+  struct Hook {
+    Device& dev;
+    ~Hook() { dev.set_wait_hook({}); }
+  } hook{device(env_)};
+  const MPI_Comm comm = env_.comm();
+  device(env_).set_wait_hook([comm] { poke_progress(comm); });
   // On an error, one-sided transfers into the slots' buffers finish before the buffers go.
   struct Settle {
     std::vector<Slot>& slots;
@@ -759,8 +779,7 @@ void PackageEngine::dispatch(const std::vector<index_t>& ids, const std::vector<
       if (claiming) MPI_Wait(&claim, MPI_STATUS_IGNORE);
       for (Slot& x : slots) {
         if (!x.requests.empty()) {
-          MPI_Waitall(static_cast<int>(x.requests.size()), x.requests.data(),
-                      MPI_STATUSES_IGNORE);
+          MPI_Waitall(static_cast<int>(x.requests.size()), x.requests.data(), MPI_STATUSES_IGNORE);
         }
       }
     }
@@ -867,19 +886,40 @@ void PackageEngine::dispatch(const std::vector<index_t>& ids, const std::vector<
   report.wall_s = MPI_Wtime() - t0;
 }
 
-PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern& access,
-                                 std::vector<PackageArray> arrays,
-                                 const PackageLaunch& launch_one) {
-  (void)kernel;
+// What identifies the arrays of a run: when a later run passes the same ones, their plans,
+// windows and device copies are reused (no collective set-up per run).
+std::string PackageEngine::signature(const std::vector<PackageArray>& arrays) {
+  std::string sig;
+  for (const PackageArray& a : arrays) {
+    sig += fmt::format("{}:{}:{}:{};", static_cast<int>(a.policy), a.block.data,
+                       a.block.shape.is_null() ? std::string("null") : a.block.shape.str(),
+                       a.element_size);
+  }
+  return sig;
+}
+
+void PackageEngine::prepare(std::vector<PackageArray> arrays) {
   const MPI_Comm comm = env_.comm();
-  const int me = env_.rank();
-  const int procs = env_.size();
-  std::vector<ArrayPlan> plans = plan_arrays(std::move(arrays));
+  int same = queue_ && signature(arrays) == signature_ ? 1 : 0;
+  allreduce_in_place(&same, 1, MPI_INT, MPI_MIN, comm);
+  if (same != 0) {
+    // The same memory, perhaps with new contents and another kernel's access patterns.
+    for (std::size_t i = 0; i < plans_.size(); ++i) {
+      plans_[i].array.reads = arrays[i].reads;
+      if (plans_[i].resident) plans_[i].resident->host_modified = true;
+    }
+    return;
+  }
+  windows_.clear();
+  owned_windows_.clear();  // collective: every rank found the arrays changed
+  plans_.clear();
+  signature_.clear();
+  plans_ = plan_arrays(std::move(arrays));
   Device& dev = device(env_);
   collectively(comm, [&] {
     if (dev.uses_host_memory() || failed_) return;
-    for (std::size_t i = 0; i < plans.size(); ++i) {
-      ArrayPlan& p = plans[i];
+    for (std::size_t i = 0; i < plans_.size(); ++i) {
+      ArrayPlan& p = plans_[i];
       if (p.array.policy != PackagePolicy::replicated_in) continue;
       p.resident = make_resident(env_, p.array.block, p.array.block.shape, nullptr);
       if (p.resident->spilled) {
@@ -892,25 +932,53 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
     }
   });
   // Every rank exposes its rows of the partitioned arrays, and its queue.
-  std::vector<std::unique_ptr<RmaWindow>> owned;
-  std::vector<RmaWindow*> windows(plans.size(), nullptr);
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    const ArrayPlan& p = plans[i];
+  windows_.assign(plans_.size(), nullptr);
+  for (std::size_t i = 0; i < plans_.size(); ++i) {
+    const ArrayPlan& p = plans_[i];
     if (p.array.policy == PackagePolicy::replicated_in) continue;
     const HostRegion& b = p.array.block;
     const std::size_t bytes =
         b.shape.is_null() ? 0 : static_cast<std::size_t>(b.shape.extent(0)) * p.row_bytes;
-    owned.push_back(std::make_unique<RmaWindow>(b.data, bytes, comm));
-    windows[i] = owned.back().get();
+    owned_windows_.push_back(std::make_unique<RmaWindow>(b.data, bytes, comm));
+    windows_[i] = owned_windows_.back().get();
   }
-  RmaWindow queue(1, comm);
+  if (!queue_) queue_ = std::make_unique<RmaWindow>(1, comm);
+  depth_ = -1;  // to be found for these arrays
+  signature_ = signature(arrays_of(plans_));
+}
+
+std::vector<PackageArray> PackageEngine::arrays_of(const std::vector<ArrayPlan>& plans) {
+  std::vector<PackageArray> out;
+  for (const ArrayPlan& p : plans) out.push_back(p.array);
+  return out;
+}
+
+void PackageEngine::reset_queue() {
+  // Taken from the front and from the back: none yet. Under an exclusive lock of this rank's own
+  // window, so no claim of another rank is half-way through it.
+  check_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, env_.rank(), 0, queue_->get()), "MPI_Win_lock");
+  queue_->counters()[0] = 0;
+  check_mpi(MPI_Win_unlock(env_.rank(), queue_->get()), "MPI_Win_unlock");
+}
+
+PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern& access,
+                                 std::vector<PackageArray> arrays,
+                                 const PackageLaunch& launch_one) {
+  (void)kernel;
+  const MPI_Comm comm = env_.comm();
+  const int me = env_.rank();
+  const int procs = env_.size();
+  prepare(std::move(arrays));
+  std::vector<ArrayPlan>& plans = plans_;
+  const std::vector<RmaWindow*>& windows = windows_;
+  Device& dev = device(env_);
   const DeviceCounters before = dev.counters();
   fetched_bytes_ = 0;
   returned_bytes_ = 0;
   overlapped_ = 0;
   const auto with_epochs = [&](const auto& fn) {
     collectively(comm, [&] {
-      RmaEpoch q(queue.get());
+      RmaEpoch q(queue_->get());
       std::vector<std::unique_ptr<RmaEpoch>> epochs;
       for (RmaWindow* w : windows) {
         if (w != nullptr) epochs.push_back(std::make_unique<RmaEpoch>(w->get()));
@@ -919,13 +987,15 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
     });
   };
   if (size_ == 0) with_epochs([&] { tune(plans, access, launch_one, windows); });
-  collectively(comm, [&] { depth_ = usable_depth(plans); });
-  // A queue counts its packages in half a 64-bit word.
-  if (count() > (index_t{1} << 30)) {
-    throw Error(ErrorKind::invalid_argument,
-                fmt::format("work packages: {} packages are too many (at most 2^30): use a larger "
-                            "size= than {}",
-                            count(), size_));
+  if (depth_ < 0) {
+    collectively(comm, [&] { depth_ = usable_depth(plans); });
+    // A queue counts its packages in half a 64-bit word.
+    if (count() > (index_t{1} << 30)) {
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("work packages: {} packages are too many (at most 2^30): use a "
+                              "larger size= than {}",
+                              count(), size_));
+    }
   }
 
   PackageReport report;
@@ -936,41 +1006,43 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<index_t>(i);
   std::vector<index_t> ranges = home_ranges(plans);
   bool rerouted = false;
+  reset_queue();
   barrier(comm);
   const double t0 = MPI_Wtime();
+  std::int64_t done = 0;
   for (int round = 1;; ++round) {
-    check_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, queue.get()), "MPI_Win_lock");
-    queue.counters()[0] = 0;  // taken from the front and from the back: none yet
-    check_mpi(MPI_Win_unlock(me, queue.get()), "MPI_Win_unlock");
-    barrier(comm);
     report.rounds = round;
     const std::size_t known = report.abandoned.size();
     with_epochs([&] {
-      dispatch(ids, ranges, rerouted, plans, access, launch_one, windows, queue, t0, report);
+      dispatch(ids, ranges, rerouted, plans, access, launch_one, windows, *queue_, t0, report);
     });
-    // What failed devices held goes to the devices still working, in a new round.
-    const auto mine = static_cast<int>(report.abandoned.size() - known);
+    // One exchange: what each rank abandoned, whether its device works, what it computed.
+    const std::int64_t mine[3] = {static_cast<std::int64_t>(report.abandoned.size() - known),
+                                  failed_ ? 0 : 1,
+                                  static_cast<std::int64_t>(report.computed.size())};
+    std::vector<std::int64_t> all(static_cast<std::size_t>(3 * procs));
+    allgather(mine, 3, MPI_INT64_T, all.data(), comm);
     std::vector<int> counts(static_cast<std::size_t>(procs));
-    allgather(&mine, 1, MPI_INT, counts.data(), comm);
-    int alive = failed_ ? 0 : 1;
-    std::vector<int> alive_ranks(static_cast<std::size_t>(procs));
-    allgather(&alive, 1, MPI_INT, alive_ranks.data(), comm);
     std::vector<int> offsets(static_cast<std::size_t>(procs), 0);
+    std::vector<int> working;
     int total = 0;
+    done = 0;
     for (int r = 0; r < procs; ++r) {
-      offsets[static_cast<std::size_t>(r)] = total;
-      total += counts[static_cast<std::size_t>(r)];
+      const auto u = static_cast<std::size_t>(r);
+      counts[u] = static_cast<int>(all[3 * u]);
+      offsets[u] = total;
+      total += counts[u];
+      if (all[3 * u + 1] != 0) working.push_back(r);
+      done += all[3 * u + 2];
     }
     if (total == 0) break;
+    // What failed devices held goes to the devices still working, in a new round.
     std::vector<index_t> next(static_cast<std::size_t>(total));
-    check_mpi(MPI_Allgatherv(report.abandoned.data() + known, mine, MPI_INT64_T, next.data(),
-                             counts.data(), offsets.data(), MPI_INT64_T, comm),
-              "MPI_Allgatherv");
+    check_mpi(
+        MPI_Allgatherv(report.abandoned.data() + known, counts[static_cast<std::size_t>(me)],
+                       MPI_INT64_T, next.data(), counts.data(), offsets.data(), MPI_INT64_T, comm),
+        "MPI_Allgatherv");
     std::sort(next.begin(), next.end());
-    std::vector<int> working;
-    for (int r = 0; r < procs; ++r) {
-      if (alive_ranks[static_cast<std::size_t>(r)] != 0) working.push_back(r);
-    }
     if (working.empty()) {
       throw Error(
           ErrorKind::device_failed,
@@ -987,6 +1059,8 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
     }
     ids = std::move(next);
     rerouted = true;
+    reset_queue();
+    barrier(comm);  // no claim on a queue before its owner reset it
   }
   report.idle_s = std::max(0.0, report.wall_s - report.busy_s);
   const DeviceCounters after = dev.counters();
@@ -998,8 +1072,6 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
   report.device_failed = failed_;
   report.failure = failure_;
   // Every package exactly once: a broken queue would show here, not as a wrong result later.
-  auto done = static_cast<std::int64_t>(report.computed.size());
-  allreduce_in_place(&done, 1, MPI_INT64_T, MPI_SUM, comm);
   if (done != count()) {
     // Name the first package missing or computed twice.
     std::vector<std::int64_t> times(static_cast<std::size_t>(count()), 0);

@@ -8,7 +8,9 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "devices/backends.hpp"
@@ -184,6 +186,16 @@ class CudaDevice final : public Device {
 
   void synchronize(int stream) override {
     select();
+    if (wait_hook()) {
+      // Polled, so the hook runs while the GPU works (work packages answer other ranks there).
+      cudaError_t state = cudaStreamQuery(stream_of(stream));
+      while (state == cudaErrorNotReady) {
+        wait_hook()();
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        state = cudaStreamQuery(stream_of(stream));
+      }
+      check_cuda(state, *this, "cudaStreamQuery");
+    }
     check_cuda(cudaStreamSynchronize(stream_of(stream)), *this, "cudaStreamSynchronize");
     // Kernel times of that stream are known now.
     std::vector<Timing> pending;

@@ -143,7 +143,15 @@ class EmuDevice final : public Device {
     streams_[check(waiting)].submit([done] { done.wait(); });
   }
 
-  void synchronize(int stream) override { streams_[check(stream)].synchronize(); }
+  void synchronize(int stream) override {
+    HostStream& s = streams_[check(stream)];
+    if (!wait_hook()) {
+      s.synchronize();
+      return;
+    }
+    // Every 100 µs of waiting, the hook (work packages answer other ranks' requests there).
+    while (!s.synchronize_for(std::chrono::microseconds(100))) wait_hook()();
+  }
 
  private:
   static std::size_t check(int stream) {

@@ -41,6 +41,17 @@ void HostStream::synchronize() {
   }
 }
 
+bool HostStream::synchronize_for(std::chrono::microseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!idle_.wait_for(lock, timeout, [this] { return queue_.empty() && !busy_; })) return false;
+  if (error_) {
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+  return true;
+}
+
 void HostStream::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {

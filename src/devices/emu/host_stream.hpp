@@ -3,6 +3,7 @@
 // stream runs in order; two streams run concurrently (copies overlap compute, as on a GPU). A task
 // that throws stops the tasks after it (as a CUDA error is sticky) until synchronize() reports it.
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -25,6 +26,8 @@ class HostStream {
   std::shared_future<void> marker();
   // Waits for every task submitted so far; rethrows the first error since the last call.
   void synchronize();
+  // The same, waiting at most `timeout`: false when tasks are still pending.
+  bool synchronize_for(std::chrono::microseconds timeout);
 
  private:
   struct Entry {

@@ -11,8 +11,10 @@ import sys
 
 def main():
     mpiexec, np, program = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    failing = np - 1  # the last rank's device fails at its fourth kernel execution
-    devices = ",".join(["cpu"] * failing + ["emu:0(fail=3)"])
+    # The last rank's device fails at its second kernel execution: early, so that the others cannot
+    # have taken every package it holds first (it claims depth + 1 = 3 of its own at the start).
+    failing = np - 1
+    devices = ",".join(["cpu"] * failing + ["emu:0(fail=1)"])
     cmd = [mpiexec, "-n", str(np), program, "--n", "120", "--iters", "64", "--check", "--json",
            "--reps", "1", "--warmup", "0", "--schedule", "workPackages:size=2,depth=2",
            "--devices", devices]
@@ -26,8 +28,8 @@ def main():
     devices = result["per_device"]
     if [d["failed"] for d in devices] != [r == failing for r in range(np)]:
         errors.append(f"failed flags {[d['failed'] for d in devices]}, expected rank {failing}")
-    if devices[failing]["packages"] != 3:
-        errors.append(f"the failing device computed {devices[failing]['packages']}, expected 3")
+    if devices[failing]["packages"] != 1:
+        errors.append(f"the failing device computed {devices[failing]['packages']}, expected 1")
     total = sum(d["packages"] for d in devices)
     if total != result["packages"]:
         errors.append(f"{total} packages computed, of {result['packages']}")
