@@ -21,6 +21,12 @@ int main(int argc, char** argv) {
         ->check(hit::cli::count(1, 1 << 20));
     cli.add_option("--iters", o.iters, "mandelbrot: iterations at most per pixel")
         ->check(hit::cli::count(1, 1 << 24));
+    cli.add_option("--view", o.view,
+                   "mandelbrot: the window of the complex plane, CX,CY,HEIGHT (its width is 1.2 "
+                   "HEIGHT; default -0.7,0,2.5: the whole set)")
+        ->delimiter(',')
+        ->expected(3)
+        ->check(CLI::Number);
     cli.add_option("--layout", o.layout,
                    "layout of the output's rows (and A's) over the processes (else HIT_LAYOUT_OUT, "
                    "else blocks); whole rows");

@@ -8,17 +8,23 @@
 
 namespace hit::packages {
 
-// The window of the complex plane the image covers.
+// The window of the complex plane the image covers: centred on (cx, cy), `span` high and 1.2
+// `span` wide (the default shows the whole set).
 struct Frame {
   index_t rows = 0;
   index_t cols = 0;
   int iters = 256;  // iterations at most
+  double cx = -0.7;
+  double cy = 0.0;
+  double span = 2.5;
 };
 
 // Iterations before z -> z^2 + c escapes |z| > 2, for pixel (i, j); `iters` when it never does.
 HIT_HOST_DEVICE inline int escape_count(const Frame& f, index_t i, index_t j) {
-  const double x0 = -2.2 + 3.0 * (static_cast<double>(j) + 0.5) / static_cast<double>(f.cols);
-  const double y0 = -1.25 + 2.5 * (static_cast<double>(i) + 0.5) / static_cast<double>(f.rows);
+  const double x0 =
+      f.cx + f.span * (1.2 * (static_cast<double>(j) + 0.5) / static_cast<double>(f.cols) - 0.6);
+  const double y0 =
+      f.cy + f.span * ((static_cast<double>(i) + 0.5) / static_cast<double>(f.rows) - 0.5);
   double x = 0;
   double y = 0;
   int k = 0;

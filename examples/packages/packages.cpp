@@ -141,7 +141,13 @@ int compute(Environment& env, const Options& o) {
   const bool gemm = o.workload == "gemm";
   const index_t n = o.n;
   const index_t width = gemm ? n : (o.width > 0 ? o.width : n);
-  const Frame frame{n, width, o.iters};
+  if (!(o.view[2] > 0) || !std::isfinite(o.view[0]) || !std::isfinite(o.view[1]) ||
+      !std::isfinite(o.view[2])) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("--view {},{},{}: the height must be a positive finite number",
+                            o.view[0], o.view[1], o.view[2]));
+  }
+  const Frame frame{n, width, o.iters, o.view[0], o.view[1], o.view[2]};
   const Shape domain = Shape::extents({n, width});
   const std::string schedule =
       env.config().get("schedule").value_or("workPackages:size=auto,depth=2");
@@ -329,6 +335,7 @@ int compute(Environment& env, const Options& o) {
                            {"partition", whole.spec().empty() ? o.run.partition : whole.spec()},
                            {"schedule", dynamic ? "workPackages" : "static"}};
   fields["iters"] = gemm ? nlohmann::json(nullptr) : nlohmann::json(o.iters);
+  fields["view"] = gemm ? nlohmann::json(nullptr) : nlohmann::json(o.view);
   std::vector<std::string> lines;
   if (env.rank() == 0) {
     nlohmann::json per_device = nlohmann::json::array();

@@ -5,6 +5,7 @@
 // comparison.
 
 #include <string>
+#include <vector>
 
 #include "../common/harness.hpp"
 #include "hit/core/environment.hpp"
@@ -12,12 +13,13 @@
 namespace hit::packages {
 
 struct Options {
-  std::string workload = "mandelbrot";  // mandelbrot | gemm
-  long n = 2048;                        // rows (and gemm's columns and inner size)
-  long width = 0;                       // mandelbrot: columns (0: n)
-  int iters = 256;                      // mandelbrot: iterations at most per pixel
-  std::string layout;                   // the rows of the output (and of A): else HIT_LAYOUT_OUT
-  std::string schedule;                 // static | workPackages[:size=G|auto][,depth=D]
+  std::string workload = "mandelbrot";       // mandelbrot | gemm
+  long n = 2048;                             // rows (and gemm's columns and inner size)
+  long width = 0;                            // mandelbrot: columns (0: n)
+  int iters = 256;                           // mandelbrot: iterations at most per pixel
+  std::vector<double> view{-0.7, 0.0, 2.5};  // mandelbrot: centre x, centre y, height
+  std::string layout;    // the rows of the output (and of A): else HIT_LAYOUT_OUT
+  std::string schedule;  // static | workPackages[:size=G|auto][,depth=D]
   app::RunOptions run;
 };
 

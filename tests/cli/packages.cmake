@@ -22,6 +22,7 @@ foreach(np 1 2 3 4)
   hit_packages_check(gemm_emu ${np} --workload gemm --n 64 --schedule workPackages:size=5
                      --devices "emu(bw=4GB/s)" --type float)
   hit_packages_check(static ${np} --n 64 --iters 32 --schedule static)
+  hit_packages_check(view ${np} --n 50 --iters 48 --view -0.75,0.1,0.3 --schedule workPackages:size=3)
 endforeach()
 # Mixed devices: a slowed emulated accelerator beside host cores.
 hit_packages_check(mixed 2 --n 80 --iters 64 --schedule workPackages:size=3,depth=2
@@ -75,4 +76,6 @@ hit_packages_error(all_fail "every device failed"
 hit_packages_error(static_fail "failed at kernel execution 0"
                    "--n|40|--iters|8|--schedule|static|--devices|emu(fail=0)")
 hit_packages_error(not_rows "does not give whole rows" "--n|20|--layout|dimBlocks:dim=1")
+hit_packages_error(view_height "--view 0,0,0: the height must be a positive" "--n|20|--view|0,0,0")
+hit_packages_error(view_count "--view: At least 3 required but received 2" "--n|20|--view|1,2")
 hit_packages_error(width_zero "--width: '0' is not a whole number from 1" "--n|20|--width|0")
