@@ -432,6 +432,42 @@ def packages_text(c):
     return f"{slash(counts)} × {slash(sizes)} rows"
 
 
+def summary(r):
+    """What the tables show, from the numbers measured."""
+    out = ["**What it shows.**", ""]
+    for name, w in r["workloads"].items():
+        by = {c["config"]: c["time_s"]["median"] for c in w["cases"]}
+        auto = by.get("packages size=auto, depth=2")
+        if not auto:
+            continue
+        best = min((t, c) for c, t in by.items() if c.startswith("packages"))
+        text = (f"- {name}: work packages with the tuned size take {auto:.3f} s; static blocks, "
+                f"the CPM split and the FPM split fitted on this input take "
+                f"{by['static blocks'] / auto:.2f}, {by['static CPM'] / auto:.2f} and "
+                f"{by['static FPM'] / auto:.2f} times as long (above 1: work packages are faster). "
+                f"Best work-package configuration: {best[1]}, {best[0]:.3f} s.")
+        nv = w.get("new_view")
+        if nv:
+            t = {c["config"]: c["time_s"]["median"] for c in nv["cases"]}
+            fitted = next(v for c, v in t.items() if c.startswith("static FPM"))
+            text += (f" On the next image the fitted split takes {fitted / t['static blocks']:.2f} "
+                     f"times as long as blocks and {fitted / t['packages size=auto, depth=2']:.2f} "
+                     "times as long as work packages: a static split is only as good as its "
+                     "knowledge of where the cost lies.")
+        if name == "gemm":
+            text += (" The cost per row is regular here, so the model-based splits know it exactly "
+                     "and move nothing while computing; work packages fetch rows of A from their "
+                     "owners, return rows of C and call BLAS on thin panels (each call packs B again), "
+                     "so they lose to CPM and FPM though they beat blocks.")
+        out.append(text)
+    out.append("- Prefetch depth: each device holds depth + 1 packages, so the slowest devices "
+               "finish with that many while the others are idle; here the transfers are short and a "
+               "depth of 1 is best. Depth pays where copies are long against the compute "
+               "(docs/packages.md).")
+    out.append("")
+    return out
+
+
 def markdown(r):
     runs = (f"{r['runs']} runs of each configuration, interleaved (order rotated each round), each "
             f"launch {r['reps']} timed repetitions after {r['warmup']} warm-up")
@@ -528,6 +564,7 @@ def markdown(r):
             lines.append(f"| {c['config']} | {slash(c['rows'])} | {fmt(c['time_s'])} | "
                          f"{fmt(c['speedup_over_blocks'], 2)} | {pct(c['idle_of_span'])} |")
         lines.append("")
+    lines += summary(r)
     if "svg" in r:
         lines += ["![which device computed which Mandelbrot package, and when (rerouted: red); "
                   "beside it the rows coloured by device](img/packages_mandelbrot.svg)", "",

@@ -850,7 +850,8 @@ void PackageEngine::dispatch(const std::vector<index_t>& ids, const std::vector<
       // Serve the others before computing: without an asynchronous progress thread, MPI answers
       // their claims and gets on this rank only inside MPI calls, and a launch makes none.
       poke_progress(env_.comm());
-      report.max_ahead = std::max(report.max_ahead, held - 1);
+      report.max_ahead = std::max(report.max_ahead, count_state(Slot::State::fetching) +
+                                                        count_state(Slot::State::ready) - 1);
       const Shape pkg = package(next->id);
       const double start = MPI_Wtime() - t0;
       LaunchRecord rec;
