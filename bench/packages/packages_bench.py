@@ -221,14 +221,20 @@ def main():
         paths = [os.path.join(tmp.name, f"{workload}-rank{r}.csv") for r in range(ranks)]
         fpm_layout = "fpm:models=" + ",".join(paths)
         steps, seen, status = [], [], "not_converged"
-        measured = first
-        for step in range(1, args.fpm_steps + 1):
-            rows = [d["rows"] for d in measured["per_device"]]
-            busy = [d["busy_s"] for d in measured["per_device"]]
+
+        def add_points(result):
+            """Each rank's (rows, busy_s) of a static run added to its model; the model files."""
+            rows = [d["rows"] for d in result["per_device"]]
+            busy = [d["busy_s"] for d in result["per_device"]]
             for r in range(ranks):
                 if rows[r] > 0 and busy[r] > 0:
                     models[r][rows[r]] = busy[r]
                 save_model(paths[r], models[r], labels[r], what)
+            return rows, busy
+
+        measured = first
+        for step in range(1, args.fpm_steps + 1):
+            rows, busy = add_points(measured)
             sp = spread_of(busy)
             steps.append({"step": step, "rows": rows, "busy_s": busy, "spread": sp})
             print(f"{workload} FPM step {step}: rows {rows}, busy {[round(b, 4) for b in busy]}, "
@@ -242,12 +248,7 @@ def main():
             measured = run(static(fpm_layout), reps=short)
             if [d["rows"] for d in measured["per_device"]] in seen:
                 status = "cycling"
-                rows = [d["rows"] for d in measured["per_device"]]
-                busy = [d["busy_s"] for d in measured["per_device"]]
-                for r in range(ranks):
-                    if rows[r] > 0 and busy[r] > 0:
-                        models[r][rows[r]] = busy[r]
-                    save_model(paths[r], models[r], labels[r], what)
+                rows, busy = add_points(measured)
                 steps.append({"step": step + 1, "rows": rows, "busy_s": busy,
                               "spread": spread_of(busy)})
                 break

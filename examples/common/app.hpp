@@ -36,30 +36,42 @@ inline double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-// Every rank's string (a device label), on rank 0.
-inline std::vector<std::string> gather_labels(const std::string& mine, MPI_Comm comm) {
+// Every rank's `mine` one after the other, on rank 0 (empty elsewhere); `type` is V's MPI type.
+template <class V>
+std::vector<V> gather_to_root(const std::vector<V>& mine, MPI_Datatype type, MPI_Comm comm,
+                              std::vector<int>* counts_out = nullptr) {
   int size = 1;
   int rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
-  const int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size));
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
   std::vector<int> offsets(static_cast<std::size_t>(size), 0);
   int total = 0;
-  for (std::size_t r = 0; r < lengths.size(); ++r) {
+  for (std::size_t r = 0; r < counts.size(); ++r) {
     offsets[r] = total;
-    total += lengths[r];
+    total += counts[r];
   }
-  std::string all(static_cast<std::size_t>(rank == 0 ? total : 0), ' ');
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-              0, comm);
+  std::vector<V> all(static_cast<std::size_t>(rank == 0 ? total : 0));
+  MPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), offsets.data(), type, 0, comm);
+  if (counts_out != nullptr) *counts_out = counts;
+  return all;
+}
+
+// Every rank's string (a device label), on rank 0.
+inline std::vector<std::string> gather_labels(const std::string& mine, MPI_Comm comm) {
+  std::vector<int> lengths;
+  const std::vector<char> all =
+      gather_to_root(std::vector<char>(mine.begin(), mine.end()), MPI_CHAR, comm, &lengths);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
   std::vector<std::string> out;
-  if (rank == 0) {
-    for (std::size_t r = 0; r < lengths.size(); ++r) {
-      out.push_back(
-          all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
-    }
+  if (rank != 0) return out;
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    out.emplace_back(all.data() + at, static_cast<std::size_t>(lengths[r]));
+    at += static_cast<std::size_t>(lengths[r]);
   }
   return out;
 }

@@ -62,28 +62,6 @@ struct DeviceStats {
 };
 constexpr int stats_fields = sizeof(DeviceStats) / sizeof(double);
 
-template <class V>
-std::vector<V> gather_to_root(const std::vector<V>& mine, MPI_Datatype type, MPI_Comm comm) {
-  int size = 1;
-  int rank = 0;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_rank(comm, &rank);
-  const int n = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size));
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  std::vector<int> offsets(static_cast<std::size_t>(size), 0);
-  int total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    offsets[r] = total;
-    total += counts[r];
-  }
-  std::vector<V> all(static_cast<std::size_t>(rank == 0 ? total : 0));
-  check_mpi(
-      MPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), offsets.data(), type, 0, comm),
-      "MPI_Gatherv");
-  return all;
-}
-
 // Which device computed which package, and when: one lane per rank (rerouted packages red), and
 // beside it the domain's rows coloured by the rank that computed them.
 std::string packages_svg(const std::vector<double>& records, const std::vector<std::string>& labels,
@@ -288,21 +266,21 @@ int compute(Environment& env, const Options& o) {
   mine.max_ahead = last.max_ahead;
   mine.depth = last.depth;
   mine.overlapped = static_cast<double>(last.overlapped);
-  const auto stats =
-      gather_to_root(std::vector<double>(reinterpret_cast<const double*>(&mine),
-                                         reinterpret_cast<const double*>(&mine) + stats_fields),
-                     MPI_DOUBLE, env.comm());
+  const auto stats = app::gather_to_root(
+      std::vector<double>(reinterpret_cast<const double*>(&mine),
+                          reinterpret_cast<const double*>(&mine) + stats_fields),
+      MPI_DOUBLE, env.comm());
   std::vector<double> flat;
   for (const PackageRecord& r : last.computed) {
     flat.insert(flat.end(), {static_cast<double>(r.id), static_cast<double>(r.rank), r.start_s,
                              r.end_s, r.rerouted ? 1.0 : 0.0});
   }
-  const auto records = gather_to_root(flat, MPI_DOUBLE, env.comm());
+  const auto records = app::gather_to_root(flat, MPI_DOUBLE, env.comm());
   std::vector<double> gave_up;
   for (const index_t id : last.abandoned) {
     gave_up.insert(gave_up.end(), {static_cast<double>(id), static_cast<double>(env.rank())});
   }
-  const auto abandoned = gather_to_root(gave_up, MPI_DOUBLE, env.comm());
+  const auto abandoned = app::gather_to_root(gave_up, MPI_DOUBLE, env.comm());
   const auto labels = app::gather_labels(device(env).label(), env.comm());
   index_t holding = result.is_null() ? 0 : 1;
   holding = allreduce(holding, ReduceOp::sum);

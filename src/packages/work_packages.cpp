@@ -208,6 +208,8 @@ class PackageEngine {
                       const AccessPattern& access, const PackageLaunch& launch_one);
   void give_back(Slot& slot, const Shape& pkg, const std::vector<ArrayPlan>& plans,
                  const std::vector<RmaWindow*>& windows);
+  std::uint64_t move_rows(bool get, RowBuffer& buf, const Shape& pkg, const ArrayPlan& p,
+                          const RmaWindow& window, std::vector<MPI_Request>& requests) const;
 
   // ---- a round of dispatch
   // -------------------------------------------------------------------------
@@ -239,6 +241,18 @@ class PackageEngine {
     for (int k = 0; k < later; ++k)
       s = s.with_sig(k + 1, plan.row_axes[static_cast<std::size_t>(k)]);
     return s;
+  }
+  // Where a launch finds a package's rows on the host: in this rank's own block when it holds them
+  // all, else in the slot's buffer (dense rows).
+  HostRegion host_rows(const ArrayPlan& p, const RowBuffer& buf, const Shape& rows) const {
+    if (sole_owner(p, rows[0]) == env_.rank())
+      return rows_of(p.array.block, p.array.block.shape[0].begin(), rows);
+    HostRegion h;
+    h.data = buf.bytes.get();
+    h.element_size = p.array.element_size;
+    h.shape = rows;
+    h.steps = dense_row_steps(p, rows);
+    return h;
   }
   // The owner holding all of rows `r` of `plan`, or -1 when they are spread.
   static int sole_owner(const ArrayPlan& plan, const Sig& r) {
@@ -414,8 +428,33 @@ Slot PackageEngine::make_slot(const std::vector<ArrayPlan>& plans, index_t rows)
   return s;
 }
 
-// Starts the transfers of a package's input rows into the slot: gets from other ranks, copies
-// from this rank's own block.
+// Moves a package's rows of one partitioned array between a slot's buffer and their owners:
+// copies for this rank's own rows, one-sided gets (inputs) or puts (outputs) for the others'.
+// Returns the bytes moved to or from other ranks.
+std::uint64_t PackageEngine::move_rows(bool get, RowBuffer& buf, const Shape& pkg,
+                                       const ArrayPlan& p, const RmaWindow& window,
+                                       std::vector<MPI_Request>& requests) const {
+  std::uint64_t remote = 0;
+  for (const Segment& s : p.owners) {
+    const index_t lo = std::max(s.begin, pkg[0].begin());
+    const index_t hi = std::min(s.end, pkg[0].end());
+    if (lo >= hi) continue;
+    unsigned char* mine =
+        buf.bytes.get() + static_cast<std::size_t>(lo - pkg[0].begin()) * p.row_bytes;
+    const std::size_t at = static_cast<std::size_t>(lo - s.begin) * p.row_bytes;
+    const std::size_t bytes = static_cast<std::size_t>(hi - lo) * p.row_bytes;
+    if (s.rank == env_.rank()) {
+      unsigned char* block = static_cast<unsigned char*>(p.array.block.data) + at;
+      std::memcpy(get ? mine : block, get ? block : mine, bytes);
+    } else {
+      rma_bytes(get, mine, bytes, s.rank, at, window.get(), requests);
+      remote += bytes;
+    }
+  }
+  return remote;
+}
+
+// Starts the transfers of a package's input rows into the slot.
 void PackageEngine::fetch(Slot& slot, const Shape& pkg, const std::vector<ArrayPlan>& plans,
                           const std::vector<RmaWindow*>& windows) {
   std::size_t in = 0;
@@ -423,26 +462,9 @@ void PackageEngine::fetch(Slot& slot, const Shape& pkg, const std::vector<ArrayP
     const ArrayPlan& p = plans[a];
     if (p.array.policy != PackagePolicy::partitioned_in) continue;
     RowBuffer& buf = slot.inputs[in++];
-    const bool direct = device(env_).uses_host_memory() && sole_owner(p, pkg[0]) == env_.rank();
-    if (direct) continue;  // the launch reads this rank's own block
-    for (const Segment& s : p.owners) {
-      const index_t lo = std::max(s.begin, pkg[0].begin());
-      const index_t hi = std::min(s.end, pkg[0].end());
-      if (lo >= hi) continue;
-      unsigned char* to =
-          buf.bytes.get() + static_cast<std::size_t>(lo - pkg[0].begin()) * p.row_bytes;
-      const std::size_t bytes = static_cast<std::size_t>(hi - lo) * p.row_bytes;
-      if (s.rank == env_.rank()) {
-        std::memcpy(to,
-                    static_cast<const unsigned char*>(p.array.block.data) +
-                        static_cast<std::size_t>(lo - s.begin) * p.row_bytes,
-                    bytes);
-      } else {
-        rma_bytes(true, to, bytes, s.rank, static_cast<std::size_t>(lo - s.begin) * p.row_bytes,
-                  windows[a]->get(), slot.requests);
-        fetched_bytes_ += bytes;
-      }
-    }
+    // On a host device the launch reads this rank's own rows in place.
+    if (device(env_).uses_host_memory() && sole_owner(p, pkg[0]) == env_.rank()) continue;
+    fetched_bytes_ += move_rows(true, buf, pkg, p, *windows[a], slot.requests);
   }
 }
 
@@ -495,13 +517,8 @@ LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg,
         if (buf.resident) {
           a.host = buf.resident->host;
           a.resident = buf.resident;
-        } else if (sole_owner(p, pkg[0]) == env_.rank()) {
-          a.host = rows_of(p.array.block, p.array.block.shape[0].begin(), rows);
         } else {
-          a.host.data = buf.bytes.get();
-          a.host.element_size = p.array.element_size;
-          a.host.shape = rows;
-          a.host.steps = dense_row_steps(p, rows);
+          a.host = host_rows(p, buf, rows);
         }
         a.own = rows;
         break;
@@ -510,14 +527,7 @@ LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg,
         a.intent = Intent::out;
         RowBuffer& buf = slot.outputs[out++];
         const Shape rows = array_rows(p, pkg);
-        if (sole_owner(p, pkg[0]) == env_.rank()) {
-          a.host = rows_of(p.array.block, p.array.block.shape[0].begin(), rows);
-        } else {
-          a.host.data = buf.bytes.get();
-          a.host.element_size = p.array.element_size;
-          a.host.shape = rows;
-          a.host.steps = dense_row_steps(p, rows);
-        }
+        a.host = host_rows(p, buf, rows);
         a.own = rows;
         // An output starts zero-filled, as a launch's OUT tile does on an accelerator.
         if (dev.uses_host_memory()) {
@@ -542,23 +552,7 @@ void PackageEngine::give_back(Slot& slot, const Shape& pkg, const std::vector<Ar
     if (p.array.policy != PackagePolicy::partitioned_out) continue;
     RowBuffer& buf = slot.outputs[out++];
     if (sole_owner(p, pkg[0]) == env_.rank()) continue;  // written in place by the launch
-    for (const Segment& s : p.owners) {
-      const index_t lo = std::max(s.begin, pkg[0].begin());
-      const index_t hi = std::min(s.end, pkg[0].end());
-      if (lo >= hi) continue;
-      unsigned char* from =
-          buf.bytes.get() + static_cast<std::size_t>(lo - pkg[0].begin()) * p.row_bytes;
-      const std::size_t bytes = static_cast<std::size_t>(hi - lo) * p.row_bytes;
-      if (s.rank == env_.rank()) {
-        std::memcpy(static_cast<unsigned char*>(p.array.block.data) +
-                        static_cast<std::size_t>(lo - s.begin) * p.row_bytes,
-                    from, bytes);
-      } else {
-        rma_bytes(false, from, bytes, s.rank, static_cast<std::size_t>(lo - s.begin) * p.row_bytes,
-                  windows[a]->get(), slot.requests);
-        returned_bytes_ += bytes;
-      }
-    }
+    returned_bytes_ += move_rows(false, buf, pkg, p, *windows[a], slot.requests);
   }
 }
 
