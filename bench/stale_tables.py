@@ -29,7 +29,7 @@ SECTIONS = {
     "hierarchical": (["examples/summa", "tools/fpm", "bench/hierarchical"],
                      "python3 bench/hierarchical/hier_bench.py"),
     "lb": (["examples/cannon", "tools/fpm", "bench/lb"], "python3 bench/lb/lb_sweep.py"),
-    "fpm": (["bench/fpm", "tools/fpm"], "mpiexec.mpich -n 3 build/bin/hit-bench-fpm (see the section)"),
+    "fpm": (["bench/fpm", "tools/fpm"], "python3 bench/fpm/fpm_bench.py"),
     "plans": (["tools/layout", "bench/plans"], "python3 bench/plans/plans_bench.py"),
     "launch": (["bench/launch"], "python3 bench/launch/launch_bench.py"),
     "packages": (["examples/packages", "bench/packages"],

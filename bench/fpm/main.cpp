@@ -80,6 +80,7 @@ struct Options {
   bool json = false;
   std::string markdown;
   std::string label = "default";
+  std::string measured_at;  // e.g. "commit abc1234" (bench/fpm/fpm_bench.py passes it)
   bool quiet = false;
 };
 
@@ -176,7 +177,14 @@ std::string shell_quote(const std::string& a) {
 
 std::string command_line(int argc, char** argv, int ranks) {
   std::string cmd = fmt::format("mpiexec.mpich -n {} build/bin/hit-bench-fpm", ranks);
-  for (int i = 1; i < argc; ++i) cmd += " " + shell_quote(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    // What the table was measured on is said in its own line, not in the command to repeat.
+    if (std::string(argv[i]) == "--measured-at") {
+      ++i;
+      continue;
+    }
+    cmd += " " + shell_quote(argv[i]);
+  }
   return cmd;
 }
 
@@ -243,6 +251,7 @@ std::string scenario_block(const Options& o, const std::vector<Strategy>& strate
         s.name == "even" ? std::string("—") : fmt::format("{:.2f}", s.partition_seconds),
         s.name == "fpm" ? fmt::format("{} ({})", s.iterations, s.status) : std::string("—"));
   }
+  if (!o.measured_at.empty()) md << fmt::format("\nMeasured at {}.\n", o.measured_at);
   md << fmt::format(
       "\nCommand: `{}` ({:.0f} s in all). Machine: {}, {} cores, load average {} when it "
       "started.\n",
@@ -346,6 +355,9 @@ int body(hit::Environment& env, int argc, char** argv) {
                  "name of this scenario in the --markdown file (a block with the same name is "
                  "replaced)")
       ->capture_default_str();
+  app.add_option("--measured-at", o.measured_at,
+                 "what the table was measured on, e.g. 'commit abc1234': a line of the --markdown "
+                 "block (bench/fpm/fpm_bench.py passes the commit)");
   app.add_flag("--quiet", o.quiet, "no progress lines");
   if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-bench-fpm")) return hit::exit_ok;
   if (o.n < env.size()) {
