@@ -59,7 +59,8 @@ def changed_since(commit, paths):
         return None
     existing = [p for p in paths if os.path.exists(os.path.join(ROOT, p))]
     out = git("diff", "--name-only", commit, "--", *existing)
-    return [l for l in out.stdout.splitlines() if l]
+    # A benchmark's own results (bench/*/results/) are what it measured, not code it measured.
+    return [l for l in out.stdout.splitlines() if l and "/results/" not in l]
 
 
 def main():
