@@ -5,7 +5,11 @@
 #include <string>
 #include <type_traits>
 
-#include "hit/core/error.hpp"
+#ifdef HIT_EXAMPLE_CUDA
+#include "tile_kernels_cuda.hpp"
+#endif
+
+#include "tile_checks.hpp"
 
 // LAPACK's Cholesky factorisation, from OpenBLAS (which ships LAPACK; no LAPACKE header needed).
 extern "C" {
@@ -16,24 +20,13 @@ void spotrf_(const char* uplo, const blasint* n, float* a, const blasint* lda, b
 namespace hit::cholesky {
 namespace {
 
-template <class V>
-void require_dense(const V& v, const char* kernel, const char* what) {
-  if (v.rank != 2 || (v.cols() > 1 && v.stride[1] != 1)) {
-    throw Error(ErrorKind::shape,
-                std::string(kernel) + ": " + what + " must be a 2-D tile with unit column steps");
-  }
-}
-
 blasint blas(index_t v) {
   return static_cast<blasint>(v);
 }
 
 template <class T>
 void potrf_cpu(const KernelContext&, View<T> a, index_t column) {
-  require_dense(a, "potrf", "the diagonal tile");
-  if (a.rows() != a.cols()) {
-    throw Error(ErrorKind::shape, "potrf: the diagonal tile is not square");
-  }
+  require_square(a);
   const blasint n = blas(a.rows());
   const blasint lda = blas(a.pitch());
   blasint info = 0;
@@ -43,16 +36,7 @@ void potrf_cpu(const KernelContext&, View<T> a, index_t column) {
   } else {
     spotrf_("U", &n, a.data, &lda, &info);
   }
-  if (info > 0) {
-    const index_t row = a.origin[0] + (info - 1) * a.step[0];
-    throw Error(ErrorKind::invalid_argument,
-                "the matrix is not symmetric positive definite: its leading minor of order " +
-                    std::to_string(row + 1) + " is not positive (row " + std::to_string(row) +
-                    ", in tile column " + std::to_string(column) + ")");
-  }
-  if (info < 0) {
-    throw Error(ErrorKind::internal, "potrf: argument " + std::to_string(-info) + " is invalid");
-  }
+  check_potrf_info(a, info, column);
 }
 
 template <class T>
@@ -111,24 +95,38 @@ template <class T>
 Kernel<View<T>, index_t> potrf() {
   Kernel<View<T>, index_t> k(std::string("potrf<") + type_name<T>() + ">");
   k.cpu(&potrf_cpu<T>);
+#ifdef HIT_EXAMPLE_CUDA
+  k.cuda([](const KernelContext& ctx, View<T> a, index_t column) { potrf_cuda(ctx, a, column); });
+#endif
   return k;
 }
 template <class T>
 Kernel<View<const T>, View<T>> trsm() {
   Kernel<View<const T>, View<T>> k(std::string("trsm<") + type_name<T>() + ">");
   k.cpu(&trsm_cpu<T>);
+#ifdef HIT_EXAMPLE_CUDA
+  k.cuda([](const KernelContext& ctx, View<const T> l, View<T> a) { trsm_cuda(ctx, l, a); });
+#endif
   return k;
 }
 template <class T>
 Kernel<View<const T>, View<T>> syrk() {
   Kernel<View<const T>, View<T>> k(std::string("syrk<") + type_name<T>() + ">");
   k.cpu(&syrk_cpu<T>);
+#ifdef HIT_EXAMPLE_CUDA
+  k.cuda([](const KernelContext& ctx, View<const T> l, View<T> a) { syrk_cuda(ctx, l, a); });
+#endif
   return k;
 }
 template <class T>
 Kernel<View<const T>, View<const T>, View<T>> gemm() {
   Kernel<View<const T>, View<const T>, View<T>> k(std::string("gemm_nt<") + type_name<T>() + ">");
   k.cpu(&gemm_cpu<T>);
+#ifdef HIT_EXAMPLE_CUDA
+  k.cuda([](const KernelContext& ctx, View<const T> li, View<const T> lj, View<T> a) {
+    gemm_cuda(ctx, li, lj, a);
+  });
+#endif
   return k;
 }
 

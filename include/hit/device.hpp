@@ -131,6 +131,7 @@ class Device {
   // answer other ranks' one-sided requests from it: without a progress thread, MPI progresses
   // only inside MPI calls. Empty: plain waiting. The hook must not use the device.
   void set_wait_hook(std::function<void()> hook) { wait_hook_ = std::move(hook); }
+  bool has_wait_hook() const noexcept { return static_cast<bool>(wait_hook_); }
 
  protected:
   const std::function<void()>& wait_hook() const noexcept { return wait_hook_; }

@@ -165,8 +165,20 @@ void CommPlan::complete() {
   pack_buffers_.clear();
 }
 
+void CommPlan::set_in_flight(bool in_flight) noexcept {
+  if (in_flight == in_flight_) return;
+  in_flight_ = in_flight;
+  if (!Environment::exists()) return;
+  Environment& env = Environment::current();
+  if (in_flight) {
+    env.comm_started();
+  } else {
+    env.comm_finished();
+  }
+}
+
 void CommPlan::abandon() noexcept {
-  in_flight_ = false;
+  set_in_flight(false);
   if (!Environment::exists()) return;
   try {
     Environment& env = Environment::current();
@@ -212,7 +224,7 @@ void CommPlan::start() {
     }
   }
   if (before_send_) before_send_(*this);
-  in_flight_ = true;
+  set_in_flight(true);
   for (std::size_t p = 0; p < phases_.size(); ++p) {
     fetch(phases_[p].fetch);
     post(phases_[p]);
@@ -226,7 +238,7 @@ void CommPlan::start() {
 void CommPlan::wait() {
   if (!in_flight_) return;
   complete();
-  in_flight_ = false;
+  set_in_flight(false);
   if (phases_.empty()) return;
   if (after_receive_) after_receive_(*this);
   publish(phases_.back().publish);
@@ -273,11 +285,13 @@ void BcastPlan::start() {
   if (line_ == MPI_COMM_NULL || type_.get() == MPI_DATATYPE_NULL) return;
   if (line_rank_ == root_) fetch({staging_});
   check_mpi(MPI_Ibcast(base_, 1, type_.get(), root_, line_, &request_), "MPI_Ibcast");
+  set_in_flight(true);
 }
 
 void BcastPlan::wait() {
   if (request_ == MPI_REQUEST_NULL) return;
   wait_all(1, &request_, "MPI_Ibcast", false);
+  set_in_flight(false);
   if (line_rank_ != root_) publish({staging_});
 }
 

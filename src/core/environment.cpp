@@ -244,6 +244,14 @@ void Environment::announce_failure(ErrorKind kind, const std::string& message) n
   }
 }
 
+void Environment::progress() noexcept {
+  if (size_ == 1 || notices_ == MPI_COMM_NULL) return;
+  // A probe on the notices communicator, where no library message travels, runs MPICH's
+  // progress engine for every communicator and matches nothing it should not.
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, notices_, &flag, MPI_STATUS_IGNORE);
+}
+
 bool Environment::announcement_pending() {
   if (size_ == 1 || notices_ == MPI_COMM_NULL) return false;
   int flag = 0;

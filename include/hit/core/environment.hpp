@@ -79,6 +79,18 @@ class Environment {
   // only once every process has taken the messages sent to it, at the end (before MPI_Finalize).
   void keep_until_finalize(std::shared_ptr<const void> memory);
 
+  // Communication started and not yet completed (hit::Comm start()/wait()). MPICH moves a large
+  // message between processes of a node only while both of them call into MPI, so a transfer
+  // started before a long computation would wait for its end. While some is in flight, launches
+  // call progress() between kernels and while they wait for a device.
+  void comm_started() noexcept { ++comms_in_flight_; }
+  void comm_finished() noexcept {
+    if (comms_in_flight_ > 0) --comms_in_flight_;
+  }
+  int comms_in_flight() const noexcept { return comms_in_flight_; }
+  // Lets MPI move what is in flight (it takes no message).
+  void progress() noexcept;
+
   // The live Environment; throws Error(internal) when there is none.
   static Environment& current();
   static bool exists() noexcept;
@@ -95,6 +107,7 @@ class Environment {
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm notices_ = MPI_COMM_NULL;  // failure notices only (never matches library traffic)
   bool announced_ = false;
+  int comms_in_flight_ = 0;
   std::vector<char> announcement_;
   std::vector<MPI_Request> announcement_sends_;
   std::vector<std::shared_ptr<const void>> abandoned_;

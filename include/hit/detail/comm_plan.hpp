@@ -124,6 +124,10 @@ class CommPlan {
   void complete();
   // After a failure: the memory of this plan's messages outlives it (see the destructor).
   void abandon() noexcept;
+  // Whether this plan's messages are in flight; the Environment counts the plans that are (its
+  // launches make MPI progress while any is).
+  bool in_flight() const noexcept { return in_flight_; }
+  void set_in_flight(bool in_flight) noexcept;
   static void fetch(const std::vector<Staging>& regions);
   static void publish(const std::vector<Staging>& regions);
 
