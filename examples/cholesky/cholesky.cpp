@@ -257,16 +257,20 @@ class Factorisation {
 
 // One step of the B_h tuner: the host share tried and the busy times it gave.
 struct TuneStep {
+  index_t n = 0;  // order of the problem factorised
   index_t bh = 0;
   double host_s = 0;    // the slowest host process's compute time
   double device_s = 0;  // the slowest accelerator process's
 };
 
 // Song et al.'s tuning of the host share B_h of heteroBlockCyclic: factorise a small problem
-// (n = 3·B·accelerator processes) from the B_h the layout computed, compare the host's and the
-// accelerators' busy times, step B_h by the granularity towards the slower side's relief, and
-// keep the B_h whose times differ least; stop when the slower side changes, at the bounds, or
-// after eight trials. Returns the trials; the best is the one with the least difference.
+// (n = 3·B·accelerator processes, or --tune-n) from the B_h the layout computed, compare the host's
+// and the accelerators' busy times (medians of three factorisations), step B_h by the granularity
+// towards the slower side's relief, and keep the B_h whose times differ least; stop when the slower
+// side changes, at the bounds, or after eight trials. Returns the trials; the best is the one with
+// the least difference.
+constexpr int tune_repetitions = 3;
+
 template <class T>
 std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const Layout& lay) {
   const Spec spec = Spec::parse(lay.spec());
@@ -282,7 +286,7 @@ std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const 
   int accelerators = host ? 0 : 1;
   allreduce_in_place(&accelerators, 1, MPI_INT, MPI_SUM, env.comm());
   Options small = o;
-  small.n = std::max<index_t>(big, 3 * big * std::max(accelerators, 1));
+  small.n = o.tune_n > 0 ? o.tune_n : std::max<index_t>(big, 3 * big * std::max(accelerators, 1));
   small.a_file.clear();
   std::vector<TuneStep> steps;
   index_t bh = spec.get_int("bh", big / 2);
@@ -292,13 +296,22 @@ std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const 
     tried.set("bh", std::to_string(bh));
     const Layout l = layout(env, tried.str(), lay.topology(), Shape::extents({small.n, small.n}));
     Factorisation<T> f(env, small, l);
-    app::Clock clock;
-    f.restore();
-    barrier(env.comm());
-    f.run(clock);
-    double busy[2] = {host ? clock.compute_seconds() : 0.0, host ? 0.0 : clock.compute_seconds()};
-    allreduce_in_place(busy, 2, MPI_DOUBLE, MPI_MAX, env.comm());
-    steps.push_back({bh, busy[0], busy[1]});
+    // One factorisation's busy times vary by 5-10 % when processes share cores, as much as a
+    // step of B_h changes them: each trial is the median of three, after one that warms up.
+    std::vector<double> host_s, device_s;
+    for (int rep = 0; rep < 1 + tune_repetitions; ++rep) {
+      app::Clock clock;
+      f.restore();
+      barrier(env.comm());
+      f.run(clock);
+      double busy[2] = {host ? clock.compute_seconds() : 0.0, host ? 0.0 : clock.compute_seconds()};
+      allreduce_in_place(busy, 2, MPI_DOUBLE, MPI_MAX, env.comm());
+      if (rep == 0) continue;
+      host_s.push_back(busy[0]);
+      device_s.push_back(busy[1]);
+    }
+    const double busy[2] = {app::median(host_s), app::median(device_s)};
+    steps.push_back({small.n, bh, busy[0], busy[1]});
     const int sign = busy[0] > busy[1] ? 1 : -1;  // 1: the host is the slower side
     if (previous_sign != 0 && sign != previous_sign) break;
     previous_sign = sign;
@@ -363,6 +376,7 @@ int factorise(Environment& env, const Options& o) {
     lines.emplace_back(line);
   }
   fields["tuning"] = steps;
+  if (!tuning.empty()) fields["tune_n"] = tuning.front().n;
   char headline[256];
   std::snprintf(headline, sizeof headline,
                 "hit-cholesky: %ldx%ld, %s, %d ranks, %d tile columns (widest %ld), %s", o.n, o.n,

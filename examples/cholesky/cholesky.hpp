@@ -20,6 +20,7 @@ struct Options {
   std::string c_out;                // write L (zeros above the diagonal) to this raw file
   bool lookahead = true;            // factorise the next panel before the rest of the update
   bool tune = false;                // tune heteroBlockCyclic's host share B_h first (Song et al.)
+  long tune_n = 0;                  // order of the tuning problem; 0: 3·B·accelerator processes
   app::RunOptions run;
 };
 

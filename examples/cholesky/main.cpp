@@ -26,6 +26,10 @@ int main(int argc, char** argv) {
     cli.add_flag("--tune", o.tune,
                  "with a heteroBlockCyclic layout: tune its host share B_h on a small problem "
                  "first (each trial reported), then factorise with the best");
+    cli.add_option("--tune-n", o.tune_n,
+                   "order of the problem --tune factorises (default: 3 x B x the accelerator "
+                   "processes; the problem's own n measures what it will run)")
+        ->check(hit::cli::count(1));
     o.run.add_to(cli, "check that |A - L*L^T|_F / (|A|_F n eps) <= 30",
                  "draw the layout of the matrix to this SVG file", "A");
     cli.add_option("--a", o.a_file,

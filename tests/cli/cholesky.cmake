@@ -46,6 +46,12 @@ add_test(NAME cli.cholesky.tune.np3
 set_tests_properties(cli.cholesky.tune.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "tuning: B_h [0-9]+: host busy(.|\n)*check: passed"
                      FAIL_REGULAR_EXPRESSION "FAILED")
+add_test(NAME cli.cholesky.tune_n.np3
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${_cholesky} --json --reps 1 --warmup 0 --n 300
+                 --topology array --layout "heteroBlockCyclic:B=64,b=16" --tune --tune-n 200
+                 --devices "cpu,emu:0(slowdown=3),emu:1(slowdown=3)")
+set_tests_properties(cli.cholesky.tune_n.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "\"tune_n\":200" FAIL_REGULAR_EXPRESSION "FAILED")
 add_test(NAME cli.cholesky.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)
 set_tests_properties(cli.cholesky.repetitions.np2 PROPERTIES LABELS "cli;apps" TIMEOUT 300
@@ -91,6 +97,7 @@ hit_cholesky_error(strided_layout "needs a layout of contiguous blocks" "--n|20|
 hit_cholesky_error(wrong_size_file "expected 512 bytes"
                    "--n|8|--a|${CMAKE_CURRENT_LIST_DIR}/apps/cholesky_files.py")
 hit_cholesky_error(partition_not_single "--partition must be single" "--n|20|--partition|threads")
+hit_cholesky_error(tune_n_zero "--tune-n: '0' is not a whole number from 1" "--n|8|--tune-n|0")
 hit_cholesky_error(tune_needs_hetero "--tune tunes the host share of heteroBlockCyclic" "--n|20|--tune")
 hit_cholesky_error(bh_outside "bh=70 is not a multiple of b=16 in \\[0, B=64\\]"
                    "--n|100|--layout|heteroBlockCyclic:B=64,b=16,bh=70|--devices|cpu,emu*3")
