@@ -52,6 +52,24 @@ add_test(NAME cli.cholesky.tune_n.np3
                  --devices "cpu,emu:0(slowdown=3),emu:1(slowdown=3)")
 set_tests_properties(cli.cholesky.tune_n.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "\"tune_n\":200" FAIL_REGULAR_EXPRESSION "FAILED")
+# The cuda bodies (cuSOLVER, cuBLAS) on a GPU, alone and beside host processes; skipped where
+# there is none.
+function(hit_cholesky_cuda name np devices)
+  if(NOT Python3_Interpreter_FOUND)
+    return()
+  endif()
+  add_test(NAME cli.cholesky.cuda.${name}.np${np}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/on_gpu.py ${HIT_BIN}/hit-info
+                   ${MPIEXEC_EXECUTABLE} -n ${np} ${_cholesky} --check --reps 1 --warmup 0
+                   --devices ${devices} ${ARGN})
+  set_tests_properties(cli.cholesky.cuda.${name}.np${np} PROPERTIES LABELS "cli;apps;cuda"
+                       TIMEOUT 300 SKIP_REGULAR_EXPRESSION "no CUDA GPU here"
+                       PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
+endfunction()
+hit_cholesky_cuda(n777 1 cuda:0 --n 777 --b 128)
+hit_cholesky_cuda(n1000_float 1 cuda:0 --n 1000 --b 96 --type float)
+hit_cholesky_cuda(hetero_tuned 3 "cuda:0,cpu*2" --n 1500 --topology array
+                  --layout "heteroBlockCyclic:B=256,b=32" --tune)
 add_test(NAME cli.cholesky.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)
 set_tests_properties(cli.cholesky.repetitions.np2 PROPERTIES LABELS "cli;apps" TIMEOUT 300

@@ -79,3 +79,21 @@ hit_packages_error(not_rows "does not give whole rows" "--n|20|--layout|dimBlock
 hit_packages_error(view_height "--view 0,0,0: the height must be a positive" "--n|20|--view|0,0,0")
 hit_packages_error(view_count "--view: At least 3 required but received 2" "--n|20|--view|1,2")
 hit_packages_error(width_zero "--width: '0' is not a whole number from 1" "--n|20|--width|0")
+
+# The CUDA Mandelbrot body and the runtime's CUDA wait hook on a GPU, alone and beside host
+# processes; skipped where there is none.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  foreach(case "1;cuda:0" "3;cuda:0,cpu*2")
+    list(GET case 0 np)
+    list(GET case 1 devices)
+    add_test(NAME cli.packages.cuda_mandel.np${np}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/on_gpu.py ${HIT_BIN}/hit-info
+                     ${MPIEXEC_EXECUTABLE} -n ${np} ${_packages} --check --reps 1 --warmup 0
+                     --n 512 --iters 128 --devices ${devices}
+                     --schedule workPackages:size=16,depth=2)
+    set_tests_properties(cli.packages.cuda_mandel.np${np} PROPERTIES LABELS "cli;apps;cuda"
+                         TIMEOUT 300 SKIP_REGULAR_EXPRESSION "no CUDA GPU here"
+                         PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
+  endforeach()
+endif()
