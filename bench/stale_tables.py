@@ -23,8 +23,10 @@ LIBRARY = ["src", "include", "plugins", "CMakeLists.txt", "examples/common"]
 SECTIONS = {
     "comm": (["examples/cannon", "examples/jacobi", "bench/ref/cannon.cpp", "bench/ref/jacobi.cpp",
               "bench/machine", "bench/run_benchmarks.py"], "python3 bench/run_benchmarks.py"),
-    "summa": (["examples/summa", "examples/cannon", "bench/ref/pdgemm.cpp", "bench/summa"],
-              "python3 bench/summa/summa_bench.py"),
+    "summa": (["examples/summa", "examples/cannon", "bench/ref/pdgemm.cpp",
+               "bench/ref/scalapack_grid.hpp", "bench/summa"], "python3 bench/summa/summa_bench.py"),
+    "cholesky": (["examples/cholesky", "bench/ref/pdpotrf.cpp", "bench/ref/scalapack_grid.hpp",
+                  "bench/cholesky"], "python3 bench/cholesky/cholesky_bench.py --hetero"),
     "balance": (["examples/jacobi", "bench/balance"], "python3 bench/balance/balance_bench.py"),
     "hierarchical": (["examples/summa", "tools/fpm", "bench/hierarchical"],
                      "python3 bench/hierarchical/hier_bench.py"),
