@@ -47,6 +47,11 @@ struct BalanceOptions {
   double eps = 0.05;           // spread ((max − min) / min of the times) tolerated
   int window = 3;              // a rank's point: the median of its last `window` times at one share
   std::string algorithm = {};  // partitioner; empty: geometric (fpm) or proportional (cpm)
+  // Rows to spare on each side of a moved block, as a fraction of its rows: its memory (host and
+  // device) is allocated that much larger, and a later move that keeps the block within it
+  // happens in place: only the rows that cross travel, the rows that stay are not copied.
+  // 0: blocks only shrink in place.
+  double reserve = 0.125;
 };
 
 // One redistribution.
@@ -74,10 +79,15 @@ class RowBalancer {
   // when layout() changed: move() the live tiles and rebuild the communication patterns.
   bool after_iteration(std::int64_t iteration, double seconds);
 
-  // Moves a tile of the previous layout to the current one: a new tile with `ghost` cells, its
-  // block and ghost cells filled from their owners (the device copy of a Resident is brought to
-  // the host first; the new one is staged by its next launch). Collective; call it for every live
-  // tile after after_iteration returned true, in the same order on every rank.
+  // Moves a tile of the previous layout to the current one: a tile of the new block with `ghost`
+  // cells, its block and ghost cells filled from their owners. The first move of a tile puts it
+  // in memory with rows to spare (options().reserve); a later move whose block fits there
+  // happens in place: the rows that stay keep their addresses, on the host and in a Resident's
+  // device copy, and only the rows that cross are sent, received and copied to the device.
+  // Otherwise the rows that stay are copied into new memory, and the next launch sends the
+  // Resident's new block. Collective; call it for every live tile after after_iteration returned
+  // true, in the same order on every rank. The balancer keeps the memory of the tiles it moved
+  // until their next move (or its destruction).
   template <class T>
   void move(Resident<T>& tile, index_t ghost);
   template <class T>
@@ -108,8 +118,34 @@ class RowBalancer {
   int steps() const noexcept { return steps_; }
 
  private:
+  // The memory of a moved tile: a block with rows to spare on both sides (options().reserve),
+  // so that the next moves of the block within it happen in place.
+  struct Storage {
+    std::shared_ptr<void> tile;  // the Tile<T> owning it
+    Shape reach;                 // its allocated_shape()
+    std::pair<const unsigned char*, const unsigned char*> range;
+    int generation = 0;  // the last rebalance that moved a block into it
+  };
   template <class T>
-  Tile<T> moved(Tile<T>& old, index_t ghost);
+  struct Placement {
+    Tile<T> tile;                      // the new block's tile (null: none on this rank)
+    std::shared_ptr<Tile<T>> storage;  // set when it is new
+    bool in_place = false;             // inside the old tile's storage
+  };
+  template <class T>
+  Placement<T> place(const Tile<T>& old, index_t ghost);
+  template <class T, class Tiles>
+  void exchange(Tiles& old, Tiles& next, index_t ghost, const Timer& timer);
+  template <class T>
+  void copy_staying(const Tile<T>& old, const Placement<T>& p, index_t ghost);
+  template <class T>
+  Shape staying_rows(const Tile<T>& old, index_t ghost) const;
+  template <class T>
+  static std::pair<const unsigned char*, const unsigned char*> address_range(
+      const Tile<T>& storage);
+  // storages_'s entry holding `tile`'s memory, -1 for none.
+  template <class T>
+  std::ptrdiff_t storage_of(const Tile<T>& tile) const;
   void account_move(double seconds, std::uint64_t bytes);
 
   Environment* env_;
@@ -125,6 +161,8 @@ class RowBalancer {
   double seconds_ = 0;
   int steps_ = 0;
   bool awaiting_after_ = false;  // the next step's imbalance goes to the last Rebalance
+  std::vector<Storage> storages_;
+  int generation_ = 0;  // rebalances so far
 };
 
 // ---- implementation ---------------------------------------------------------------------------
@@ -135,36 +173,131 @@ namespace detail {
 std::vector<Shape> balanced_regions(const Layout& layout, index_t ghost);
 // Elements of `region` outside `own` (what a process receives from others).
 std::uint64_t foreign_elements(const Shape& region, const Shape& own);
+// What each process receives in a move from `before` to `after`: its region of `after` (its block
+// with `ghost` cells, within the array) less its block of `before`, as disjoint boxes.
+std::vector<std::vector<Shape>> incoming_parts(const Layout& before, const Layout& after,
+                                               index_t ghost);
+// The block a moved tile is allocated for: `block` with `reserve` times its rows to spare on each
+// side of axis 0, within the array's rows.
+Shape reserve_rows(const Shape& block, const Shape& array, double reserve);
 }  // namespace detail
 
 template <class T>
-Tile<T> RowBalancer::moved(Tile<T>& old, index_t ghost) {
-  const Timer timer;
-  Tile<T> next;
+RowBalancer::Placement<T> RowBalancer::place(const Tile<T>& old, index_t ghost) {
+  Placement<T> out;
+  const int me = env_->rank();
+  const std::ptrdiff_t held = storage_of(old);
   // A rank that cannot hold its new block fails the move on every rank, not in the exchange.
-  collectively(env_->comm(), [&] { next = Tile<T>::of(layout_, {.ghost = ghost}); });
-  const std::vector<Shape> wanted = detail::balanced_regions(layout_, ghost);
-  fetch_regions(*env_, previous_, old, wanted, next).run();
-  const Shape& mine = wanted[static_cast<std::size_t>(env_->rank())];
-  const std::uint64_t foreign =
-      mine.is_null()
-          ? 0
-          : detail::foreign_elements(
-                mine, previous_.active(env_->rank()) ? previous_.block(env_->rank()) : Shape());
+  collectively(env_->comm(), [&] {
+    if (!layout_.active(me)) return;
+    const Shape block = layout_.block(me);
+    if (held >= 0) {
+      Storage& s = storages_[static_cast<std::size_t>(held)];
+      if (s.reach.includes(block.expand(ghost))) {
+        out.tile = std::static_pointer_cast<Tile<T>>(s.tile)->within(block, ghost);
+        out.in_place = true;
+        s.generation = generation_;
+        return;
+      }
+    }
+    out.storage = std::make_shared<Tile<T>>(
+        detail::reserve_rows(block, layout_.shape(), options_.reserve), TileOptions{{}, ghost});
+    out.tile = out.storage->within(block, ghost);
+  });
+  if (!out.in_place) {
+    // The storage left behind (the block moved out of it, or the rank holds none now) is freed
+    // with the old tile.
+    if (held >= 0) storages_.erase(storages_.begin() + held);
+    if (out.storage) {
+      storages_.push_back(Storage{out.storage, out.storage->allocated_shape(),
+                                  address_range(*out.storage), generation_});
+    }
+  }
+  return out;
+}
+
+template <class T, class Tiles>
+void RowBalancer::exchange(Tiles& old, Tiles& next, index_t ghost, const Timer& timer) {
+  const std::vector<std::vector<Shape>> parts = detail::incoming_parts(previous_, layout_, ghost);
+  std::size_t rounds = 0;
+  for (const auto& p : parts) rounds = std::max(rounds, p.size());
+  std::uint64_t foreign = 0;
+  for (std::size_t k = 0; k < rounds; ++k) {
+    std::vector<Shape> wanted;
+    for (const auto& p : parts) wanted.push_back(k < p.size() ? p[k] : Shape());
+    fetch_regions(*env_, previous_, old, wanted, next).run();
+    const Shape& mine = wanted[static_cast<std::size_t>(env_->rank())];
+    if (!mine.is_null()) foreign += static_cast<std::uint64_t>(mine.size());
+  }
   account_move(timer.seconds(), foreign * sizeof(T));
-  return next;
 }
 
 template <class T>
 void RowBalancer::move(Tile<T>& tile, index_t ghost) {
-  tile = moved(tile, ghost);
+  const Timer timer;
+  Placement<T> p = place(tile, ghost);
+  copy_staying(tile, p, ghost);
+  exchange<T>(tile, p.tile, ghost, timer);
+  tile = std::move(p.tile);
 }
 
 template <class T>
 void RowBalancer::move(Resident<T>& tile, index_t ghost) {
-  tile.sync_to_host();
-  Tile<T> host = tile.host();
-  tile = Resident<T>(moved(host, ghost), *env_);
+  const Timer timer;
+  Placement<T> p = place(tile.host(), ghost);
+  Resident<T> next;
+  if (p.in_place) {
+    // The device copy holds the rows that stay where the new block wants them: it is taken over.
+    next = Resident<T>::moved_within(tile, p.tile);
+    if (next.is_null()) {
+      // It cannot be (the device had no room for the reserve): the host side, brought up to
+      // date, holds them, and the next launch sends the block.
+      tile.sync_to_host();
+      next = Resident<T>(p.tile, *env_);
+    }
+  } else if (!p.tile.is_null()) {
+    const Shape stay = staying_rows(tile.host(), ghost);
+    if (!stay.is_null() && tile.state()) detail::resident_fetch(*tile.state(), stay);
+    copy_staying(tile.host(), p, ghost);
+    next = Resident<T>::within(*p.storage, p.tile, *env_);
+  }
+  exchange<T>(tile, next, ghost, timer);
+  tile = std::move(next);
+}
+
+template <class T>
+void RowBalancer::copy_staying(const Tile<T>& old, const Placement<T>& p, index_t ghost) {
+  if (p.in_place || p.tile.is_null()) return;
+  const Shape stay = staying_rows(old, ghost);
+  if (!stay.is_null()) p.tile.select(stay).copy_from(old.select(stay));
+}
+
+template <class T>
+Shape RowBalancer::staying_rows(const Tile<T>& old, index_t ghost) const {
+  const int me = env_->rank();
+  if (old.is_null() || !previous_.active(me) || !layout_.active(me)) return Shape();
+  const Shape region = detail::balanced_regions(layout_, ghost)[static_cast<std::size_t>(me)];
+  const Shape stay = region.intersect(previous_.block(me));
+  return stay.is_null() || stay.empty() ? Shape() : stay;
+}
+
+template <class T>
+std::pair<const unsigned char*, const unsigned char*> RowBalancer::address_range(
+    const Tile<T>& storage) {
+  const Tile<T> all = storage.select(storage.allocated_shape());
+  const auto* lo = reinterpret_cast<const unsigned char*>(all.data());
+  return {lo, lo + static_cast<std::size_t>(all.size()) * sizeof(T)};
+}
+
+template <class T>
+std::ptrdiff_t RowBalancer::storage_of(const Tile<T>& tile) const {
+  if (tile.is_null()) return -1;
+  const auto* p = reinterpret_cast<const unsigned char*>(tile.data());
+  for (std::size_t k = 0; k < storages_.size(); ++k) {
+    const auto& [lo, hi] = storages_[k].range;
+    if (p >= lo && p < hi) return static_cast<std::ptrdiff_t>(k);
+  }
+  return -1;
 }
 
 }  // namespace hit

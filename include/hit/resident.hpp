@@ -69,6 +69,11 @@ struct ResidentState {
   std::shared_ptr<void> keep_alive;  // the host tile's memory
   void* device_data = nullptr;
   std::size_t bytes = 0;
+  // Set when the device copy lies inside a larger allocation made for `device_reach` (a host
+  // region on the same strides): the allocation is freed with the last state sharing it, and a
+  // block inside the reach takes the copy over in place (resident_within).
+  std::shared_ptr<void> device_block;
+  Shape device_reach;
   index_t pitch = 0;             // elements per device row
   bool host_modified = true;     // the device copy is stale
   bool device_modified = false;  // the host copy is stale
@@ -97,6 +102,19 @@ void resident_publish(ResidentState& state, const Shape& region);
 void resident_prefetch(ResidentState& state, int stream);
 // The host side moved to another buffer of the same layout (a double-buffered receive).
 void resident_rebind(ResidentState& state, void* host_data, std::shared_ptr<void> keep_alive);
+// As make_resident, with the device copy allocated for all of `reach` (a host region that
+// includes host.shape and matches it on every axis but the first), so that another block inside
+// the reach can take the allocation over (resident_within). Without a separate device copy (cpu)
+// or without room for the reach, as make_resident.
+std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion host, Shape own,
+                                                    std::shared_ptr<void> keep_alive,
+                                                    const HostRegion& reach);
+// The state of another block whose host region lies inside old's device reach: it shares old's
+// device allocation and takes over its flags and pinned buffers, and nothing is copied (the
+// elements of both blocks have the same addresses on both sides). Null when old has no reach
+// that holds `host`.
+std::shared_ptr<ResidentState> resident_within(ResidentState& old, HostRegion host, Shape own,
+                                               std::shared_ptr<void> keep_alive);
 
 }  // namespace detail
 
@@ -115,6 +133,33 @@ class Resident {
     if (shared_->host.is_null()) return;
     shared_->device = detail::make_resident(env, whole(shared_->host), shared_->host.shape(),
                                             keep(shared_->host));
+  }
+  // A Resident of `tile`, a block inside `storage`'s memory (Tile::within), whose device copy is
+  // allocated for all of storage's allocated_shape(): a later block inside `storage` takes it
+  // over in place (moved_within). Nothing is sent until a launch reads it.
+  static Resident within(const Tile<T>& storage, Tile<T> tile,
+                         Environment& env = Environment::current()) {
+    Resident r;
+    r.shared_->host = std::move(tile);
+    if (r.shared_->host.is_null()) return r;
+    r.shared_->device =
+        detail::make_resident_within(env, whole(r.shared_->host), r.shared_->host.shape(),
+                                     keep(r.shared_->host), whole(storage));
+    return r;
+  }
+  // The Resident of `tile`, another block inside the memory of `old`'s (both views of one
+  // storage, Tile::within): it takes over old's device copy, which holds the same elements at
+  // the same places, and old's flags; nothing moves. `old` must not be used for launches after.
+  // The null Resident when old's device copy cannot hold `tile` (then make a new one).
+  static Resident moved_within(Resident& old, Tile<T> tile) {
+    Resident r;
+    if (tile.is_null() || old.is_null() || !old.shared_->device) return r;
+    auto state =
+        detail::resident_within(*old.shared_->device, whole(tile), tile.shape(), keep(tile));
+    if (!state) return r;
+    r.shared_->host = std::move(tile);
+    r.shared_->device = std::move(state);
+    return r;
   }
   // The Resident of this process's block of `layout` (the null one when it holds none); `layout`
   // is a hit::Layout (see Tile<T>::of for the options).

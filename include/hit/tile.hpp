@@ -304,6 +304,25 @@ class Tile {
     v.update_addressing();
     return v;
   }
+  // A view of `block` with `ghost` cells on each side of every axis, in this tile's memory:
+  // block.expand(ghost) must lie inside allocated_shape(), on this tile's strides (Error(shape)
+  // otherwise). A buffer allocated with room to spare holds a block that grows or shrinks in
+  // place this way: the elements that stay keep their addresses (rows a balancer moves).
+  Tile within(const Shape& block, index_t ghost) const {
+    detail::check_ghost_width(ghost);
+    bool same_strides = !is_null() && block.rank() == rank();
+    for (int k = 0; same_strides && k < rank(); ++k) {
+      same_strides = block[k].stride() == shape_[k].stride();
+    }
+    const Shape reach = allocated_shape();
+    if (!same_strides || block.empty() || !reach.includes(block.expand(ghost))) {
+      detail::throw_bad_selection(block.is_null() ? block : block.expand(ghost), shape_, reach);
+    }
+    Tile v = select(block);
+    v.ghost_ = ghost;
+    v.update_addressing();
+    return v;
+  }
   // A view over ghost_shape().
   Tile with_ghosts() const { return select(ghost_shape()); }
   // A view over padded_shape(); it keeps the ghost width.

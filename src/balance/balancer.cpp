@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
@@ -59,6 +60,9 @@ void check(const BalanceOptions& o) {
     throw bad(fmt::format("every = {} (balance every 1 or more iterations)", o.every));
   if (!(o.eps > 0)) throw bad(fmt::format("eps = {} (must be > 0)", o.eps));
   if (o.window < 1) throw bad(fmt::format("window = {} (must be >= 1)", o.window));
+  if (!(o.reserve >= 0) || !std::isfinite(o.reserve)) {
+    throw bad(fmt::format("reserve = {} (must be a finite fraction >= 0)", o.reserve));
+  }
 }
 
 }  // namespace
@@ -105,6 +109,32 @@ std::vector<Shape> balanced_regions(const Layout& layout, index_t ghost) {
 std::uint64_t foreign_elements(const Shape& region, const Shape& own) {
   const index_t mine = own.is_null() ? 0 : region.intersect(own).size();
   return static_cast<std::uint64_t>(region.size() - mine);
+}
+
+std::vector<std::vector<Shape>> incoming_parts(const Layout& before, const Layout& after,
+                                               index_t ghost) {
+  const std::vector<Shape> regions = balanced_regions(after, ghost);
+  std::vector<std::vector<Shape>> out(regions.size());
+  for (std::size_t p = 0; p < regions.size(); ++p) {
+    const Shape& region = regions[p];
+    if (region.is_null() || region.empty()) continue;
+    const int rank = static_cast<int>(p);
+    const Shape kept = before.active(rank) ? region.intersect(before.block(rank)) : Shape();
+    if (kept.is_null() || kept.empty()) {
+      out[p].push_back(region);
+    } else {
+      out[p] = region.subtract(kept);
+    }
+  }
+  return out;
+}
+
+Shape reserve_rows(const Shape& block, const Shape& array, double reserve) {
+  const Sig& rows = block[0];
+  const auto spare = static_cast<index_t>(std::ceil(reserve * static_cast<double>(rows.size())));
+  const index_t begin = std::max(array[0].begin(), rows.begin() - spare);
+  const index_t end = std::min(array[0].end(), rows.end() + spare);
+  return block.with_sig(0, Sig(begin, end, rows.stride()));
 }
 
 }  // namespace detail
@@ -195,6 +225,10 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
     awaiting_after_ = false;
   }
   if (changed) {
+    // The storages no tile moved into at the last rebalance belong to tiles the application
+    // dropped: their memory goes.
+    std::erase_if(storages_, [&](const Storage& s) { return s.generation != generation_; });
+    ++generation_;
     previous_ = layout_;
     const Sizes rows = ctx_.dist.sizes();
     layout_ = rows_layout(layout_.shape());
@@ -219,8 +253,11 @@ void RowBalancer::account_move(double seconds, std::uint64_t bytes) {
   Rebalance& r = rebalances_.back();
   r.seconds += slowest;
   r.bytes_moved += total;
-  // The next gain test weighs a move by what this one cost.
+  // The next gain test weighs a move by what this one cost per row that changed rank: a move in
+  // place costs what crosses, so small corrections pass where a whole new allocation would not.
   ctx_.migration_cost = r.seconds;
+  const std::int64_t units = fpm::units_moved(rows_of(previous_), r.rows);
+  ctx_.migration_cost_per_unit = units > 0 ? r.seconds / static_cast<double>(units) : 0;
 }
 
 }  // namespace hit

@@ -565,7 +565,11 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
   if (next.sizes() == current) return false;
   if (!(next.makespan < (1 - (idle ? threshold : ctx.noise)) * now)) return false;
   const double gain = (now - next.makespan) * static_cast<double>(ctx.remaining_iterations);
-  if (!(gain > ctx.migration_cost)) return false;
+  const double cost =
+      ctx.migration_cost_per_unit > 0
+          ? ctx.migration_cost_per_unit * static_cast<double>(units_moved(current, next.sizes()))
+          : ctx.migration_cost;
+  if (!(gain > cost)) return false;
   for (std::size_t i = 0; i < current.size(); ++i) {
     if (next.parts[i].d != current[i]) {
       ctx.recent[i].clear();
@@ -604,6 +608,19 @@ bool balance_iterate(BalanceContext& ctx, std::span<const double> seconds) {
   return advance_balance(ctx, seconds, [&](const std::vector<Model>& models) {
     return repartition_local(ctx.algorithm, ctx.n, models);
   });
+}
+
+std::int64_t units_moved(const std::vector<std::int64_t>& before,
+                         const std::vector<std::int64_t>& after) {
+  std::int64_t moved = 0, b0 = 0, a0 = 0;
+  for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
+    const std::int64_t b1 = b0 + before[i], a1 = a0 + after[i];
+    const std::int64_t kept = std::max<std::int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
+    moved += (a1 - a0) - kept;
+    b0 = b1;
+    a0 = a1;
+  }
+  return moved;
 }
 
 }  // namespace hit::fpm

@@ -454,7 +454,7 @@ void check_args(const std::string& kernel, const std::vector<LaunchArg>& args) {
 // ---- residency ---------------------------------------------------------------------------------
 
 ResidentState::~ResidentState() {
-  if (device != nullptr && !device->uses_host_memory() && device_data != nullptr) {
+  if (device != nullptr && !device->uses_host_memory() && device_data != nullptr && !device_block) {
     device->deallocate(device_data, bytes);
   }
   if (device != nullptr) {
@@ -518,6 +518,91 @@ std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, 
     return s;
   }
   pin_current(*s);
+  return s;
+}
+
+namespace {
+
+// Where `inner` starts in a device allocation laid out for `outer` (same extents on every axis but
+// the first, unit strides), in bytes; -1 when it is not inside.
+std::ptrdiff_t offset_within(const DeviceLayout& outer, const Shape& inner) {
+  const Shape& o = outer.shape;
+  if (o.rank() != inner.rank() || inner.empty() || !o.includes(inner)) return -1;
+  for (int k = 0; k < o.rank(); ++k) {
+    if (o[k].stride() != 1 || inner[k].stride() != 1) return -1;
+    if (k > 0 && o[k] != inner[k]) return -1;
+  }
+  return static_cast<std::ptrdiff_t>((inner[0].begin() - o[0].begin()) * outer.strides[0] *
+                                     static_cast<index_t>(outer.element_size));
+}
+
+}  // namespace
+
+std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion host, Shape own,
+                                                    std::shared_ptr<void> keep_alive,
+                                                    const HostRegion& reach) {
+  Device& dev = device(env);
+  const DeviceLayout outer = device_layout(reach.shape, reach.element_size, Partition(),
+                                           default_row_alignment(dev.kind()));
+  const std::ptrdiff_t offset = offset_within(outer, host.shape);
+  if (dev.uses_host_memory() || offset < 0) {
+    return make_resident(env, host, std::move(own), std::move(keep_alive));
+  }
+  void* base = nullptr;
+  try {
+    base = dev.allocate(outer.bytes());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::out_of_memory) throw;
+    // No room for the reach: a copy of the block alone (or none: spilled), moved by copying.
+    return make_resident(env, host, std::move(own), std::move(keep_alive));
+  }
+  auto s = std::make_shared<ResidentState>();
+  s->device = &dev;
+  s->share = &PhysicalTopology::of(env).device_share();
+  s->host = host;
+  s->own = std::move(own);
+  s->keep_alive = std::move(keep_alive);
+  const std::size_t bytes = outer.bytes();
+  s->device_block =
+      std::shared_ptr<void>(base, [&dev, bytes](void* p) { dev.deallocate(p, bytes); });
+  s->device_reach = reach.shape;
+  s->device_data = static_cast<unsigned char*>(base) + offset;
+  const DeviceLayout d = resident_layout(*s);
+  s->bytes = d.bytes();
+  s->pitch = d.pitch;
+  pin_current(*s);
+  return s;
+}
+
+std::shared_ptr<ResidentState> resident_within(ResidentState& old, HostRegion host, Shape own,
+                                               std::shared_ptr<void> keep_alive) {
+  if (old.spilled) return nullptr;
+  auto s = std::make_shared<ResidentState>();
+  s->device = old.device;
+  s->share = old.share;
+  s->host = host;
+  s->own = std::move(own);
+  s->keep_alive = std::move(keep_alive);
+  s->host_modified = old.host_modified;
+  s->device_modified = old.device_modified;
+  if (old.device->uses_host_memory()) {
+    s->device_data = host.data;
+    return s;
+  }
+  if (!old.device_block) return nullptr;
+  const DeviceLayout outer = device_layout(old.device_reach, host.element_size, Partition(),
+                                           default_row_alignment(old.device->kind()));
+  const std::ptrdiff_t offset = offset_within(outer, host.shape);
+  if (offset < 0) return nullptr;
+  s->device_block = old.device_block;
+  s->device_reach = old.device_reach;
+  s->device_data = static_cast<unsigned char*>(old.device_block.get()) + offset;
+  const DeviceLayout d = resident_layout(*s);
+  s->bytes = d.bytes();
+  s->pitch = d.pitch;
+  // The host buffer is the same: its pins go on with the new state.
+  s->pinned = std::move(old.pinned);
+  old.pinned.clear();
   return s;
 }
 

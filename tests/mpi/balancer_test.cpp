@@ -5,12 +5,18 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <numeric>
 
 #include "../support/error_text.hpp"
 #include "hit/balancer.hpp"
 #include "hit/core/environment.hpp"
+#include "hit/device.hpp"
+#include "hit/device_binding.hpp"
+#include "hit/kernel.hpp"
 #include "hit/layout.hpp"
 #include "hit/resident.hpp"
 #include "hit/topology.hpp"
@@ -139,6 +145,109 @@ TEST(RowBalancer, ARankGoesToZeroRowsAndComesBack) {
     }
   }
   EXPECT_TRUE(back) << "rank 1 never got rows back";
+}
+
+// Binds each rank to its own emulated device, so that a Resident has a device copy whose
+// transfers are counted (the binding is restored afterwards).
+class RowBalancerOnDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Environment& env = Environment::current();
+    original_ = device(env).binding();
+    DeviceBinding emu = parse_device_spec("emu:0(mem=64MiB)", 1).front();
+    emu.index = env.rank();
+    dev_ = &rebind_device(env, emu);
+  }
+  void TearDown() override { rebind_device(Environment::current(), original_); }
+  Device& dev() { return *dev_; }
+
+ private:
+  DeviceBinding original_;
+  Device* dev_ = nullptr;
+};
+
+// x += 1 over the block, on the device: the device copy becomes newer than the host's.
+Kernel<View<double>> add_one() {
+  Kernel<View<double>> k("add_one");
+  k.cpu([](const KernelContext& ctx, View<double> x) {
+    const Box& b = ctx.block;
+    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i) {
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) x.at(i, j) += 1;
+    }
+  });
+  return k;
+}
+
+TEST_F(RowBalancerOnDevice, ASmallMoveHappensInPlaceOnTheDevice) {
+  Environment& env = Environment::current();
+  if (env.size() < 2) GTEST_SKIP() << "needs two ranks for rows to move";
+  const index_t rows = 800, cols = 16;
+  const Layout start = row_blocks(rows, cols);
+  RowBalancer b(env, start, {.mode = BalanceMode::cpm, .every = 1, .eps = 0.01, .window = 1}, 1000);
+  Resident<double> u = Resident<double>::of(start, {.ghost = 1});
+  u.host().for_each([](const Index& i, double& x) { x = value_at(i[0], i[1]); });
+  u.modified_on_host();
+  double added = 0;
+  const auto step_on_device = [&] {
+    if (b.layout().active(env.rank())) {
+      launch(add_one(), partition("single", b.layout().local().block()), inout(u));
+    }
+    added += 1;
+  };
+  // Rank 0 twice as slow as the others: the first move (into new memory) gives it fewer rows.
+  std::vector<double> cost = costs({1.0});
+  cost[0] = 2.0;
+  int it = 0;
+  step_on_device();
+  while (!b.after_iteration(it, time_of(b, cost))) ASSERT_LT(++it, 10);
+  b.move(u, 1);
+  // Now rank 0 is a little slower still: a move of a few rows, inside the reserve.
+  cost[0] = 2.2;
+  step_on_device();
+  const std::vector<std::int64_t> before = b.rows();
+  // (The first step after a move lets the ranks settle on their new shares.)
+  for (int k = 0; !b.after_iteration(++it, time_of(b, cost)); ++k) ASSERT_LT(k, 10);
+  const std::vector<std::int64_t> after = b.rows();
+  const int me = env.rank();
+  const auto incoming = detail::incoming_parts(
+      hit::layout(env, fmt::format("dimBlocks:dim=0,w={}", fmt::join(before, ",")),
+                  topology("array"), start.shape()),
+      b.layout(), 1);
+  index_t crossing = 0;  // rows this rank receives
+  for (const Shape& part : incoming[static_cast<std::size_t>(me)]) crossing += part[0].size();
+  const Shape kept = b.layout().active(me) && !u.is_null()
+                         ? b.layout().block(me).intersect(u.host().shape())
+                         : Shape();
+  const double* kept_address =
+      kept.is_null() || kept.empty() ? nullptr : &u.host()(kept[0].begin(), kept[1].begin());
+  const std::uint64_t whole = static_cast<std::uint64_t>(u.host().allocated_shape().size());
+  dev().reset_counters();
+  b.move(u, 1);
+  const DeviceCounters c = dev().counters();
+  EXPECT_EQ(c.allocations, 0u) << "rank " << me << ": the move allocated device memory";
+  // Only what crosses went to the device (its ghost columns too); nothing else was staged.
+  EXPECT_LE(c.bytes_in, static_cast<std::uint64_t>(crossing * (cols + 2)) * sizeof(double));
+  EXPECT_LT(c.bytes_out, whole * sizeof(double)) << "rank " << me;
+  if (kept_address != nullptr) {
+    EXPECT_EQ(&u.host()(kept[0].begin(), kept[1].begin()), kept_address)
+        << "rank " << me << ": the rows that stayed moved in memory";
+  }
+  EXPECT_NE(before, after);
+  // The values are those of the device copies, the ghosts included.
+  step_on_device();
+  u.sync_to_host();
+  const Shape region = detail::balanced_regions(b.layout(), 1)[static_cast<std::size_t>(me)];
+  index_t wrong = 0;
+  if (!region.is_null()) {
+    for (index_t i = region[0].begin(); i < region[0].end(); ++i) {
+      for (index_t j = region[1].begin(); j < region[1].end(); ++j) {
+        // The ghost cells hold the neighbour's value before this last step.
+        const bool own = b.layout().block(me).contains(Index{i, j});
+        if (u.host()(i, j) != value_at(i, j) + (own ? added : added - 1)) ++wrong;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "rank " << me << " region " << region.str();
 }
 
 TEST(RowBalancer, OffNeverMovesAndEveryKStepsTogether) {

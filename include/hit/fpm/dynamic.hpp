@@ -103,7 +103,10 @@ struct BalanceContext {
   Distribution dist;  // the distribution the application should use (even at first)
   double eps = 0.05;  // measured spread ((max t − min t) / min t) tolerated without repartitioning
   int window = 3;     // a device's point is the median of its last `window` times at one share
-  double migration_cost = 0;              // estimated seconds one redistribution costs
+  double migration_cost = 0;  // estimated seconds one redistribution costs
+  // When > 0: seconds per unit that changes device, and a redistribution is weighed by the units
+  // it would move (the shares in order, contiguous) instead of migration_cost.
+  double migration_cost_per_unit = 0;
   std::int64_t remaining_iterations = 1;  // iterations still to run, for the gain test
   std::vector<Point> measured;            // per device: (share, median time) of the last step
   double spread = std::numeric_limits<double>::infinity();     // compared with eps
@@ -126,10 +129,16 @@ struct BalanceContext {
 // iteration. It changes when the measured spread exceeds both eps and the noise of the recent
 // times (or a device left without work would shorten the step by more than that), the new
 // distribution is predicted faster by more than that too, and the predicted gain,
-// (T_now − T_new) × remaining_iterations, exceeds migration_cost. A device whose time at its share
+// (T_now − T_new) × remaining_iterations, exceeds migration_cost (or migration_cost_per_unit
+// times the units that would change device, when set). A device whose time at its share
 // is more than max(50 %, 4 eps) off its model's prediction has changed speed: its model restarts
 // from the new point (`resets` counts them), so the partition follows a device that slows down
 // mid-run.
+// Units that change device between two distributions of contiguous shares in device order (what
+// each device's new range holds outside its old one): what a redistribution moves.
+std::int64_t units_moved(const std::vector<std::int64_t>& before,
+                         const std::vector<std::int64_t>& after);
+
 bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds);
 bool balance_iterate(BalanceContext& ctx, MPI_Comm comm,
                      std::chrono::steady_clock::time_point start);
