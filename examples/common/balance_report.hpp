@@ -27,6 +27,8 @@ inline nlohmann::json balance_report(Environment& env, const RowBalancer& b,
                      {"imbalance_after", r.imbalance_after},
                      {"rows", r.rows},
                      {"bytes_moved", r.bytes_moved},
+                     {"tiles_moved", r.tiles_moved},
+                     {"tiles_in_place", r.tiles_in_place},
                      {"seconds", r.seconds}});
     bytes += r.bytes_moved;
     at += (at.empty() ? "" : ", ") + std::to_string(r.iteration);
@@ -49,6 +51,7 @@ inline nlohmann::json balance_report(Environment& env, const RowBalancer& b,
   return {{"mode", std::string(to_string(o.mode))},
           {"every", o.every},
           {"eps", o.eps},
+          {"reserve", o.reserve},
           {"steps", b.steps()},
           {"rebalances", moves},
           {"rows", b.rows()},

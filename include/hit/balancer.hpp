@@ -62,6 +62,10 @@ struct Rebalance {
   std::vector<std::int64_t> rows;  // rows per rank afterwards
   std::uint64_t bytes_moved = 0;   // received from other ranks, summed over the ranks
   double seconds = 0;              // the slowest rank's time for the move
+  // Tiles placed (one per live tile on each rank holding rows afterwards), and of those the ones
+  // whose block stayed in its memory, the device copy of a Resident included (summed over ranks).
+  std::uint64_t tiles_moved = 0;
+  std::uint64_t tiles_in_place = 0;
 };
 
 class RowBalancer {
@@ -135,7 +139,7 @@ class RowBalancer {
   template <class T>
   Placement<T> place(const Tile<T>& old, index_t ghost);
   template <class T, class Tiles>
-  void exchange(Tiles& old, Tiles& next, index_t ghost, const Timer& timer);
+  void exchange(Tiles& old, Tiles& next, index_t ghost, bool in_place, const Timer& timer);
   template <class T>
   void copy_staying(const Tile<T>& old, const Placement<T>& p, index_t ghost);
   template <class T>
@@ -146,7 +150,9 @@ class RowBalancer {
   // storages_'s entry holding `tile`'s memory, -1 for none.
   template <class T>
   std::ptrdiff_t storage_of(const Tile<T>& tile) const;
-  void account_move(double seconds, std::uint64_t bytes);
+  // This rank's part of one tile's move: its time, the bytes it received, whether it holds a block
+  // now and whether that block stayed in its memory.
+  void account_move(double seconds, std::uint64_t bytes, bool holds, bool in_place);
 
   Environment* env_;
   Layout layout_;
@@ -217,7 +223,9 @@ RowBalancer::Placement<T> RowBalancer::place(const Tile<T>& old, index_t ghost) 
 }
 
 template <class T, class Tiles>
-void RowBalancer::exchange(Tiles& old, Tiles& next, index_t ghost, const Timer& timer) {
+void RowBalancer::exchange(Tiles& old, Tiles& next, index_t ghost, bool in_place,
+                           const Timer& timer) {
+  const bool next_tile_null = next.is_null();
   const std::vector<std::vector<Shape>> parts = detail::incoming_parts(previous_, layout_, ghost);
   std::size_t rounds = 0;
   for (const auto& p : parts) rounds = std::max(rounds, p.size());
@@ -229,7 +237,7 @@ void RowBalancer::exchange(Tiles& old, Tiles& next, index_t ghost, const Timer& 
     const Shape& mine = wanted[static_cast<std::size_t>(env_->rank())];
     if (!mine.is_null()) foreign += static_cast<std::uint64_t>(mine.size());
   }
-  account_move(timer.seconds(), foreign * sizeof(T));
+  account_move(timer.seconds(), foreign * sizeof(T), !next_tile_null, in_place);
 }
 
 template <class T>
@@ -237,7 +245,7 @@ void RowBalancer::move(Tile<T>& tile, index_t ghost) {
   const Timer timer;
   Placement<T> p = place(tile, ghost);
   copy_staying(tile, p, ghost);
-  exchange<T>(tile, p.tile, ghost, timer);
+  exchange<T>(tile, p.tile, ghost, p.in_place, timer);
   tile = std::move(p.tile);
 }
 
@@ -246,10 +254,12 @@ void RowBalancer::move(Resident<T>& tile, index_t ghost) {
   const Timer timer;
   Placement<T> p = place(tile.host(), ghost);
   Resident<T> next;
+  bool kept = false;  // in place on the host and on the device
   if (p.in_place) {
     // The device copy holds the rows that stay where the new block wants them: it is taken over.
     next = Resident<T>::moved_within(tile, p.tile);
-    if (next.is_null()) {
+    kept = !next.is_null();
+    if (!kept) {
       // It cannot be (the device had no room for the reserve): the host side, brought up to
       // date, holds them, and the next launch sends the block.
       tile.sync_to_host();
@@ -261,7 +271,7 @@ void RowBalancer::move(Resident<T>& tile, index_t ghost) {
     copy_staying(tile.host(), p, ghost);
     next = Resident<T>::within(*p.storage, p.tile, *env_);
   }
-  exchange<T>(tile, next, ghost, timer);
+  exchange<T>(tile, next, ghost, kept, timer);
   tile = std::move(next);
 }
 

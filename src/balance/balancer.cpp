@@ -243,16 +243,20 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
   return changed;
 }
 
-void RowBalancer::account_move(double seconds, std::uint64_t bytes) {
+void RowBalancer::account_move(double seconds, std::uint64_t bytes, bool holds, bool in_place) {
   seconds_ += seconds;
   double slowest = seconds;
-  auto total = static_cast<unsigned long long>(bytes);
+  // Bytes received, tiles placed, tiles placed in place: summed over the ranks.
+  unsigned long long counts[3] = {static_cast<unsigned long long>(bytes), holds ? 1ULL : 0ULL,
+                                  holds && in_place ? 1ULL : 0ULL};
   allreduce_in_place(&slowest, 1, MPI_DOUBLE, MPI_MAX, env_->comm());
-  allreduce_in_place(&total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, env_->comm());
+  allreduce_in_place(counts, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, env_->comm());
   if (rebalances_.empty()) return;
   Rebalance& r = rebalances_.back();
   r.seconds += slowest;
-  r.bytes_moved += total;
+  r.bytes_moved += counts[0];
+  r.tiles_moved += counts[1];
+  r.tiles_in_place += counts[2];
   // The next gain test weighs a move by what this one cost per row that changed rank: a move in
   // place costs what crosses, so small corrections pass where a whole new allocation would not.
   ctx_.migration_cost = r.seconds;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
@@ -85,6 +86,23 @@ inline CLI::Validator real_above(double above, double most = std::numeric_limits
         return {};
       },
       "NUMBER>" + number_text(above));
+}
+
+// A finite real number of at least `least`: "--balance-reserve: '-1' is not a number of at least
+// 0".
+inline CLI::Validator real_at_least(double least) {
+  return CLI::Validator(
+      [least](std::string& text) -> std::string {
+        const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc() || ptr != end || !(value >= least) || !std::isfinite(value)) {
+          return "'" + shown + "' is not a number of at least " + number_text(least);
+        }
+        return {};
+      },
+      "NUMBER>=" + number_text(least));
 }
 
 // A file name: not empty (an empty --c-out would silently write nothing).

@@ -2,7 +2,9 @@
 """hit-jacobi --balance fpm on emulated devices whose speed changes mid-run: the result is bit for
 bit the serial one, and the balancer's report shows what the speed changes force — rank 1, made
 5000x slower at its 8th launch, left without rows, then, when every other rank is made as slow at
-its 20th, given rows again (np >= 2); at one process only the answer is checked.
+its 20th, given rows again (np >= 2); at one process only the answer is checked. Twice: with the
+default reserve, where a block that shrinks (or grows within its spare rows) moves in place, and
+with --balance-reserve 0.
 
 usage: balance_check.py MPIEXEC NP HIT_JACOBI
 """
@@ -20,11 +22,14 @@ devices = ",".join(d.replace("emu(", f"emu:{i}(") for i, d in enumerate(devices)
 cmd = [mpiexec, "-n", str(np_), jacobi, "--n", "96", "--iters", "60", "--balance", "fpm",
        "--balance-eps", "0.1", "--devices", devices, "--check", "--json", "--reps", "1",
        "--warmup", "0"]
-out = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-problems = []
-if out.returncode != 0:
-    problems.append(f"exit {out.returncode}: {out.stderr.strip()}")
-else:
+
+
+def check(extra):
+    """What is wrong with one run (a list of lines), and its rows per rebalance."""
+    out = subprocess.run(cmd + extra, capture_output=True, text=True, timeout=240)
+    problems = []
+    if out.returncode != 0:
+        return [f"{extra}: exit {out.returncode}: {out.stderr.strip()}"], []
     result = json.loads(out.stdout)
     if not result["check"]["passed"]:
         problems.append(f"not bit-for-bit equal to the serial run: {result['check']}")
@@ -32,6 +37,8 @@ else:
     rows = [r["rows"] for r in b["rebalances"]]
     if any(sum(r) != 96 for r in rows) or sum(b["rows"]) != 96:
         problems.append(f"rows do not sum to 96: {rows}")
+    if any(not 0 <= r["tiles_in_place"] <= r["tiles_moved"] for r in b["rebalances"]):
+        problems.append(f"tiles in place outside 0..tiles moved: {b['rebalances']}")
     if np_ >= 2:
         emptied = next((k for k, r in enumerate(rows) if r[1] == 0), None)
         if emptied is None:
@@ -40,5 +47,14 @@ else:
             problems.append(f"rank 1 never got rows back: {rows}")
         if any(r["bytes_moved"] <= 0 for r in b["rebalances"]):
             problems.append("a rebalance moved no bytes")
+        # Giving rank 1 rows back shrinks blocks that earlier moves put in new memory: in place.
+        if sum(r["tiles_in_place"] for r in b["rebalances"]) == 0:
+            problems.append(f"no tile moved in place: {b['rebalances']}")
+    return [f"{extra}: {p}" for p in problems], rows
+
+
+problems, rows = check([])
+more, _ = check(["--balance-reserve", "0"])
+problems += more
 print("\n".join(problems) or f"np={np_}: bit-for-bit, {len(rows)} rebalances: {rows}")
 sys.exit(1 if problems else 0)
