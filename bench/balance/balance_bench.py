@@ -100,6 +100,14 @@ def main():
                 if name == "slowdown":
                     case["back_after"] = [back_after(x["trace"], args.eps, change) for x in b]
                     case["first_back"] = [first_back(x["trace"], args.eps, change) for x in b]
+                # Moves of every run: in place (every tile kept its memory) or into new memory.
+                moves = [m for x in b for m in x["rebalances"]]
+                kept = [m["seconds"] for m in moves if 0 < m["tiles_moved"] == m["tiles_in_place"]]
+                fresh = [m["seconds"] for m in moves if not 0 < m["tiles_moved"] == m["tiles_in_place"]]
+                case["moves_in_place"] = {"count": len(kept),
+                                          "median_s": statistics.median(kept) if kept else None}
+                case["moves_new_memory"] = {"count": len(fresh),
+                                            "median_s": statistics.median(fresh) if fresh else None}
                 case["final_rows"] = b[-1]["rows"]
                 case["trace"] = b[-1]["trace"]
                 case["moves"] = b[-1]["rebalances"]
@@ -149,6 +157,15 @@ def runs_text(values):
     return ", ".join("never" if v is None else str(v) for v in values)
 
 
+def moves_text(case):
+    def kind(k):
+        m = case.get(k)
+        if not m:
+            return "–"
+        return f"{m['count']}" + (f" × {m['median_s']:.3f} s" if m["median_s"] is not None else "")
+    return f"{kind('moves_in_place')} / {kind('moves_new_memory')}"
+
+
 def fmt(s, digits=3):
     return f"{s['median']:.{digits}f} [{s['min']:.{digits}f}–{s['max']:.{digits}f}]"
 
@@ -165,6 +182,9 @@ def markdown(r):
         f"{r['static_cpm_rows']} (the one CPM step of a 6-iteration `--balance cpm` run: the median "
         "time of its first five iterations). Imbalance: max/mean of "
         "the per-rank compute times of the whole run; final imbalance: of the last balancing step. "
+        "Moves: over all runs of a configuration, how many rebalances moved every block in place "
+        "(within the rows to spare of `--balance-reserve`, 0.125) and how many put some block in new "
+        "memory, with the median time of each kind. "
         "Balanced: a balancing step whose per-rank times have max/mean <= 1 + eps; the first such "
         "step, and the step from which every later one is (\"never\": the noise of three processes on "
         "two cores kept taking some step above); one entry per run, in iterations.",
@@ -172,15 +192,16 @@ def markdown(r):
     ]
     for name, sc in r["scenarios"].items():
         lines += [f"**{name}** (best static in hindsight: rows {sc['hindsight_rows']})", "",
-                  "| configuration | time s | imbalance (run) | rebalances | balancing s | final imbalance | "
-                  "first balanced step | balanced for good from | after the change: first balanced step, "
-                  "balanced for good |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| configuration | time s | imbalance (run) | rebalances | balancing s | moves: in place / "
+                  "new memory | final imbalance | first balanced step | balanced for good from | after "
+                  "the change: first balanced step, balanced for good |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for c in sc["cases"]:
             dyn = "rebalances" in c
             lines.append(
                 f"| {c['config']} | {fmt(c['time_s'])} | {fmt(c['imbalance'])} | "
                 f"{fmt(c['rebalances'], 0) if dyn else '–'} | {fmt(c['balancing_s']) if dyn else '–'} | "
+                f"{moves_text(c) if dyn else '–'} | "
                 f"{fmt(c['final_imbalance']) if dyn else '–'} | "
                 f"{runs_text(c.get('first_balanced')) if dyn else '–'} | "
                 f"{runs_text(c['converged_at']) if dyn else '–'} | "
