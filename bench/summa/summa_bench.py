@@ -25,6 +25,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--panel", type=int, default=256)
+    ap.add_argument("--wide-panel", type=int, default=1024,
+                    help="on square grids, hit-summa also runs with this panel, against hit-cannon")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "summa.json"))
@@ -39,7 +41,7 @@ def main():
     machine = run_json([binary("hit-bench-machine"), "--n", n, "--reps", "3"], env)
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "commit": commit_text(), "machine": machine_text(details=True), "n": args.n,
-               "panel": args.panel, "runs": args.runs, "dgemm_gflops_1thread": machine["dgemm_gflops"],
+               "panel": args.panel, "wide_panel": args.wide_panel, "runs": args.runs, "dgemm_gflops_1thread": machine["dgemm_gflops"],
                "cases": []}
     for rows, cols in ((1, 1), (1, 2), (2, 2)):
         procs = rows * cols
@@ -49,18 +51,26 @@ def main():
         pdgemm_cmd = launch + [binary("ref-pdgemm"), "--n", n, "--nb", panel, "--rows", str(rows),
                                "--cols", str(cols)] + reps
         cannon_cmd = launch + [binary("hit-cannon"), "--n", n, "--json"] + reps if rows == cols else None
-        times = {"summa": [], "pdgemm": [], "cannon": []}
+        # Cannon moves whole blocks in sqrt(P) steps; SUMMA's panel width is its own choice.
+        wide_cmd = None
+        if cannon_cmd:
+            wide_cmd = [str(args.wide_panel) if a == panel and summa_cmd[k - 1] == "--panel" else a
+                        for k, a in enumerate(summa_cmd)]
+        times = {"summa": [], "pdgemm": [], "cannon": [], "wide": []}
         for _ in range(args.runs):
             times["summa"].append(run_json(summa_cmd, env)["time_s"])
             times["pdgemm"].append(run_json(pdgemm_cmd, env)["time_s"])
             if cannon_cmd:
                 times["cannon"].append(run_json(cannon_cmd, env)["time_s"])
+                times["wide"].append(run_json(wide_cmd, env)["time_s"])
         case = {"grid": [rows, cols], "procs": procs,
                 "summa_s": spread(times["summa"]), "pdgemm_s": spread(times["pdgemm"]),
                 "summa_over_pdgemm": spread([p / s for s, p in zip(times["summa"], times["pdgemm"])])}
         if cannon_cmd:
             case["cannon_s"] = spread(times["cannon"])
             case["summa_over_cannon"] = spread([c / s for s, c in zip(times["summa"], times["cannon"])])
+            case["wide_s"] = spread(times["wide"])
+            case["wide_over_cannon"] = spread([c / s for s, c in zip(times["wide"], times["cannon"])])
         flops = 2.0 * args.n ** 3
         case["summa_gflops"] = flops / statistics.median(times["summa"]) * 1e-9
         case["pdgemm_gflops"] = flops / statistics.median(times["pdgemm"]) * 1e-9
@@ -68,7 +78,8 @@ def main():
         line = (f"{rows}x{cols}: summa {case['summa_gflops']:.2f} GFLOP/s, pdgemm "
                 f"{case['pdgemm_gflops']:.2f}, summa/pdgemm {case['summa_over_pdgemm']['median']:.2f}")
         if cannon_cmd:
-            line += f", summa/cannon {case['summa_over_cannon']['median']:.2f}"
+            line += (f", summa/cannon {case['summa_over_cannon']['median']:.2f}, panel "
+                     f"{args.wide_panel}: {case['wide_over_cannon']['median']:.2f}")
         print(line, flush=True)
     write_json(args.json_out, results)
     replace_section(args.out, "summa", markdown(results))
@@ -87,17 +98,21 @@ def markdown(r):
         f"Plain dgemm on one thread: {r['dgemm_gflops_1thread']:.2f} GFLOP/s. "
         "Ratios are throughput ratios per run (higher: hit-summa faster).",
         "",
-        "| grid | hit-summa s | PDGEMM s | hit-cannon s | hit-summa GFLOP/s | PDGEMM GFLOP/s | summa / PDGEMM | summa / cannon |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| grid | hit-summa s | PDGEMM s | hit-cannon s | hit-summa GFLOP/s | PDGEMM GFLOP/s | summa / PDGEMM | summa / cannon | hit-summa, panel {r['wide_panel']}, s | summa (panel {r['wide_panel']}) / cannon |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in r["cases"]:
         cannon = fmt(c["cannon_s"]) if "cannon_s" in c else "–"
         ratio_c = fmt(c["summa_over_cannon"], 2) if "summa_over_cannon" in c else "–"
+        wide = fmt(c["wide_s"]) if "wide_s" in c else "–"
+        ratio_w = fmt(c["wide_over_cannon"], 2) if "wide_over_cannon" in c else "–"
         lines.append(f"| {c['grid'][0]}×{c['grid'][1]} | {fmt(c['summa_s'])} | {fmt(c['pdgemm_s'])} | "
                      f"{cannon} | {c['summa_gflops']:.2f} | {c['pdgemm_gflops']:.2f} | "
-                     f"{fmt(c['summa_over_pdgemm'], 2)} | {ratio_c} |")
+                     f"{fmt(c['summa_over_pdgemm'], 2)} | {ratio_c} | {wide} | {ratio_w} |")
     lines += ["", "Command: `python3 bench/summa/summa_bench.py` (after `bash scripts/setup.sh`, which "
-              "installs ScaLAPACK). 1×2 has no Cannon (it needs a square grid)."]
+              "installs ScaLAPACK). 1×2 has no Cannon (it needs a square grid). The last two columns: "
+              f"hit-summa with panels of {r['wide_panel']} (`--panel {r['wide_panel']}`), on the grids "
+              "that have a Cannon, run in the same rotation."]
     return "\n".join(lines)
 
 
