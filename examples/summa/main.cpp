@@ -16,6 +16,11 @@ int main(int argc, char** argv) {
     cli.add_option("--panel", o.panel, "panel width: columns of A (rows of B) per step")
         ->capture_default_str()
         ->check(hit::cli::count(1));
+    cli.add_option("--lookahead", o.lookahead,
+                   "panels travelling while one is multiplied (each takes a buffer for A's and "
+                   "B's panel)")
+        ->capture_default_str()
+        ->check(hit::cli::count(1, 64));
     cli.add_option("--topology", o.topology, "virtual topology of the processes")
         ->capture_default_str();
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-summa")) return 0;

@@ -39,19 +39,23 @@ int multiply(Environment& env, const Options& o) {
   app::load_matrix(env, o.b_file, lb.shape(), b, o.run.seed + 1);
 
   // Panels of `width` columns of A (rows of B). Each process receives A's panel over its rows of
-  // C and B's over its columns, into one of two buffers: panel j + 1 arrives in the other buffer
-  // while panel j is multiplied.
+  // C and B's over its columns, into one of lookahead + 1 buffers: panels j + 1 .. j + lookahead
+  // arrive in the others while panel j is multiplied. One panel ahead is enough when the processes
+  // keep step; with more processes than cores one is often a step behind, and its panels would
+  // reach the others only when it catches up.
   const Shape mine = lc.local().block();
   const index_t width = std::min<index_t>(o.panel, o.m);
-  Tile<T> buffer_a[2], buffer_b[2];
-  for (int i = 0; i < 2 && !mine.is_null(); ++i) {
+  const index_t steps = (o.m + width - 1) / width;
+  const auto depth = static_cast<std::size_t>(std::clamp<index_t>(o.lookahead, 1, steps));
+  std::vector<Tile<T>> buffer_a(depth + 1), buffer_b(depth + 1);
+  for (std::size_t i = 0; i <= depth && !mine.is_null(); ++i) {
     buffer_a[i] = Tile<T>(Shape{mine[0], Sig(0, width)});
     buffer_b[i] = Tile<T>(Shape{Sig(0, width), mine[1]});
   }
   std::vector<Panel<T>> panels;
   for (index_t k0 = 0; k0 < o.m; k0 += width) {
     const Sig inner(k0, std::min<index_t>(k0 + width, o.m));
-    const std::size_t buffer = panels.size() % 2;
+    const std::size_t buffer = panels.size() % (depth + 1);
     Panel<T> p;
     if (!mine.is_null()) {
       const index_t rows = mine.extent(0), cols = mine.extent(1), w = inner.size();
@@ -83,16 +87,19 @@ int multiply(Environment& env, const Options& o) {
       },
       [&](app::Clock& clock) {
         clock.comm([&] {
-          panels.front().get_a.start();
-          panels.front().get_b.start();
+          for (std::size_t j = 0; j < depth && j < panels.size(); ++j) {
+            panels[j].get_a.start();
+            panels[j].get_b.start();
+          }
         });
         for (std::size_t j = 0; j < panels.size(); ++j) {
           clock.comm([&] {
             panels[j].get_a.wait();
             panels[j].get_b.wait();
-            if (j + 1 < panels.size()) {  // look-ahead: the next panel travels meanwhile
-              panels[j + 1].get_a.start();
-              panels[j + 1].get_b.start();
+            // Look-ahead: panel j + depth goes into the buffer panel j - 1 left.
+            if (j + depth < panels.size()) {
+              panels[j + depth].get_a.start();
+              panels[j + depth].get_b.start();
             }
           });
           clock.compute(launch(gemm, part, in(panels[j].a), in(panels[j].b), inout(c)));

@@ -47,6 +47,7 @@ int finish(Environment& env, const Options& o, app::Harness& harness, const Layo
   return app::finish_product(env, o, harness, la, lb, lc, part, c,
                              {{"app", "summa"},
                               {"panel", panel},
+                              {"lookahead", o.lookahead},
                               {"topology", {{"name", procs.name()}, {"dims", procs.dims()}}}},
                              headline);
 }

@@ -34,6 +34,12 @@ hit_summa_check(emulated_devices 4 --n 200 --panel 50 --devices "emu:0(slowdown=
 hit_summa_check(out_of_core 3 --n 96 --panel 8 --partition outOfCore
                 --devices "cpu,emu:0(mem=20KiB),cpu")
 hit_summa_check(wide_panel 2 --n 30 --m 20 --panel 1000)
+# Look-ahead depths: one panel ahead, every panel at once (more than there are), and three ahead
+# on emulated devices of unequal speed, where the buffers are reused while ranks are out of step.
+hit_summa_check(lookahead1 3 --n 70 --m 90 --k 50 --panel 8 --lookahead 1)
+hit_summa_check(lookahead_all 4 --n 64 --panel 8 --lookahead 64)
+hit_summa_check(lookahead3_emulated 4 --n 96 --m 100 --panel 7 --lookahead 3 --layout columns2d
+                --devices "emu:0(slowdown=3),cpu,emu:1(slowdown=2),cpu")
 
 # Result files against a serial product computed in Python.
 if(Python3_Interpreter_FOUND)
@@ -62,6 +68,7 @@ function(hit_summa_error name np expect args)
   set_tests_properties(cli.summa.error.${name} PROPERTIES LABELS "cli;apps" TIMEOUT 180)
 endfunction()
 hit_summa_error(panel_zero 4 "--panel: '0' is not a whole number from 1" "--n|8|--panel|0")
+hit_summa_error(lookahead_zero 2 "--lookahead: '0' is not a whole number from 1" "--n|8|--lookahead|0")
 hit_summa_error(multi_block 4 "C's layout 'blockCyclic:b=2' gives rank 0 [0-9]+ blocks"
                 "--n|16|--layout-c|blockCyclic:b=2")
 hit_summa_error(columns2d_weights 4 "w has 3 weights, expected 4"
