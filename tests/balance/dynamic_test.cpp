@@ -432,5 +432,31 @@ TEST(DynamicLoadBalancing, MigrationCostGatesRedistribution) {
   EXPECT_TRUE(balance_iterate(ctx, t));
 }
 
+TEST(DynamicLoadBalancing, UnitsMovedCountsWhatChangesDevice) {
+  // Shares in device order, contiguous: what each device's new range holds outside its old one.
+  EXPECT_EQ(units_moved({10, 10, 10}, {10, 10, 10}), 0);
+  EXPECT_EQ(units_moved({10, 10, 10}, {12, 8, 10}), 2);   // device 0 takes 2 of device 1's
+  EXPECT_EQ(units_moved({10, 10, 10}, {5, 10, 15}), 10);  // every boundary shifts by 5
+  EXPECT_EQ(units_moved({30, 0, 0}, {0, 0, 30}), 30);     // all of it, past an idle device
+  EXPECT_EQ(units_moved({0, 20}, {10, 10}), 10);          // a device comes back
+  EXPECT_EQ(units_moved({}, {}), 0);
+}
+
+TEST(DynamicLoadBalancing, PerUnitMigrationCostWeighsTheCandidatesMove) {
+  // A cost per unit moved lets a redistribution through whose flat cost would forbid it, and
+  // stops one whose units would cost more than the gain.
+  const auto first_step = [](double per_unit) {
+    BalanceContext ctx(20000, 3);
+    ctx.migration_cost = 1e9;  // ignored once a per-unit cost is set
+    ctx.migration_cost_per_unit = per_unit;
+    ctx.remaining_iterations = 10;
+    std::vector<double> t(3);
+    for (std::size_t i = 0; i < 3; ++i) t[i] = device_time(speeds[i], ctx.dist.parts[i].d);
+    return balance_iterate(ctx, t);
+  };
+  EXPECT_TRUE(first_step(1e-9));
+  EXPECT_FALSE(first_step(1e9));
+}
+
 }  // namespace
 }  // namespace hit::fpm

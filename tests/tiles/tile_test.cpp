@@ -140,6 +140,34 @@ TEST(Tile, ViewKeepsOwnerAlive) {
   EXPECT_EQ(view(2, 2), 1.0);
 }
 
+TEST(Tile, WithinViewsABlockWithItsGhostsInPlace) {
+  // Storage for rows 0..9 with one ghost cell: blocks of it keep their elements' addresses.
+  const Tile<double> storage(Shape{Sig(0, 10), Sig(0, 4)}, TileOptions{{}, 1});
+  const Shape block{Sig(3, 6), Sig(0, 4)};
+  Tile<double> t = storage.within(block, 1);
+  EXPECT_EQ(t.shape(), block);
+  EXPECT_EQ(t.ghost(), 1);
+  EXPECT_EQ(t.allocated_shape(), block.expand(1));
+  for (const Index& i : indices_of(block.expand(1))) {
+    EXPECT_EQ(&t(i[0], i[1]), &storage(i[0], i[1])) << i.str();
+  }
+  // A larger block of the same storage sees the same elements where the two overlap.
+  Tile<double> grown = storage.within(Shape{Sig(1, 9), Sig(0, 4)}, 1);
+  EXPECT_EQ(&grown(4, 2), &t(4, 2));
+  // Outside the storage's reach, or on other strides: an error naming the selection.
+  expect_error(
+      [&] {
+        (void)storage.within(Shape{Sig(0, 10), Sig(0, 4)}, 2);
+      },
+      ErrorKind::shape, {"[-2:12]"});
+  expect_error(
+      [&] {
+        (void)storage.within(Shape{Sig(0, 10, 2), Sig(0, 4)}, 1);
+      },
+      ErrorKind::shape, {});
+  expect_error([&] { (void)Tile<double>().within(block, 0); }, ErrorKind::shape, {});
+}
+
 TEST(Tile, StridedOwner) {
   // A cyclic layout's block: every third row, columns 1..3.
   const Shape s = Shape::parse("[1:12:3][1:4]");
