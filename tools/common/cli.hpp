@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "hit/core/error.hpp"
 #include "hit/core/version.hpp"
@@ -39,6 +40,11 @@ inline bool parse(CLI::App& app, int argc, char** argv, int rank, const std::str
   return true;
 }
 
+// The text of an option's value as an error message shows it (long values cut).
+inline std::string shown_value(const std::string& text) {
+  return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+}
+
 // A whole number from `least` to the largest 64-bit count, checked on the text as typed (CLI11's
 // own conversion clamps a value too large for the type, and its range checks print both limits as
 // long reals): "--n: '0' is not a whole number from 1 to 9223372036854775807".
@@ -47,7 +53,7 @@ inline CLI::Validator count(long long least,
                             long long most = std::numeric_limits<long long>::max()) {
   return CLI::Validator(
       [least, most](std::string& text) -> std::string {
-        const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+        const std::string shown = shown_value(text);
         const std::string allowed =
             "is not a whole number from " + std::to_string(least) + " to " + std::to_string(most);
         long long value = 0;
@@ -68,41 +74,37 @@ inline std::string number_text(double value) {
   return out.str();
 }
 
-// A real number above `above` (and at most `most`): "--precision: '0' is not a number above 0".
-inline CLI::Validator real_above(double above, double most = std::numeric_limits<double>::max()) {
+// A validator of real numbers: `accept(value)` for a value that parses whole, else the message
+// "'<text>' <allowed>".
+template <class Accept>
+CLI::Validator real_validator(Accept accept, std::string allowed, std::string description) {
   return CLI::Validator(
-      [above, most](std::string& text) -> std::string {
-        const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+      [accept, allowed](std::string& text) -> std::string {
         double value = 0;
         const char* end = text.data() + text.size();
         const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-        if (ec != std::errc() || ptr != end || !(value > above) || value > most) {
-          std::string allowed = "is not a number above " + number_text(above);
-          if (most < std::numeric_limits<double>::max()) {
-            allowed += " and at most " + number_text(most);
-          }
-          return "'" + shown + "' " + allowed;
+        if (ec != std::errc() || ptr != end || !accept(value)) {
+          return "'" + shown_value(text) + "' " + allowed;
         }
         return {};
       },
-      "NUMBER>" + number_text(above));
+      std::move(description));
+}
+
+// A real number above `above` (and at most `most`): "--precision: '0' is not a number above 0".
+inline CLI::Validator real_above(double above, double most = std::numeric_limits<double>::max()) {
+  std::string allowed = "is not a number above " + number_text(above);
+  if (most < std::numeric_limits<double>::max()) allowed += " and at most " + number_text(most);
+  return real_validator([above, most](double v) { return v > above && v <= most; },
+                        std::move(allowed), "NUMBER>" + number_text(above));
 }
 
 // A finite real number of at least `least`: "--balance-reserve: '-1' is not a number of at least
 // 0".
 inline CLI::Validator real_at_least(double least) {
-  return CLI::Validator(
-      [least](std::string& text) -> std::string {
-        const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
-        double value = 0;
-        const char* end = text.data() + text.size();
-        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-        if (ec != std::errc() || ptr != end || !(value >= least) || !std::isfinite(value)) {
-          return "'" + shown + "' is not a number of at least " + number_text(least);
-        }
-        return {};
-      },
-      "NUMBER>=" + number_text(least));
+  return real_validator([least](double v) { return v >= least && std::isfinite(v); },
+                        "is not a number of at least " + number_text(least),
+                        "NUMBER>=" + number_text(least));
 }
 
 // A file name: not empty (an empty --c-out would silently write nothing).
