@@ -35,8 +35,10 @@ inline nlohmann::json balance_report(Environment& env, const RowBalancer& b,
   }
   nlohmann::json trace = nlohmann::json::array();
   for (const RowBalancer::Step& s : b.trace()) {
-    trace.push_back(
-        {{"iteration", s.iteration}, {"seconds", s.seconds}, {"imbalance", s.imbalance}});
+    trace.push_back({{"iteration", s.iteration},
+                     {"seconds", s.seconds},
+                     {"imbalance", s.imbalance},
+                     {"times", s.times}});
   }
   const BalanceOptions& o = b.options();
   char line[256];

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hit/comm.hpp"
@@ -68,6 +69,11 @@ struct Rebalance {
   std::uint64_t tiles_in_place = 0;
 };
 
+namespace detail {
+// Rows counted from the array's first, [begin, end).
+using RowSpan = std::pair<std::int64_t, std::int64_t>;
+}  // namespace detail
+
 class RowBalancer {
  public:
   // `initial`: every process holds at most one block, of whole rows (axis 0 split, the other axes
@@ -97,12 +103,13 @@ class RowBalancer {
   template <class T>
   void move(Tile<T>& tile, index_t ghost);
 
-  // One balancing step: after which iteration, the slowest rank's time per iteration and the
-  // imbalance (max/mean) of the times measured.
+  // One balancing step: after which iteration, the slowest rank's time per iteration, the
+  // imbalance (max/mean) of the times measured, and each rank's time (0 for a rank without rows).
   struct Step {
     std::int64_t iteration = 0;
     double seconds = 0;
     double imbalance = 0;
+    std::vector<double> times;
   };
   const std::vector<Step>& trace() const noexcept { return trace_; }
   const std::vector<Rebalance>& rebalances() const noexcept { return rebalances_; }
@@ -169,6 +176,14 @@ class RowBalancer {
   bool awaiting_after_ = false;  // the next step's imbalance goes to the last Rebalance
   std::vector<Storage> storages_;
   int generation_ = 0;  // rebalances so far
+  // What a move costs, learnt from the moves so far: per row that changes rank (from the last
+  // move in place) and per row of new memory (from the last move that allocated), and the rows
+  // each rank's memory holds (the same on every rank; empty before its first move): a candidate
+  // whose blocks fit their memory costs what crosses, one that outgrows it also what it allocates.
+  std::vector<detail::RowSpan> reach_;
+  std::int64_t allocated_rows_ = 0;  // rows the last rebalance put in new memory, all ranks
+  double cross_rate_ = 0;
+  double alloc_rate_ = 0;
 };
 
 // ---- implementation ---------------------------------------------------------------------------
@@ -186,6 +201,12 @@ std::vector<std::vector<Shape>> incoming_parts(const Layout& before, const Layou
 // The block a moved tile is allocated for: `block` with `reserve` times its rows to spare on each
 // side of axis 0, within the array's rows.
 Shape reserve_rows(const Shape& block, const Shape& array, double reserve);
+// The rows a move to the shares `to` (contiguous, in rank order) puts in new memory: a rank whose
+// new rows leave what its memory holds (`reach`, empty before its first move) gets them with
+// `reserve` of them to spare on each side, as RowBalancer::move allocates them. `reach` becomes
+// what each rank's memory holds afterwards (empty for a rank without rows).
+std::int64_t allocated_rows(std::vector<RowSpan>& reach, const std::vector<std::int64_t>& to,
+                            double reserve);
 }  // namespace detail
 
 template <class T>

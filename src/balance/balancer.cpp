@@ -137,6 +137,27 @@ Shape reserve_rows(const Shape& block, const Shape& array, double reserve) {
   return block.with_sig(0, Sig(begin, end, rows.stride()));
 }
 
+std::int64_t allocated_rows(std::vector<RowSpan>& reach, const std::vector<std::int64_t>& to,
+                            double reserve) {
+  std::int64_t n = 0;
+  for (const std::int64_t d : to) n += d;
+  reach.resize(to.size());
+  std::int64_t allocated = 0, begin = 0;
+  for (std::size_t p = 0; p < to.size(); ++p) {
+    const std::int64_t end = begin + to[p];
+    RowSpan& r = reach[p];
+    if (to[p] == 0) {
+      r = {0, 0};
+    } else if (r.first >= r.second || begin < r.first || end > r.second) {
+      const auto spare = static_cast<std::int64_t>(std::ceil(reserve * static_cast<double>(to[p])));
+      r = {std::max<std::int64_t>(0, begin - spare), std::min(n, end + spare)};
+      allocated += r.second - r.first;
+    }
+    begin = end;
+  }
+  return allocated;
+}
+
 }  // namespace detail
 
 RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions options,
@@ -218,8 +239,12 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
   }
   imbalance_ = ctx_.imbalance;
   double slowest = 0;
-  for (const fpm::Point& p : ctx_.measured) slowest = std::max(slowest, p.t);
-  trace_.push_back(Step{iteration, slowest, imbalance_});
+  std::vector<double> times;
+  for (const fpm::Point& p : ctx_.measured) {
+    slowest = std::max(slowest, p.t);
+    times.push_back(p.t);
+  }
+  trace_.push_back(Step{iteration, slowest, imbalance_, std::move(times)});
   if (awaiting_after_) {
     rebalances_.back().imbalance_after = imbalance_;
     awaiting_after_ = false;
@@ -232,6 +257,7 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
     previous_ = layout_;
     const Sizes rows = ctx_.dist.sizes();
     layout_ = rows_layout(layout_.shape());
+    allocated_rows_ = detail::allocated_rows(reach_, rows, options_.reserve);
     Rebalance r;
     r.iteration = iteration;
     r.imbalance_before = imbalance_;
@@ -257,11 +283,24 @@ void RowBalancer::account_move(double seconds, std::uint64_t bytes, bool holds, 
   r.bytes_moved += counts[0];
   r.tiles_moved += counts[1];
   r.tiles_in_place += counts[2];
-  // The next gain test weighs a move by what this one cost per row that changed rank: a move in
-  // place costs what crosses, so small corrections pass where a whole new allocation would not.
+  // The next gain test weighs a candidate by what it would move and allocate, at the rates of
+  // the moves so far: a move in place costs what crosses, so small corrections pass, and a large
+  // one is charged for the memory it needs, not for every row at the rate of a move that
+  // allocated (which overstates a large move and kept a slowed device's share from following).
   ctx_.migration_cost = r.seconds;
-  const std::int64_t units = fpm::units_moved(rows_of(previous_), r.rows);
-  ctx_.migration_cost_per_unit = units > 0 ? r.seconds / static_cast<double>(units) : 0;
+  const auto units = static_cast<double>(fpm::units_moved(rows_of(previous_), r.rows));
+  if (r.tiles_moved == r.tiles_in_place || allocated_rows_ == 0) {
+    if (units > 0) cross_rate_ = r.seconds / units;
+  } else {
+    alloc_rate_ =
+        std::max(0.0, r.seconds - cross_rate_ * units) / static_cast<double>(allocated_rows_);
+  }
+  ctx_.move_cost = [reach = reach_, reserve = options_.reserve, cross = cross_rate_,
+                    alloc = alloc_rate_](const Sizes& from, const Sizes& to) {
+    std::vector<detail::RowSpan> after = reach;
+    const auto rows = static_cast<double>(detail::allocated_rows(after, to, reserve));
+    return cross * static_cast<double>(fpm::units_moved(from, to)) + alloc * rows;
+  };
 }
 
 }  // namespace hit

@@ -538,7 +538,7 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
     r.push_back(seconds[i]);
     if (static_cast<int>(r.size()) > ctx.window) r.erase(r.begin());
     const Point p{current[i], median(r), static_cast<int>(r.size()), 0};
-    ctx.models[i].add(p);
+    add_measurement(ctx.models[i], p, ctx.eps);
     ctx.measured[i] = p;
     now = std::max(now, p.t);
   }
@@ -548,13 +548,16 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
   // The noise of the times: how much a device's recent times at one share differ (max − min over
   // their median). A spread or a predicted gain within it cannot be told from chance, and on a
   // shared machine chasing it moves data for nothing (an eps below the noise never converges).
-  ctx.noise = 0;
+  // Right after a move that restarted every window nothing tells the noise: the last estimate
+  // stands (a machine does not get quieter because the shares changed).
+  double noise = -1;
   for (std::size_t i = 0; i < current.size(); ++i) {
     const auto& r = ctx.recent[i];
     if (current[i] <= 0 || r.size() < 2) continue;
     const auto [lo, hi] = std::minmax_element(r.begin(), r.end());
-    ctx.noise = std::max(ctx.noise, (*hi - *lo) / median(r));
+    noise = std::max(noise, (*hi - *lo) / (2 * median(r)));
   }
+  if (noise >= 0) ctx.noise = noise;
   const double threshold = std::max(ctx.eps, ctx.noise);
   // Balanced among the devices at work: unless an idle one (no share, a model) would now shorten
   // the step by more than that, as when the others slowed down since it was left out.
@@ -566,12 +569,28 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
   if (!(next.makespan < (1 - (idle ? threshold : ctx.noise)) * now)) return false;
   const double gain = (now - next.makespan) * static_cast<double>(ctx.remaining_iterations);
   const double cost =
-      ctx.migration_cost_per_unit > 0
+      ctx.move_cost ? ctx.move_cost(current, next.sizes())
+      : ctx.migration_cost_per_unit > 0
           ? ctx.migration_cost_per_unit * static_cast<double>(units_moved(current, next.sizes()))
           : ctx.migration_cost;
   if (!(gain > cost)) return false;
   for (std::size_t i = 0; i < current.size(); ++i) {
-    if (next.parts[i].d != current[i]) {
+    const std::int64_t d = next.parts[i].d;
+    if (d == current[i]) continue;
+    const double ratio =
+        current[i] > 0 ? static_cast<double>(d) / static_cast<double>(current[i]) : 0;
+    if (ratio > 0 && std::abs(ratio - 1) <= ctx.eps) {
+      // A correction within eps: the recent times, scaled to the new share, still measure the
+      // device, and its window keeps them. Restarting it would leave each step one noisy median,
+      // and the next step would chase that noise with another small move.
+      for (double& t : ctx.recent[i]) t *= ratio;
+    } else {
+      // A point measured in one step only, right after the last move (pages touched for the first
+      // time, a burst of the machine's noise), is not kept once the share leaves it: such points,
+      // far from where the device works, would steer the partitioner long after.
+      if (ctx.recent[i].size() < 2 && ctx.models[i].points().size() > 1) {
+        ctx.models[i].remove(current[i]);
+      }
       ctx.recent[i].clear();
       ctx.settling[i] = ctx.settle;
     }

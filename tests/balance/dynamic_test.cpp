@@ -458,5 +458,88 @@ TEST(DynamicLoadBalancing, PerUnitMigrationCostWeighsTheCandidatesMove) {
   EXPECT_FALSE(first_step(1e9));
 }
 
+// Two devices at the shares of `ctx`, d / (1000 × speed) seconds each.
+std::vector<double> two_devices(const BalanceContext& ctx, double s0, double s1) {
+  return {static_cast<double>(ctx.dist.parts[0].d) / (1000 * s0),
+          static_cast<double>(ctx.dist.parts[1].d) / (1000 * s1)};
+}
+
+TEST(DynamicLoadBalancing, MoveCostReplacesTheOtherCostsWhenSet) {
+  using Sizes = std::vector<std::int64_t>;
+  std::vector<Sizes> asked;
+  const auto first_step = [&](double cost) {
+    BalanceContext ctx(20000, 3);
+    ctx.migration_cost_per_unit = 1e-12;  // both ignored once move_cost is set
+    ctx.migration_cost = 1e-12;
+    ctx.remaining_iterations = 10;
+    ctx.move_cost = [&asked, cost](const Sizes& from, const Sizes& to) {
+      asked = {from, to};
+      return cost;
+    };
+    std::vector<double> t(3);
+    for (std::size_t i = 0; i < 3; ++i) t[i] = device_time(speeds[i], ctx.dist.parts[i].d);
+    return balance_iterate(ctx, t);
+  };
+  EXPECT_FALSE(first_step(1e9));
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0], BalanceContext(20000, 3).dist.sizes()) << "from: the distribution measured";
+  EXPECT_NE(asked[1], asked[0]) << "to: the candidate";
+  EXPECT_TRUE(first_step(0));
+}
+
+TEST(DynamicLoadBalancing, ACorrectionWithinEpsKeepsTheWindowScaled) {
+  // Device 1 is 15 % faster: the spread exceeds eps = 0.1, the correction (7 % of each share)
+  // does not, so each window keeps its time, scaled to the new share.
+  BalanceContext ctx(1000, 2);
+  ctx.eps = 0.1;
+  ASSERT_TRUE(balance_iterate(ctx, two_devices(ctx, 1, 1.15)));
+  const std::vector<std::int64_t> rows = ctx.dist.sizes();
+  ASSERT_EQ(ctx.recent[0].size(), 1u);
+  ASSERT_EQ(ctx.recent[1].size(), 1u);
+  EXPECT_NEAR(ctx.recent[0][0], static_cast<double>(rows[0]) / 1000, 1e-12);
+  EXPECT_NEAR(ctx.recent[1][0], static_cast<double>(rows[1]) / 1150, 1e-12);
+  // A large move (device 1 three times as fast) starts the windows again.
+  BalanceContext far(1000, 2);
+  far.eps = 0.1;
+  ASSERT_TRUE(balance_iterate(far, two_devices(far, 1, 3)));
+  EXPECT_TRUE(far.recent[0].empty());
+  EXPECT_TRUE(far.recent[1].empty());
+}
+
+TEST(DynamicLoadBalancing, TheNoiseEstimateOutlastsAMoveThatRestartsEveryWindow) {
+  BalanceContext ctx(1000, 2);
+  ctx.window = 3;
+  ctx.migration_cost = 1e9;  // no move while the noise is measured
+  for (const double jitter : {1.0, 1.2, 0.9}) {
+    std::vector<double> t = two_devices(ctx, 1, 3);
+    t[0] *= jitter;
+    EXPECT_FALSE(balance_iterate(ctx, t));
+  }
+  // Device 0's times 0.5, 0.6, 0.45: half their range over their median.
+  const double noise = (0.6 - 0.45) / (2 * 0.5);
+  EXPECT_NEAR(ctx.noise, noise, 1e-12);
+  ctx.migration_cost = 0;
+  ASSERT_TRUE(balance_iterate(ctx, two_devices(ctx, 1, 3)));
+  ASSERT_TRUE(ctx.recent[0].empty() && ctx.recent[1].empty());
+  balance_iterate(ctx, two_devices(ctx, 1, 3));
+  EXPECT_NEAR(ctx.noise, noise, 1e-12) << "one time per window tells nothing of the noise";
+}
+
+TEST(DynamicLoadBalancing, APointOfOneStepIsDroppedWhenTheShareMovesOn) {
+  BalanceContext ctx(1000, 2);
+  ASSERT_TRUE(balance_iterate(ctx, two_devices(ctx, 1, 3)));
+  const std::vector<std::int64_t> first = ctx.dist.sizes();
+  // Device 1 is slower than its model says (within the 50 % that would restart the model):
+  // another large move, after one step at `first`.
+  ASSERT_TRUE(balance_iterate(ctx, two_devices(ctx, 1, 2.2)));
+  ASSERT_NE(ctx.dist.sizes(), first);
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (const Point& p : ctx.models[i].points()) {
+      EXPECT_NE(p.d, first[i]) << "device " << i << " kept the point of one step";
+    }
+    EXPECT_GE(ctx.models[i].points().size(), 1u);
+  }
+}
+
 }  // namespace
 }  // namespace hit::fpm

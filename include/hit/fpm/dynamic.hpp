@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -107,6 +108,11 @@ struct BalanceContext {
   // When > 0: seconds per unit that changes device, and a redistribution is weighed by the units
   // it would move (the shares in order, contiguous) instead of migration_cost.
   double migration_cost_per_unit = 0;
+  // When set: the predicted seconds of moving from one distribution to another, which the gain
+  // test uses instead of both (an application that knows what a move costs beyond the units that
+  // cross, such as memory it must allocate, says so here).
+  std::function<double(const std::vector<std::int64_t>& from, const std::vector<std::int64_t>& to)>
+      move_cost;
   std::int64_t remaining_iterations = 1;  // iterations still to run, for the gain test
   std::vector<Point> measured;            // per device: (share, median time) of the last step
   double spread = std::numeric_limits<double>::infinity();     // compared with eps
@@ -130,12 +136,12 @@ struct BalanceContext {
 // times (or a device left without work would shorten the step by more than that), the new
 // distribution is predicted faster by more than that too, and the predicted gain,
 // (T_now − T_new) × remaining_iterations, exceeds migration_cost (or migration_cost_per_unit
-// times the units that would change device, when set). A device whose time at its share
-// is more than max(50 %, 4 eps) off its model's prediction has changed speed: its model restarts
-// from the new point (`resets` counts them), so the partition follows a device that slows down
-// mid-run.
-// Units that change device between two distributions of contiguous shares in device order (what
-// each device's new range holds outside its old one): what a redistribution moves.
+// times the units that would change device, when set; or move_cost, when set). A device whose time
+// at its share is more than max(50 %, 4 eps) off its model's prediction has changed speed: its
+// model restarts from the new point (`resets` counts them), so the partition follows a device that
+// slows down mid-run. Units that change device between two distributions of contiguous shares in
+// device order (what each device's new range holds outside its old one): what a redistribution
+// moves.
 std::int64_t units_moved(const std::vector<std::int64_t>& before,
                          const std::vector<std::int64_t>& after);
 
