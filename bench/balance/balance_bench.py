@@ -41,7 +41,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--n", type=int, default=4096)
-    ap.add_argument("--iters", type=int, default=60)
+    ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--eps", type=float, default=0.05)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
@@ -95,6 +95,9 @@ def main():
                 case["rebalances"] = spread([len(x["rebalances"]) for x in b])
                 case["balancing_s"] = spread([x["seconds"] for x in b])
                 case["final_imbalance"] = spread([x["imbalance"] for x in b])
+                settled = [settled_imbalance(x) for x in b]
+                case["settled_imbalance"] = spread([v for v, _ in settled])
+                case["settled_iterations"] = [k for _, k in settled]
                 case["converged_at"] = [converged_at(x["trace"], args.eps, 0) for x in b]
                 case["first_balanced"] = [first_balanced(x["trace"], args.eps, 0) for x in b]
                 if name == "slowdown":
@@ -131,6 +134,20 @@ def converged_at(trace, eps, start):
         if all(balanced(t, eps) for t in tail[k:]):
             return s["iteration"]
     return None
+
+
+def settled_imbalance(balance):
+    """The imbalance of the final distribution over the steps it ran: per rank the median of those
+    steps' times (each the median of its iterations), max/mean over the ranks with rows; and how
+    many iterations that covers."""
+    last = max((m["iteration"] for m in balance["rebalances"]), default=-1)
+    steps = [s for s in balance["trace"] if s["iteration"] > last]
+    if not steps:
+        steps = balance["trace"][-1:]
+    per_rank = list(zip(*[s["times"] for s in steps]))
+    medians = [statistics.median(t) for t in per_rank if max(t) > 0]
+    covered = steps[-1]["iteration"] - last if last >= 0 else steps[-1]["iteration"] + 1
+    return max(medians) / statistics.mean(medians), covered
 
 
 def first_balanced(trace, eps, start):
@@ -181,7 +198,10 @@ def markdown(r):
         f"configuration, interleaved; median [min–max]. eps = {r['eps']}. Static CPM: rows "
         f"{r['static_cpm_rows']} (the one CPM step of a 6-iteration `--balance cpm` run: the median "
         "time of its first five iterations). Imbalance: max/mean of "
-        "the per-rank compute times of the whole run; final imbalance: of the last balancing step. "
+        "the per-rank compute times of the whole run; final imbalance: of the last balancing step (each "
+        "rank's median over the balancer's window of steps); final distribution: the imbalance of the "
+        "distribution of the last rebalance over all the steps it ran (per rank the median of the "
+        "steps' times), with how many iterations that covers in each run. "
         "Moves: over all runs of a configuration, how many rebalances moved every block in place "
         "(within the rows to spare of `--balance-reserve`, 0.125) and how many put some block in new "
         "memory, with the median time of each kind. "
@@ -193,9 +213,10 @@ def markdown(r):
     for name, sc in r["scenarios"].items():
         lines += [f"**{name}** (best static in hindsight: rows {sc['hindsight_rows']})", "",
                   "| configuration | time s | imbalance (run) | rebalances | balancing s | moves: in place / "
-                  "new memory | final imbalance | first balanced step | balanced for good from | after "
-                  "the change: first balanced step, balanced for good |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "new memory | final imbalance | final distribution: imbalance (iterations) | first balanced "
+                  "step | balanced for good from | after the change: first balanced step, balanced "
+                  "for good |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for c in sc["cases"]:
             dyn = "rebalances" in c
             lines.append(
@@ -203,6 +224,7 @@ def markdown(r):
                 f"{fmt(c['rebalances'], 0) if dyn else '–'} | {fmt(c['balancing_s']) if dyn else '–'} | "
                 f"{moves_text(c) if dyn else '–'} | "
                 f"{fmt(c['final_imbalance']) if dyn else '–'} | "
+                f"{fmt(c['settled_imbalance']) + ' (' + ', '.join(map(str, c['settled_iterations'])) + ')' if dyn else '–'} | "
                 f"{runs_text(c.get('first_balanced')) if dyn else '–'} | "
                 f"{runs_text(c['converged_at']) if dyn else '–'} | "
                 f"{runs_text(c['first_back']) + ' / ' + runs_text(c['back_after']) if dyn and 'back_after' in c else '–'} |")

@@ -27,6 +27,11 @@ inline CLI::Option* add_balance_flags(CLI::App& cli, BalanceOptions& balance, st
                  "spread of the per-rank compute times tolerated ((max - min) / min)")
       ->capture_default_str()
       ->check(hit::cli::real_above(0));
+  cli.add_option("--balance-window", balance.window,
+                 "balancing steps whose median time is a rank's measure at one share (longer: "
+                 "steadier on a noisy machine, slower to see a change)")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 1000));
   cli.add_option("--balance-reserve", balance.reserve,
                  "rows to spare on each side of a moved block, as a fraction of its rows: later "
                  "moves within them happen in place (0: blocks only shrink in place)")

@@ -45,8 +45,10 @@ struct BalanceOptions {
   // Iterations per balancing step; the step takes their median time. One iteration's time on a
   // shared machine varies by tens of percent; the median of five is steady enough to act on.
   int every = 5;
-  double eps = 0.05;           // spread ((max − min) / min of the times) tolerated
-  int window = 3;              // a rank's point: the median of its last `window` times at one share
+  double eps = 0.05;  // spread ((max − min) / min of the times) tolerated
+  // A rank's point: the median of its last `window` step times at one share. Five steps make
+  // the median's standard error about a quarter of their range (three: 0.43 of it).
+  int window = 5;
   std::string algorithm = {};  // partitioner; empty: geometric (fpm) or proportional (cpm)
   // Rows to spare on each side of a moved block, as a fraction of its rows: its memory (host and
   // device) is allocated that much larger, and a later move that keeps the block within it
@@ -103,8 +105,9 @@ class RowBalancer {
   template <class T>
   void move(Tile<T>& tile, index_t ghost);
 
-  // One balancing step: after which iteration, the slowest rank's time per iteration, the
-  // imbalance (max/mean) of the times measured, and each rank's time (0 for a rank without rows).
+  // One balancing step: after which iteration, the slowest rank's time per iteration and the
+  // imbalance (max/mean) of the times measured (each rank's median over its window), and the
+  // time each rank reported for this step alone (the median of its iterations; 0 without rows).
   struct Step {
     std::int64_t iteration = 0;
     double seconds = 0;

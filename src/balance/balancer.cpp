@@ -239,12 +239,8 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
   }
   imbalance_ = ctx_.imbalance;
   double slowest = 0;
-  std::vector<double> times;
-  for (const fpm::Point& p : ctx_.measured) {
-    slowest = std::max(slowest, p.t);
-    times.push_back(p.t);
-  }
-  trace_.push_back(Step{iteration, slowest, imbalance_, std::move(times)});
+  for (const fpm::Point& p : ctx_.measured) slowest = std::max(slowest, p.t);
+  trace_.push_back(Step{iteration, slowest, imbalance_, ctx_.reported});
   if (awaiting_after_) {
     rebalances_.back().imbalance_after = imbalance_;
     awaiting_after_ = false;

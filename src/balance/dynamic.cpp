@@ -492,6 +492,19 @@ BalanceContext::BalanceContext(std::int64_t units, int devices, std::string algo
 
 namespace {
 
+// The standard error of the median of k times whose range is `range`: the deviation estimated
+// from the range (Tippett's d2 of a normal sample), over √k, times the median's efficiency (1.2533
+// against the mean; 1 for two times, whose median is their mean). A spread between devices'
+// medians within it cannot be told from chance; a longer window narrows it (beyond ten times d2
+// stays at ten's, which overstates the error a little).
+double median_error(double range, std::size_t k) {
+  static constexpr double d2[] = {0,     0,     1.128, 1.693, 2.059, 2.326,
+                                  2.534, 2.704, 2.847, 2.970, 3.078};
+  if (k < 2) return 0;
+  const double sigma = range / d2[std::min<std::size_t>(k, 10)];
+  return (k == 2 ? 1.0 : 1.2533) * sigma / std::sqrt(static_cast<double>(k));
+}
+
 // A measured time this far (relative) from the model's prediction, or 4 eps when that is more,
 // means the device changed.
 constexpr double changed_device = 0.5;
@@ -503,6 +516,7 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
                 fmt::format("balance_iterate: window = {} (must be >= 1)", ctx.window));
   }
   ++ctx.iterations;
+  ctx.reported.assign(seconds.begin(), seconds.end());
   ctx.recent.resize(ctx.models.size());
   const Sizes current = ctx.dist.sizes();
   ctx.measured.assign(ctx.models.size(), Point{0, 0, 0, 0});
@@ -555,7 +569,7 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
     const auto& r = ctx.recent[i];
     if (current[i] <= 0 || r.size() < 2) continue;
     const auto [lo, hi] = std::minmax_element(r.begin(), r.end());
-    noise = std::max(noise, (*hi - *lo) / (2 * median(r)));
+    noise = std::max(noise, median_error(*hi - *lo, r.size()) / median(r));
   }
   if (noise >= 0) ctx.noise = noise;
   const double threshold = std::max(ctx.eps, ctx.noise);

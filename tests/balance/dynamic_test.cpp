@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "hit/core/error.hpp"
@@ -515,8 +516,9 @@ TEST(DynamicLoadBalancing, TheNoiseEstimateOutlastsAMoveThatRestartsEveryWindow)
     t[0] *= jitter;
     EXPECT_FALSE(balance_iterate(ctx, t));
   }
-  // Device 0's times 0.5, 0.6, 0.45: half their range over their median.
-  const double noise = (0.6 - 0.45) / (2 * 0.5);
+  // Device 0's times 0.5, 0.6, 0.45: the standard error of their median, from their range
+  // (d2 = 1.693 for three), relative to the median.
+  const double noise = 1.2533 * (0.6 - 0.45) / 1.693 / std::sqrt(3.0) / 0.5;
   EXPECT_NEAR(ctx.noise, noise, 1e-12);
   ctx.migration_cost = 0;
   ASSERT_TRUE(balance_iterate(ctx, two_devices(ctx, 1, 3)));

@@ -104,6 +104,8 @@ hit_app_error(jacobi bad_topology "unknown topology plug-in 'torus'" "--n|20|--t
 hit_app_error(jacobi balance_mode "--balance: auto not in {off,cpm,fpm}" "--n|20|--balance|auto")
 hit_app_error(jacobi balance_eps "--balance-eps: '0' is not a number above 0" "--n|20|--balance|fpm|--balance-eps|0")
 hit_app_error(jacobi balance_every "--balance-every: '0' is not a whole number from 1" "--n|20|--balance|fpm|--balance-every|0")
+hit_app_error(jacobi balance_window "--balance-window: '0' is not a whole number from 1 to 1000" "--n|20|--balance|fpm|--balance-window|0")
+hit_app_error(linsolve balance_window "--balance-window: 'x' is not a whole number from 1 to 1000" "--n|20|--balance|fpm|--balance-window|x")
 hit_app_error(jacobi balance_reserve "--balance-reserve: '-0.5' is not a number of at least 0" "--n|20|--balance|fpm|--balance-reserve|-0.5")
 hit_app_error(jacobi balance_not_rows "splits axis 1" "--n|20|--balance|fpm|--topology|mesh2d")
 hit_app_error(jacobi speed_change "change=fast is not valid" "--n|20|--balance|fpm|--devices|emu(change=fast)")

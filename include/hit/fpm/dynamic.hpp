@@ -115,6 +115,7 @@ struct BalanceContext {
       move_cost;
   std::int64_t remaining_iterations = 1;  // iterations still to run, for the gain test
   std::vector<Point> measured;            // per device: (share, median time) of the last step
+  std::vector<double> reported;           // per device: the time the last step reported
   double spread = std::numeric_limits<double>::infinity();     // compared with eps
   double imbalance = std::numeric_limits<double>::infinity();  // max/mean, for reports
   int iterations = 0;
