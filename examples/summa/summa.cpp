@@ -10,8 +10,15 @@
 namespace hit::summa {
 namespace {
 
-// One panel of the inner dimension: this process's slices of A's and B's panels (views of a
-// reused buffer, relabelled to the panel's indices) and the communication that fills them.
+// Whether process `rank` holds all of `region` of the array `l` lays out, in one block.
+bool holds(const Layout& l, int rank, const Shape& region) {
+  const Shape own = l.part(rank).block();
+  return !own.is_null() && own.includes(region);
+}
+
+// One panel of the inner dimension: this process's slices of A's and B's panels (views of its own
+// blocks where it holds them, else of a reused buffer relabelled to the panel's indices) and the
+// communication that fills them.
 template <class T>
 struct Panel {
   Tile<T> a;
@@ -57,19 +64,37 @@ int multiply(Environment& env, const Options& o) {
     const Sig inner(k0, std::min<index_t>(k0 + width, o.m));
     const std::size_t buffer = panels.size() % (depth + 1);
     Panel<T> p;
-    if (!mine.is_null()) {
-      const index_t rows = mine.extent(0), cols = mine.extent(1), w = inner.size();
-      p.a = buffer_a[buffer].select_tile(Shape::extents({rows, w})).relabel(Shape{mine[0], inner});
-      p.b = buffer_b[buffer].select_tile(Shape::extents({w, cols})).relabel(Shape{inner, mine[1]});
-    }
     // What every process wants of this panel: its rows of C of A's panel, its columns of B's.
+    // A process that holds what it wants multiplies it where it lies: nothing is copied, and it
+    // wants nothing (every process computes the same lists from the layouts).
     std::vector<Shape> want_a(static_cast<std::size_t>(env.size()));
     std::vector<Shape> want_b(want_a.size());
+    bool local_a = false, local_b = false;
     for (int r = 0; r < env.size(); ++r) {
       const Shape theirs = lc.part(r).block();
       if (theirs.is_null()) continue;
-      want_a[static_cast<std::size_t>(r)] = Shape{theirs[0], inner};
-      want_b[static_cast<std::size_t>(r)] = Shape{inner, theirs[1]};
+      const auto u = static_cast<std::size_t>(r);
+      want_a[u] = Shape{theirs[0], inner};
+      want_b[u] = Shape{inner, theirs[1]};
+      if (holds(la, r, want_a[u])) {
+        want_a[u] = Shape();
+        local_a = local_a || r == env.rank();
+      }
+      if (holds(lb, r, want_b[u])) {
+        want_b[u] = Shape();
+        local_b = local_b || r == env.rank();
+      }
+    }
+    if (!mine.is_null()) {
+      const index_t rows = mine.extent(0), cols = mine.extent(1), w = inner.size();
+      p.a = local_a ? a.select(Shape{mine[0], inner})
+                    : buffer_a[buffer]
+                          .select_tile(Shape::extents({rows, w}))
+                          .relabel(Shape{mine[0], inner});
+      p.b = local_b ? b.select(Shape{inner, mine[1]})
+                    : buffer_b[buffer]
+                          .select_tile(Shape::extents({w, cols}))
+                          .relabel(Shape{inner, mine[1]});
     }
     p.get_a = fetch_regions(la, a, want_a, p.a);
     p.get_b = fetch_regions(lb, b, want_b, p.b);
