@@ -195,8 +195,6 @@ namespace detail {
 // The regions every process needs after a move: its new block with `ghost` cells on each side of
 // axis 0 and 1, within the array (the null Shape for an inactive process).
 std::vector<Shape> balanced_regions(const Layout& layout, index_t ghost);
-// Elements of `region` outside `own` (what a process receives from others).
-std::uint64_t foreign_elements(const Shape& region, const Shape& own);
 // What each process receives in a move from `before` to `after`: its region of `after` (its block
 // with `ghost` cells, within the array) less its block of `before`, as disjoint boxes.
 std::vector<std::vector<Shape>> incoming_parts(const Layout& before, const Layout& after,

@@ -106,11 +106,6 @@ std::vector<Shape> balanced_regions(const Layout& layout, index_t ghost) {
   return out;
 }
 
-std::uint64_t foreign_elements(const Shape& region, const Shape& own) {
-  const index_t mine = own.is_null() ? 0 : region.intersect(own).size();
-  return static_cast<std::uint64_t>(region.size() - mine);
-}
-
 std::vector<std::vector<Shape>> incoming_parts(const Layout& before, const Layout& after,
                                                index_t ghost) {
   const std::vector<Shape> regions = balanced_regions(after, ghost);
