@@ -150,8 +150,9 @@ class RowBalancer {
   Placement<T> place(const Tile<T>& old, index_t ghost);
   template <class T, class Tiles>
   void exchange(Tiles& old, Tiles& next, index_t ghost, bool in_place, const Timer& timer);
+  // Copies the rows `stay` (staying_rows) of the old tile into a placement in new memory.
   template <class T>
-  void copy_staying(const Tile<T>& old, const Placement<T>& p, index_t ghost);
+  static void copy_staying(const Tile<T>& old, const Placement<T>& p, const Shape& stay);
   template <class T>
   Shape staying_rows(const Tile<T>& old, index_t ghost) const;
   template <class T>
@@ -199,6 +200,8 @@ std::vector<Shape> balanced_regions(const Layout& layout, index_t ghost);
 // with `ghost` cells, within the array) less its block of `before`, as disjoint boxes.
 std::vector<std::vector<Shape>> incoming_parts(const Layout& before, const Layout& after,
                                                index_t ghost);
+// The rows to spare on each side of a block of `rows` rows: ceil(reserve × rows).
+index_t spare_rows(double reserve, index_t rows);
 // The block a moved tile is allocated for: `block` with `reserve` times its rows to spare on each
 // side of axis 0, within the array's rows.
 Shape reserve_rows(const Shape& block, const Shape& array, double reserve);
@@ -266,7 +269,7 @@ template <class T>
 void RowBalancer::move(Tile<T>& tile, index_t ghost) {
   const Timer timer;
   Placement<T> p = place(tile, ghost);
-  copy_staying(tile, p, ghost);
+  copy_staying(tile, p, staying_rows(tile, ghost));
   exchange<T>(tile, p.tile, ghost, p.in_place, timer);
   tile = std::move(p.tile);
 }
@@ -290,7 +293,7 @@ void RowBalancer::move(Resident<T>& tile, index_t ghost) {
   } else if (!p.tile.is_null()) {
     const Shape stay = staying_rows(tile.host(), ghost);
     if (!stay.is_null() && tile.state()) detail::resident_fetch(*tile.state(), stay);
-    copy_staying(tile.host(), p, ghost);
+    copy_staying(tile.host(), p, stay);
     next = Resident<T>::within(*p.storage, p.tile, *env_);
   }
   exchange<T>(tile, next, ghost, kept, timer);
@@ -298,10 +301,9 @@ void RowBalancer::move(Resident<T>& tile, index_t ghost) {
 }
 
 template <class T>
-void RowBalancer::copy_staying(const Tile<T>& old, const Placement<T>& p, index_t ghost) {
-  if (p.in_place || p.tile.is_null()) return;
-  const Shape stay = staying_rows(old, ghost);
-  if (!stay.is_null()) p.tile.select(stay).copy_from(old.select(stay));
+void RowBalancer::copy_staying(const Tile<T>& old, const Placement<T>& p, const Shape& stay) {
+  if (p.in_place || p.tile.is_null() || stay.is_null()) return;
+  p.tile.select(stay).copy_from(old.select(stay));
 }
 
 template <class T>

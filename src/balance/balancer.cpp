@@ -124,9 +124,13 @@ std::vector<std::vector<Shape>> incoming_parts(const Layout& before, const Layou
   return out;
 }
 
+index_t spare_rows(double reserve, index_t rows) {
+  return static_cast<index_t>(std::ceil(reserve * static_cast<double>(rows)));
+}
+
 Shape reserve_rows(const Shape& block, const Shape& array, double reserve) {
   const Sig& rows = block[0];
-  const auto spare = static_cast<index_t>(std::ceil(reserve * static_cast<double>(rows.size())));
+  const index_t spare = spare_rows(reserve, rows.size());
   const index_t begin = std::max(array[0].begin(), rows.begin() - spare);
   const index_t end = std::min(array[0].end(), rows.end() + spare);
   return block.with_sig(0, Sig(begin, end, rows.stride()));
@@ -144,7 +148,7 @@ std::int64_t allocated_rows(std::vector<RowSpan>& reach, const std::vector<std::
     if (to[p] == 0) {
       r = {0, 0};
     } else if (r.first >= r.second || begin < r.first || end > r.second) {
-      const auto spare = static_cast<std::int64_t>(std::ceil(reserve * static_cast<double>(to[p])));
+      const std::int64_t spare = spare_rows(reserve, to[p]);
       r = {std::max<std::int64_t>(0, begin - spare), std::min(n, end + spare)};
       allocated += r.second - r.first;
     }
@@ -278,7 +282,6 @@ void RowBalancer::account_move(double seconds, std::uint64_t bytes, bool holds, 
   // the moves so far: a move in place costs what crosses, so small corrections pass, and a large
   // one is charged for the memory it needs, not for every row at the rate of a move that
   // allocated (which overstates a large move and kept a slowed device's share from following).
-  ctx_.migration_cost = r.seconds;
   const auto units = static_cast<double>(fpm::units_moved(rows_of(previous_), r.rows));
   if (r.tiles_moved == r.tiles_in_place || allocated_rows_ == 0) {
     if (units > 0) cross_rate_ = r.seconds / units;

@@ -559,9 +559,10 @@ bool advance_balance(BalanceContext& ctx, std::span<const double> seconds,
   ctx.spread = spread(ctx.measured);
   ctx.imbalance = imbalance(ctx.measured);
   if (settling) return false;
-  // The noise of the times: how much a device's recent times at one share differ (max − min over
-  // their median). A spread or a predicted gain within it cannot be told from chance, and on a
-  // shared machine chasing it moves data for nothing (an eps below the noise never converges).
+  // The noise of the times: the largest relative standard error of a device's median over its
+  // recent times at one share (median_error). A spread or a predicted gain within it cannot be
+  // told from chance, and on a shared machine chasing it moves data for nothing (an eps below the
+  // noise never converges).
   // Right after a move that restarted every window nothing tells the noise: the last estimate
   // stands (a machine does not get quieter because the shares changed).
   double noise = -1;

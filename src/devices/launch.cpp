@@ -482,6 +482,18 @@ void pin_current(ResidentState& s) {
   if (s.device->pin_host(s.host.data, bytes)) s.pinned.emplace_back(s.host.data, s.keep_alive);
 }
 
+// A state for `host` on `dev`, with no device copy yet.
+std::shared_ptr<ResidentState> new_state(Device& dev, DeviceShare& share, HostRegion host,
+                                         Shape own, std::shared_ptr<void> keep_alive) {
+  auto s = std::make_shared<ResidentState>();
+  s->device = &dev;
+  s->share = &share;
+  s->host = host;
+  s->own = std::move(own);
+  s->keep_alive = std::move(keep_alive);
+  return s;
+}
+
 }  // namespace
 
 std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, Shape own,
@@ -489,12 +501,8 @@ std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, 
   if (host.shape.is_null()) {
     throw Error(ErrorKind::invalid_argument, "cannot keep the null tile resident on a device");
   }
-  auto s = std::make_shared<ResidentState>();
-  s->device = &device(env);
-  s->share = &PhysicalTopology::of(env).device_share();
-  s->host = host;
-  s->own = own;
-  s->keep_alive = std::move(keep_alive);
+  auto s = new_state(device(env), PhysicalTopology::of(env).device_share(), host, std::move(own),
+                     std::move(keep_alive));
   if (s->device->uses_host_memory()) {
     s->device_data = host.data;
     s->host_modified = false;
@@ -536,6 +544,17 @@ std::ptrdiff_t offset_within(const DeviceLayout& outer, const Shape& inner) {
                                      static_cast<index_t>(outer.element_size));
 }
 
+// Puts s's device copy inside `block`, an allocation for `reach`, at `offset` bytes.
+void place_in_block(ResidentState& s, std::shared_ptr<void> block, const Shape& reach,
+                    std::ptrdiff_t offset) {
+  s.device_data = static_cast<unsigned char*>(block.get()) + offset;
+  s.device_block = std::move(block);
+  s.device_reach = reach;
+  const DeviceLayout d = resident_layout(s);
+  s.bytes = d.bytes();
+  s.pitch = d.pitch;
+}
+
 }  // namespace
 
 std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion host, Shape own,
@@ -556,20 +575,12 @@ std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion
     // No room for the reach: a copy of the block alone (or none: spilled), moved by copying.
     return make_resident(env, host, std::move(own), std::move(keep_alive));
   }
-  auto s = std::make_shared<ResidentState>();
-  s->device = &dev;
-  s->share = &PhysicalTopology::of(env).device_share();
-  s->host = host;
-  s->own = std::move(own);
-  s->keep_alive = std::move(keep_alive);
+  auto s = new_state(dev, PhysicalTopology::of(env).device_share(), host, std::move(own),
+                     std::move(keep_alive));
   const std::size_t bytes = outer.bytes();
-  s->device_block =
-      std::shared_ptr<void>(base, [&dev, bytes](void* p) { dev.deallocate(p, bytes); });
-  s->device_reach = reach.shape;
-  s->device_data = static_cast<unsigned char*>(base) + offset;
-  const DeviceLayout d = resident_layout(*s);
-  s->bytes = d.bytes();
-  s->pitch = d.pitch;
+  place_in_block(*s,
+                 std::shared_ptr<void>(base, [&dev, bytes](void* p) { dev.deallocate(p, bytes); }),
+                 reach.shape, offset);
   pin_current(*s);
   return s;
 }
@@ -577,12 +588,7 @@ std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion
 std::shared_ptr<ResidentState> resident_within(ResidentState& old, HostRegion host, Shape own,
                                                std::shared_ptr<void> keep_alive) {
   if (old.spilled) return nullptr;
-  auto s = std::make_shared<ResidentState>();
-  s->device = old.device;
-  s->share = old.share;
-  s->host = host;
-  s->own = std::move(own);
-  s->keep_alive = std::move(keep_alive);
+  auto s = new_state(*old.device, *old.share, host, std::move(own), std::move(keep_alive));
   s->host_modified = old.host_modified;
   s->device_modified = old.device_modified;
   if (old.device->uses_host_memory()) {
@@ -594,12 +600,7 @@ std::shared_ptr<ResidentState> resident_within(ResidentState& old, HostRegion ho
                                            default_row_alignment(old.device->kind()));
   const std::ptrdiff_t offset = offset_within(outer, host.shape);
   if (offset < 0) return nullptr;
-  s->device_block = old.device_block;
-  s->device_reach = old.device_reach;
-  s->device_data = static_cast<unsigned char*>(old.device_block.get()) + offset;
-  const DeviceLayout d = resident_layout(*s);
-  s->bytes = d.bytes();
-  s->pitch = d.pitch;
+  place_in_block(*s, old.device_block, old.device_reach, offset);
   // The host buffer is the same: its pins go on with the new state.
   s->pinned = std::move(old.pinned);
   old.pinned.clear();
