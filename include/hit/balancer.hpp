@@ -46,9 +46,12 @@ struct BalanceOptions {
   // shared machine varies by tens of percent; the median of five is steady enough to act on.
   int every = 5;
   double eps = 0.05;  // spread ((max − min) / min of the times) tolerated
-  // A rank's point: the median of its last `window` step times at one share. Five steps make
-  // the median's standard error about a quarter of their range (three: 0.43 of it).
-  int window = 5;
+  // A rank's point: the median of its last `window` step times at one share. On a shared
+  // machine a step's time still varies by about 10 %, in bursts that last a few steps; twenty
+  // steps make the median's standard error about 7 % of their range (five: a quarter of it), so a
+  // balanced distribution stays balanced. The price: a device whose speed drifts by less than the
+  // 50 % that restarts its model is seen only once the drift fills half the window.
+  int window = 20;
   std::string algorithm = {};  // partitioner; empty: geometric (fpm) or proportional (cpm)
   // Rows to spare on each side of a moved block, as a fraction of its rows: its memory (host and
   // device) is allocated that much larger, and a later move that keeps the block within it

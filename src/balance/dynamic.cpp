@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
@@ -495,13 +496,15 @@ namespace {
 // The standard error of the median of k times whose range is `range`: the deviation estimated
 // from the range (Tippett's d2 of a normal sample), over √k, times the median's efficiency (1.2533
 // against the mean; 1 for two times, whose median is their mean). A spread between devices'
-// medians within it cannot be told from chance; a longer window narrows it (beyond ten times d2
-// stays at ten's, which overstates the error a little).
+// medians within it cannot be told from chance; a longer window narrows it (beyond 25 times d2
+// stays at 25's, which overstates the error a little).
 double median_error(double range, std::size_t k) {
-  static constexpr double d2[] = {0,     0,     1.128, 1.693, 2.059, 2.326,
-                                  2.534, 2.704, 2.847, 2.970, 3.078};
+  static constexpr double d2[] = {0,     0,     1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847,
+                                  2.970, 3.078, 3.173, 3.258, 3.336, 3.407, 3.472, 3.532, 3.588,
+                                  3.640, 3.689, 3.735, 3.778, 3.819, 3.858, 3.895, 3.931};
+  constexpr std::size_t largest = std::size(d2) - 1;
   if (k < 2) return 0;
-  const double sigma = range / d2[std::min<std::size_t>(k, 10)];
+  const double sigma = range / d2[std::min(k, largest)];
   return (k == 2 ? 1.0 : 1.2533) * sigma / std::sqrt(static_cast<double>(k));
 }
 

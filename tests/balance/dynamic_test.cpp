@@ -527,6 +527,25 @@ TEST(DynamicLoadBalancing, TheNoiseEstimateOutlastsAMoveThatRestartsEveryWindow)
   EXPECT_NEAR(ctx.noise, noise, 1e-12) << "one time per window tells nothing of the noise";
 }
 
+TEST(DynamicLoadBalancing, ALongWindowsNoiseUsesTheRangeOfThatManyTimes) {
+  // Twenty times at one share: the deviation is their range over d2 = 3.735, the expected range
+  // of twenty normal times (not ten's 3.078, which would overstate the noise by a fifth).
+  BalanceContext ctx(1000, 2);
+  ctx.window = 20;
+  ctx.migration_cost = 1e9;
+  for (int step = 0; step < 20; ++step) {
+    std::vector<double> t = two_devices(ctx, 1, 1);
+    t[0] *= step == 7 ? 1.1 : step == 12 ? 0.9 : 1.0;
+    EXPECT_FALSE(balance_iterate(ctx, t));
+  }
+  ASSERT_EQ(ctx.recent[0].size(), 20u);
+  const double noise = 1.2533 * (0.2 * 0.5) / 3.735 / std::sqrt(20.0) / 0.5;
+  EXPECT_NEAR(ctx.noise, noise, 1e-12);
+  // A twenty-first time pushes the first out.
+  balance_iterate(ctx, two_devices(ctx, 1, 1));
+  EXPECT_EQ(ctx.recent[0].size(), 20u);
+}
+
 TEST(DynamicLoadBalancing, APointOfOneStepIsDroppedWhenTheShareMovesOn) {
   BalanceContext ctx(1000, 2);
   ASSERT_TRUE(balance_iterate(ctx, two_devices(ctx, 1, 3)));
