@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "hit/core/error.hpp"
 
@@ -81,6 +82,48 @@ double student_t_quantile(double p, double df) {
   for (int i = 0; i < 400 && hi - lo > 1e-15 * hi; ++i) {
     const double mid = 0.5 * (lo + hi);
     (student_t_cdf(mid, df) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+namespace {
+
+// P(range of k standard normals <= w) = k ∫ φ(x) (Φ(x + w) − Φ(x))^(k−1) dx, by Simpson's rule
+// over ±9 (the integrand is below 1e−17 outside).
+double normal_range_cdf(double w, int k) {
+  if (w <= 0) return 0;
+  const auto phi = [](double x) {
+    return std::exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
+  };
+  const auto Phi = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  constexpr int intervals = 3600;  // even
+  constexpr double lo = -9, hi = 9, h = (hi - lo) / intervals;
+  double sum = 0;
+  for (int i = 0; i <= intervals; ++i) {
+    const double x = lo + i * h;
+    const double f = phi(x) * std::pow(Phi(x + w) - Phi(x), k - 1);
+    sum += (i == 0 || i == intervals ? 1 : i % 2 == 1 ? 4 : 2) * f;
+  }
+  return std::min(1.0, k * sum * h / 3);
+}
+
+}  // namespace
+
+double normal_range_quantile(double p, int k) {
+  if (!(p > 0 && p < 1)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("normal range quantile: probability {} (must be between 0 and 1)", p));
+  }
+  if (k < 2) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("normal range quantile: {} variables (must be >= 2)", k));
+  }
+  // The CDF is increasing in w: bracket, then bisect.
+  double lo = 0, hi = 4;
+  while (normal_range_cdf(hi, k) < p && hi < 64) hi *= 2;
+  for (int i = 0; i < 60 && hi - lo > 1e-9; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (normal_range_cdf(mid, k) < p ? lo : hi) = mid;
   }
   return 0.5 * (lo + hi);
 }

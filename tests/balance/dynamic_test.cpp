@@ -546,6 +546,59 @@ TEST(DynamicLoadBalancing, ALongWindowsNoiseUsesTheRangeOfThatManyTimes) {
   EXPECT_EQ(ctx.recent[0].size(), 20u);
 }
 
+TEST(DynamicLoadBalancing, ASpreadWithinTheRangeOfChanceMovesNothing) {
+  // Three devices of equal speed, five times each with a range of 20 % of their median: each
+  // median's standard error is 1.2533 · 0.2 / 2.326 / √5 = 4.8 %, and three such medians spread
+  // beyond 2.90 of it (14 %) one step in ten. Device 1's median 10 % above the others is within
+  // that; 20 % is not.
+  const auto fifth_step_moves = [](double slower) {
+    BalanceContext ctx(3000, 3);
+    ctx.window = 5;
+    ctx.migration_cost = 1e9;  // no move while the windows fill
+    const double jitter[] = {1.0, 0.9, 1.1, 1.0, 1.0};
+    bool moved = false;
+    for (int step = 0; step < 5; ++step) {
+      if (step == 4) ctx.migration_cost = 0;
+      std::vector<double> t(3, jitter[step]);
+      t[1] *= slower;
+      moved = balance_iterate(ctx, t);
+      if (step < 4) {
+        EXPECT_FALSE(moved);
+      }
+    }
+    EXPECT_NEAR(ctx.noise, 1.2533 * 0.2 / 2.326 / std::sqrt(5.0), 1e-12);
+    return moved;
+  };
+  EXPECT_FALSE(fifth_step_moves(1.1));
+  EXPECT_TRUE(fifth_step_moves(1.2));
+}
+
+TEST(DynamicLoadBalancing, TheWindowsSpeedsDecideWhenStaleModelsSeeNothingBetter) {
+  // Device 0's points come from a heavier load of the machine: at 300 rows it took as long as at
+  // 600, so its model promises nothing from fewer rows. Measured together now, at 500 rows each,
+  // device 0 takes 20 % longer than device 1 (within the 50 % that would restart its model): the
+  // step moves to the speeds of this window, 500/0.6 : 500/0.5.
+  const auto context = [] {
+    BalanceContext ctx(1000, 2);
+    ctx.models[0] = Model({Point{300, 0.6, 1, 0}, Point{600, 0.61, 1, 0}});
+    ctx.models[1] = Model({Point{400, 0.4, 1, 0}, Point{600, 0.6, 1, 0}});
+    return ctx;
+  };
+  BalanceContext ctx = context();
+  ASSERT_EQ(ctx.dist.sizes(), (std::vector<std::int64_t>{500, 500}));
+  const std::vector<double> drifted = {0.6, 0.5};
+  ASSERT_TRUE(balance_iterate(ctx, drifted));
+  EXPECT_EQ(ctx.resets, 0);
+  const std::vector<std::int64_t> rows = ctx.dist.sizes();
+  EXPECT_NEAR(static_cast<double>(rows[0]), 1000.0 * (1 / 0.6) / (1 / 0.6 + 1 / 0.5), 1.0);
+  EXPECT_EQ(rows[0] + rows[1], 1000);
+  // Times that agree within eps leave the rows as they are.
+  BalanceContext quiet = context();
+  const std::vector<double> balanced = {0.6, 0.59};
+  EXPECT_FALSE(balance_iterate(quiet, balanced));
+  EXPECT_EQ(quiet.dist.sizes(), (std::vector<std::int64_t>{500, 500}));
+}
+
 TEST(DynamicLoadBalancing, APointOfOneStepIsDroppedWhenTheShareMovesOn) {
   BalanceContext ctx(1000, 2);
   ASSERT_TRUE(balance_iterate(ctx, two_devices(ctx, 1, 3)));

@@ -30,6 +30,23 @@ TEST(Statistics, StudentTQuantilesMatchTables) {
   EXPECT_THROW(student_t_quantile(0.9, 0), Error);
 }
 
+TEST(Statistics, NormalRangeQuantilesMatchTheStudentizedRangeTables) {
+  // Two variables: the range is √2 |Z|, so its p-quantile is √2 Φ⁻¹((1 + p) / 2).
+  EXPECT_NEAR(normal_range_quantile(0.90, 2), std::sqrt(2.0) * 1.6448536270, 1e-6);
+  EXPECT_NEAR(normal_range_quantile(0.95, 2), std::sqrt(2.0) * 1.9599639845, 1e-6);
+  // Tukey's studentized range with infinite degrees of freedom (tables to three decimals).
+  EXPECT_NEAR(normal_range_quantile(0.90, 3), 2.902, 2e-3);
+  EXPECT_NEAR(normal_range_quantile(0.90, 4), 3.240, 2e-3);
+  EXPECT_NEAR(normal_range_quantile(0.90, 10), 4.129, 2e-3);
+  EXPECT_NEAR(normal_range_quantile(0.95, 3), 3.314, 2e-3);
+  EXPECT_NEAR(normal_range_quantile(0.95, 5), 3.858, 2e-3);
+  EXPECT_NEAR(normal_range_quantile(0.95, 10), 4.474, 2e-3);
+  EXPECT_LT(normal_range_quantile(0.5, 3), normal_range_quantile(0.9, 3));
+  EXPECT_THROW(normal_range_quantile(0.9, 1), Error);
+  EXPECT_THROW(normal_range_quantile(1.0, 3), Error);
+  EXPECT_THROW(normal_range_quantile(0.0, 3), Error);
+}
+
 TEST(Statistics, MedianAndSummary) {
   const std::vector<double> odd = {5, 1, 3}, even = {4, 1, 3, 2};
   EXPECT_EQ(median(odd), 3);

@@ -124,6 +124,10 @@ struct BalanceContext {
   // Of the last step: the largest relative range of a device's recent times ((max − min) / median
   // over the window); spreads and predicted gains within it are taken for noise.
   double noise = 0;
+  // The 90 % point of the range of `range_devices` standard normals (normal_range_quantile): a
+  // spread counts as imbalance beyond that many times `noise`. Computed when the count changes.
+  int range_devices = 0;
+  double range_critical = 0;
   // Times ignored at a device's first share and after every change of it (the first iteration
   // after a move stages the whole new tile); no decision while a device is settling.
   int settle = 0;
@@ -133,9 +137,11 @@ struct BalanceContext {
 // One step after an iteration of the application: `seconds` is this rank's time for its share,
 // measured before any blocking collective (one that ends the timed region makes every rank see
 // the slowest one's time). Returns true when ctx.dist changed: redistribute before the next
-// iteration. It changes when the measured spread exceeds both eps and the noise of the recent
-// times (or a device left without work would shorten the step by more than that), the new
-// distribution is predicted faster by more than that too, and the predicted gain,
+// iteration. It changes when the measured spread exceeds both eps and the range that the noise of
+// the recent times explains (the 90 % point of the range of as many normal medians; or a device
+// left without work would shorten the step by more than that), the new distribution is predicted
+// faster by more than the noise (by the models, or, when they see nothing better, by the speeds of
+// this window alone), and the predicted gain,
 // (T_now − T_new) × remaining_iterations, exceeds migration_cost (or migration_cost_per_unit
 // times the units that would change device, when set; or move_cost, when set). A device whose time
 // at its share is more than max(50 %, 4 eps) off its model's prediction has changed speed: its

@@ -14,6 +14,12 @@ double student_t_cdf(double x, double df);
 
 double median(std::span<const double> values);
 
+// Quantile of the range (max − min) of k >= 2 independent standard normal variables: the w with
+// P(range <= w) = p, for 0 < p < 1 (the studentized range with infinite degrees of freedom). It
+// tells whether k measured medians differ by more than their standard errors explain.
+// Error(invalid_argument) outside those ranges.
+double normal_range_quantile(double p, int k);
+
 // The samples that are not outliers: those within k·1.4826·MAD of the median (MAD = median absolute
 // deviation, scaled to a standard deviation for normal data), where a deviation of at most
 // `floor`·median is never an outlier (identical timings have MAD = 0). Fewer than 3 samples are
