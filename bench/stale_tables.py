@@ -36,6 +36,8 @@ SECTIONS = {
     "launch": (["bench/launch"], "python3 bench/launch/launch_bench.py"),
     "packages": (["examples/packages", "bench/packages"],
                  "python3 bench/packages/packages_bench.py --update-docs"),
+    "shared": (["examples/cannon", "examples/jacobi", "bench/shared"],
+               "python3 bench/shared/shared_bench.py --update-docs --baseline OLD_BUILD"),
 }
 
 BEGIN = re.compile(r"<!-- BEGIN (\S+) -->")

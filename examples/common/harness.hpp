@@ -73,6 +73,9 @@ struct RankStats {
   double work = 0;  // what the rank was given (flops, cells: the app says which)
   double h2d_bytes = 0;
   double d2h_bytes = 0;
+  // Resident copies this rank gave up for other ranks on its device, and their bytes.
+  double evictions = 0;
+  double evicted_bytes = 0;
 };
 
 // Inside a repetition: adds the seconds spent computing or communicating.
@@ -125,6 +128,8 @@ class Harness {
       mine_.comm_s += clock.comm_seconds() / reps;
       mine_.h2d_bytes += static_cast<double>(after.bytes_in - before.bytes_in);
       mine_.d2h_bytes += static_cast<double>(after.bytes_out - before.bytes_out);
+      mine_.evictions += static_cast<double>(after.evictions - before.evictions);
+      mine_.evicted_bytes += static_cast<double>(after.evicted_bytes - before.evicted_bytes);
     }
   }
 
@@ -171,9 +176,10 @@ class Harness {
                     throughput.first == "gflops" ? "GFLOP/s" : "Mcells/s", imb);
         for (const std::size_t r : ranks_shown(all)) {
           std::printf(
-              "  rank %zu (%s): compute %.4f s, comm %.4f s, %.0f %s, h2d %.0f B, d2h %.0f B\n", r,
-              labels[r].c_str(), all[r].compute_s, all[r].comm_s, all[r].work, work_unit.c_str(),
-              all[r].h2d_bytes, all[r].d2h_bytes);
+              "  rank %zu (%s): compute %.4f s, comm %.4f s, %.0f %s, h2d %.0f B, d2h %.0f B, "
+              "evictions %.0f (%.0f B)\n",
+              r, labels[r].c_str(), all[r].compute_s, all[r].comm_s, all[r].work, work_unit.c_str(),
+              all[r].h2d_bytes, all[r].d2h_bytes, all[r].evictions, all[r].evicted_bytes);
         }
         if (all.size() > max_rank_lines) {
           std::printf(
@@ -214,9 +220,10 @@ class Harness {
   }
 
   std::vector<RankStats> gather_all() const {
-    constexpr int fields = 5;
-    const double local[fields] = {mine_.compute_s, mine_.comm_s, mine_.work, mine_.h2d_bytes,
-                                  mine_.d2h_bytes};
+    constexpr int fields = 7;
+    const double local[fields] = {mine_.compute_s,    mine_.comm_s,    mine_.work,
+                                  mine_.h2d_bytes,    mine_.d2h_bytes, mine_.evictions,
+                                  mine_.evicted_bytes};
     std::vector<double> all(static_cast<std::size_t>(fields * env_.size()));
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Igather(local, fields, MPI_DOUBLE, all.data(), fields, MPI_DOUBLE, 0, env_.comm(), &req);
@@ -224,7 +231,7 @@ class Harness {
     std::vector<RankStats> out(static_cast<std::size_t>(env_.size()));
     for (std::size_t r = 0; r < out.size(); ++r) {
       const double* v = all.data() + fields * r;
-      out[r] = {v[0], v[1], v[2], v[3], v[4]};
+      out[r] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
     }
     return out;
   }
@@ -253,7 +260,9 @@ class Harness {
                      {"work", stats[r].work},
                      {"work_unit", work_unit},
                      {"h2d_bytes", static_cast<std::uint64_t>(stats[r].h2d_bytes)},
-                     {"d2h_bytes", static_cast<std::uint64_t>(stats[r].d2h_bytes)}});
+                     {"d2h_bytes", static_cast<std::uint64_t>(stats[r].d2h_bytes)},
+                     {"evictions", static_cast<std::uint64_t>(stats[r].evictions)},
+                     {"evicted_bytes", static_cast<std::uint64_t>(stats[r].evicted_bytes)}});
     }
     return out;
   }

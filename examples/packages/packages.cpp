@@ -59,6 +59,8 @@ struct DeviceStats {
   double max_ahead = 0;
   double depth = 0;
   double overlapped = 0;
+  double evictions = 0;
+  double evicted_bytes = 0;
 };
 constexpr int stats_fields = sizeof(DeviceStats) / sizeof(double);
 
@@ -183,6 +185,7 @@ int compute(Environment& env, const Options& o) {
           return;
         }
         const double t0 = MPI_Wtime();
+        const DeviceCounters before = device(env).counters();
         const LaunchRecord rec = gemm ? launch(gemm_k, whole, in(a), in(b), hit::out(result))
                                       : launch(mandel_k, whole, hit::out(result));
         clock.compute(rec);
@@ -192,6 +195,9 @@ int compute(Environment& env, const Options& o) {
         last.idle_s = std::max(0.0, last.wall_s - rec.seconds);
         last.h2d_bytes = rec.bytes_in;
         last.d2h_bytes = rec.bytes_out;
+        const DeviceCounters after = device(env).counters();
+        last.evictions = after.evictions - before.evictions;
+        last.evicted_bytes = after.evicted_bytes - before.evicted_bytes;
         if (!result.is_null()) {
           last.computed.push_back({env.rank(), env.rank(), 0, last.wall_s, false});
         }
@@ -266,6 +272,8 @@ int compute(Environment& env, const Options& o) {
   mine.max_ahead = last.max_ahead;
   mine.depth = last.depth;
   mine.overlapped = static_cast<double>(last.overlapped);
+  mine.evictions = static_cast<double>(last.evictions);
+  mine.evicted_bytes = static_cast<double>(last.evicted_bytes);
   const auto stats = app::gather_to_root(
       std::vector<double>(reinterpret_cast<const double*>(&mine),
                           reinterpret_cast<const double*>(&mine) + stats_fields),
@@ -335,13 +343,16 @@ int compute(Environment& env, const Options& o) {
                             {"bytes_returned", static_cast<std::uint64_t>(s.bytes_returned)},
                             {"h2d_bytes", static_cast<std::uint64_t>(s.h2d)},
                             {"d2h_bytes", static_cast<std::uint64_t>(s.d2h)},
+                            {"evictions", static_cast<std::uint64_t>(s.evictions)},
+                            {"evicted_bytes", static_cast<std::uint64_t>(s.evicted_bytes)},
                             {"max_ahead", static_cast<int>(s.max_ahead)},
                             {"overlapped", static_cast<std::int64_t>(s.overlapped)},
                             {"failed", s.failed != 0}});
       lines.push_back(fmt::format(
           "rank {} ({}): {} packages ({} rows), busy {:.4f} s, idle {:.4f} s, {} stolen, {} "
-          "rerouted here{}",
+          "rerouted here, evictions {} ({} B){}",
           r, labels[r], s.packages, s.rows, s.busy_s, s.idle_s, s.stolen, s.rerouted_in,
+          s.evictions, s.evicted_bytes,
           s.failed != 0 ? fmt::format(", DEVICE FAILED ({} packages abandoned)", s.abandoned)
                         : ""));
     }

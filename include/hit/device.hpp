@@ -64,6 +64,10 @@ struct DeviceCounters {
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
   std::uint64_t executions = 0;
+  // Resident device copies given up for another rank sharing the device (docs/devices.md), and
+  // their bytes; the copies written back on the way are in copies_out/bytes_out.
+  std::uint64_t evictions = 0;
+  std::uint64_t evicted_bytes = 0;
   double copy_seconds = 0;          // time the calling thread spent on synchronous copies
   double execute_seconds = 0;       // measured execution time (with the emulated slowdown)
   double execute_host_seconds = 0;  // the same before an emulated slowdown (the real kernel)
@@ -125,6 +129,11 @@ class Device {
 
   DeviceCounters counters() const;
   void reset_counters();
+  // A resident copy of `bytes` was given up (counted by the residency policy, not a backend).
+  void count_eviction(std::uint64_t bytes) noexcept {
+    ++counters_.evictions;
+    counters_.evicted_bytes += bytes;
+  }
 
   // Called again and again by the thread that waits in synchronize() while the device works
   // (emu, cuda; a cpu device runs kernels on the calling thread and never waits). Work packages
@@ -139,7 +148,7 @@ class Device {
   // Updated by the backends (copies may run on a helper thread).
   struct AtomicCounters {
     std::atomic<std::uint64_t> allocations{0}, frees{0}, copies_in{0}, copies_out{0}, bytes_in{0},
-        bytes_out{0}, executions{0};
+        bytes_out{0}, executions{0}, evictions{0}, evicted_bytes{0};
     std::atomic<std::int64_t> copy_ns{0}, execute_ns{0}, execute_host_ns{0};
   };
   AtomicCounters counters_;

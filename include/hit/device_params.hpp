@@ -89,7 +89,7 @@ class SpeedChange {
 // The parameters of one binding, typed. Keys a kind does not accept never get here: the binding
 // parser rejects them.
 struct DeviceParams {
-  std::optional<std::uint64_t> mem;  // emu: arena capacity in bytes
+  std::optional<std::uint64_t> mem;  // emu: arena capacity; cuda: a budget for the run (bytes)
   std::optional<double> bw;          // emu: copy bandwidth in bytes/s (none: as fast as memcpy)
   SlowdownProfile slowdown;          // emu
   SpeedChange change;                // emu: the slowdown's multiplier over the run

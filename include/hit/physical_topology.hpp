@@ -112,10 +112,12 @@ struct NodeDescription {
 // of them, opened by all, and unlinked as soon as all have it open (so nothing is left behind, even
 // by a crash). Its flock() is the inter-process device lock; a page of it mapped in every process
 // holds the bytes allocated on the device by all of them (the capacity of an emulated device is
-// the device's, not each process's).
+// the device's, not each process's) and what the residency policy of docs/devices.md needs: the
+// bytes each rank keeps resident, the bytes ranks wait for, and whether the device time-shares.
 class DeviceShare {
  public:
-  DeviceShare(int fd, int ranks);
+  // `sharers`: the ranks bound to the device, in rank order; `me`: this process's rank among them.
+  DeviceShare(int fd, std::vector<int> sharers, int me);
   ~DeviceShare();
   DeviceShare(const DeviceShare&) = delete;
   DeviceShare& operator=(const DeviceShare&) = delete;
@@ -124,15 +126,33 @@ class DeviceShare {
   // Not re-entrant.
   void lock();
   void unlock() noexcept;
+  // Whether this process holds the device now (lock() was called and unlock() not yet).
+  bool held() const noexcept { return held_; }
   // Ranks bound to the device (1: nobody to wait for).
-  int ranks() const noexcept { return ranks_; }
+  int ranks() const noexcept { return static_cast<int>(sharers_.size()); }
+  const std::vector<int>& sharers() const noexcept { return sharers_; }
   std::atomic<std::uint64_t>& used_bytes() noexcept;
   std::atomic<std::uint64_t>& peak_bytes() noexcept;
+
+  // Residency across processes. Each sharer publishes the bytes of its device copies (resident
+  // tiles); a rank that cannot find room for a launch adds what it needs to wanted_bytes() while it
+  // waits, and the others give up idle copies until it fits.
+  void publish_resident(std::uint64_t bytes) noexcept;
+  std::uint64_t resident_of(int sharer) const noexcept;  // index into sharers()
+  std::atomic<std::uint64_t>& wanted_bytes() noexcept;
+  // Marks the device as time-shared; true for the one call that changed it.
+  bool start_time_sharing() noexcept;
+  bool time_sharing() const noexcept;
+
+  // Ranks a device page keeps resident bytes for (more sharers share the last slot).
+  static constexpr int max_published = 256;
 
  private:
   struct State;
   int fd_ = -1;
-  int ranks_ = 1;
+  std::vector<int> sharers_;
+  int me_ = 0;
+  bool held_ = false;
   State* state_ = nullptr;
 };
 

@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -60,6 +61,8 @@ HostRegion host_region(const Tile<T>& tile) {
   return host_region(tile, tile.ghost_shape());
 }
 
+class ResidentRegistry;
+
 // The device copy of a resident tile (shared by the handles of one Resident).
 struct ResidentState {
   Device* device = nullptr;
@@ -82,6 +85,15 @@ struct ResidentState {
   bool spilled = false;
   // Host buffers page-locked for the device (kept alive until unpinned, by the destructor).
   std::vector<std::pair<void*, std::shared_ptr<void>>> pinned;
+  // On a device shared by several ranks the copy may be given up while the tile is idle
+  // (docs/devices.md: written back first when newer), and device_data is then null until a launch
+  // stages it again. The registry of this process's copies, the launch that used it last (the
+  // least recently used goes first), and the launches using it now (never given up).
+  ResidentRegistry* registry = nullptr;
+  std::uint64_t last_use = 0;
+  int in_use = 0;
+  // Whether the device holds a copy now (always on a device that uses host memory).
+  bool on_device() const noexcept { return device_data != nullptr; }
   ~ResidentState();
 };
 

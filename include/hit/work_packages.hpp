@@ -102,6 +102,8 @@ struct PackageReport {
   std::uint64_t overlapped = 0;      // packages whose inputs reached the device during a launch
   std::uint64_t h2d_bytes = 0;       // host -> device (prefetches and launches)
   std::uint64_t d2h_bytes = 0;
+  std::uint64_t evictions = 0;  // resident copies given up for ranks sharing the device
+  std::uint64_t evicted_bytes = 0;
   bool device_failed = false;           // this rank's device failed (now or in an earlier run)
   std::string failure;                  // its message
   std::vector<index_t> abandoned;       // packages this rank held when its device failed

@@ -76,6 +76,7 @@ void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_
     check_mpi(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), what);
     if (done != 0) return;
     if (noticed < 0 && env.announcement_pending()) noticed = MPI_Wtime();
+    env.while_waiting();
     if (noticed < 0 || MPI_Wtime() - noticed < grace_seconds) {
       // Polling as MPI_Waitall does, but leaving the core to the others after a while: ranks
       // often outnumber cores in tests and on shared nodes.

@@ -16,7 +16,8 @@ std::unique_ptr<Device> make_cpu_device(const DeviceBinding& binding, int cores)
 std::unique_ptr<Device> make_emu_device(const DeviceBinding& binding, int cores,
                                         DeviceShare* share);
 #ifdef HIT_HAVE_CUDA
-std::unique_ptr<Device> make_cuda_device(const DeviceBinding& binding, int cores);
+std::unique_ptr<Device> make_cuda_device(const DeviceBinding& binding, int cores,
+                                         DeviceShare* share);
 #endif
 
 // Host memcpy of `rows` rows of `width` bytes between pitched regions.

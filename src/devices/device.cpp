@@ -40,6 +40,8 @@ DeviceCounters Device::counters() const {
   c.bytes_in = counters_.bytes_in.load();
   c.bytes_out = counters_.bytes_out.load();
   c.executions = counters_.executions.load();
+  c.evictions = counters_.evictions.load();
+  c.evicted_bytes = counters_.evicted_bytes.load();
   c.copy_seconds = static_cast<double>(counters_.copy_ns.load()) * 1e-9;
   c.execute_seconds = static_cast<double>(counters_.execute_ns.load()) * 1e-9;
   c.execute_host_seconds = static_cast<double>(counters_.execute_host_ns.load()) * 1e-9;
@@ -47,9 +49,9 @@ DeviceCounters Device::counters() const {
 }
 
 void Device::reset_counters() {
-  for (auto* a :
-       {&counters_.allocations, &counters_.frees, &counters_.copies_in, &counters_.copies_out,
-        &counters_.bytes_in, &counters_.bytes_out, &counters_.executions}) {
+  for (auto* a : {&counters_.allocations, &counters_.frees, &counters_.copies_in,
+                  &counters_.copies_out, &counters_.bytes_in, &counters_.bytes_out,
+                  &counters_.executions, &counters_.evictions, &counters_.evicted_bytes}) {
     a->store(0);
   }
   counters_.copy_ns.store(0);
@@ -65,7 +67,7 @@ std::unique_ptr<Device> make_device(const DeviceBinding& binding, int cores, Dev
       return detail::make_emu_device(binding, cores, share);
     case DeviceKind::cuda:
 #ifdef HIT_HAVE_CUDA
-      return detail::make_cuda_device(binding, cores);
+      return detail::make_cuda_device(binding, cores, share);
 #else
       throw Error(ErrorKind::device, fmt::format("cannot use {}: hitmap++ was built without CUDA "
                                                  "(configure with HIT_CUDA=ON where nvcc exists)",

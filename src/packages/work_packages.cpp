@@ -1061,6 +1061,8 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
   const DeviceCounters after = dev.counters();
   report.h2d_bytes = after.bytes_in - before.bytes_in;
   report.d2h_bytes = after.bytes_out - before.bytes_out;
+  report.evictions = after.evictions - before.evictions;
+  report.evicted_bytes = after.evicted_bytes - before.evicted_bytes;
   report.bytes_fetched = fetched_bytes_;
   report.bytes_returned = returned_bytes_;
   report.overlapped = overlapped_;

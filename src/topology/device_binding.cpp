@@ -355,7 +355,12 @@ std::uint64_t parse_fail_after(const std::string& value) {
 const std::vector<ParamInfo>& device_params(DeviceKind kind) {
   static const ParamInfo cores{"cores", "host cores the rank uses (threads, BLAS, pinning)", ""};
   static const std::vector<ParamInfo> cpu = {cores};
-  static const std::vector<ParamInfo> cuda = {cores};
+  static const std::vector<ParamInfo> cuda = {
+      {"mem",
+       "a budget of GPU memory for the ranks of this run on the GPU together, e.g. 4GiB (below "
+       "the GPU's own: to try time-sharing, or to leave room for other programs)",
+       "the GPU's memory"},
+      cores};
   static const std::vector<ParamInfo> emu = {
       {"mem", "memory capacity of the emulated device, e.g. 512MiB", "unlimited"},
       {"bw", "copy bandwidth between host and device, e.g. 10GB/s", "memcpy speed"},

@@ -5,9 +5,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "hit/core/error.hpp"
 #include "hit/physical_topology.hpp"
@@ -17,6 +19,9 @@ namespace hit {
 struct DeviceShare::State {
   std::atomic<std::uint64_t> used_bytes;
   std::atomic<std::uint64_t> peak_bytes;
+  std::atomic<std::uint64_t> wanted_bytes;
+  std::atomic<std::uint64_t> time_sharing;
+  std::atomic<std::uint64_t> resident[DeviceShare::max_published];
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "device accounting needs lock-free 64-bit atomics in shared memory");
@@ -25,7 +30,10 @@ namespace {
 constexpr std::size_t share_bytes = 4096;
 }
 
-DeviceShare::DeviceShare(int fd, int ranks) : fd_(fd), ranks_(ranks) {
+DeviceShare::DeviceShare(int fd, std::vector<int> sharers, int me)
+    : fd_(fd), sharers_(std::move(sharers)), me_(std::min(me, max_published - 1)) {
+  static_assert(sizeof(State) <= share_bytes, "the device page holds the shared state");
+  if (sharers_.empty()) sharers_.push_back(0);
   void* page = mmap(nullptr, share_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (page == MAP_FAILED) {
     const int err = errno;
@@ -46,18 +54,38 @@ void DeviceShare::lock() {
   // Alone on the device, nobody can hold the lock: its two system calls were most of the cost of a
   // launch on cpu. (Threads of one process never excluded each other through it: flock locks
   // belong to the open file, which they share.)
-  if (ranks_ <= 1) return;
-  while (flock(fd_, LOCK_EX) != 0) {
-    if (errno != EINTR) {
-      throw Error(ErrorKind::io,
-                  std::string("cannot take the device lock: ") + std::strerror(errno));
+  if (ranks() > 1) {
+    while (flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        throw Error(ErrorKind::io,
+                    std::string("cannot take the device lock: ") + std::strerror(errno));
+      }
     }
   }
+  held_ = true;
 }
 
 void DeviceShare::unlock() noexcept {
-  if (ranks_ <= 1) return;
-  flock(fd_, LOCK_UN);
+  held_ = false;
+  if (ranks() > 1) flock(fd_, LOCK_UN);
+}
+
+void DeviceShare::publish_resident(std::uint64_t bytes) noexcept {
+  state_->resident[me_].store(bytes);
+}
+std::uint64_t DeviceShare::resident_of(int sharer) const noexcept {
+  if (sharer < 0) return 0;
+  return state_->resident[std::min(sharer, max_published - 1)].load();
+}
+std::atomic<std::uint64_t>& DeviceShare::wanted_bytes() noexcept {
+  return state_->wanted_bytes;
+}
+bool DeviceShare::start_time_sharing() noexcept {
+  std::uint64_t expected = 0;
+  return state_->time_sharing.compare_exchange_strong(expected, 1);
+}
+bool DeviceShare::time_sharing() const noexcept {
+  return state_->time_sharing.load() != 0;
 }
 
 std::atomic<std::uint64_t>& DeviceShare::used_bytes() noexcept {

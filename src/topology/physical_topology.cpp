@@ -433,7 +433,17 @@ void PhysicalTopology::build(Environment& env) {
     }
     // Everyone has it open (collectively() ends in an all-reduce): the name can go.
     if (rank_ == leader_rank) detail::remove_share_file(path);
-    collectively(comm, [&] { share_ = std::make_unique<DeviceShare>(fd, me.sharing); });
+    std::vector<int> sharers;
+    for (const auto& r : ranks_) {
+      if (r.node == me.node && r.device.kind == me.device.kind &&
+          r.device.index == me.device.index) {
+        sharers.push_back(r.rank);
+      }
+    }
+    const int slot =
+        static_cast<int>(std::find(sharers.begin(), sharers.end(), rank_) - sharers.begin());
+    collectively(comm,
+                 [&] { share_ = std::make_unique<DeviceShare>(fd, std::move(sharers), slot); });
   }
 
   // 6. Optional pinning.

@@ -144,6 +144,22 @@ if(Python3_Interpreter_FOUND)
   endforeach()
 endif()
 
+# Several ranks on one device whose memory holds one rank's data and a little more: every program
+# passes its check, writes what the same run writes on cpu, and its ranks give up resident copies
+# for each other only then (docs/devices.md, "Several ranks on one device"). Cannon runs on square
+# process counts only.
+if(Python3_Interpreter_FOUND)
+  foreach(case "cannon;4" "jacobi;2" "jacobi;3" "jacobi;4" "summa;2" "summa;3" "summa;4"
+               "cholesky;3" "packages;3" "jacobi-fpm;3")
+    list(GET case 0 app)
+    list(GET case 1 np)
+    add_test(NAME cli.shared_device.${app}.np${np}
+             COMMAND ${Python3_EXECUTABLE} ${_appdir}/shared_device_check.py ${MPIEXEC_EXECUTABLE}
+                     ${np} ${HIT_BIN} ${app} ${CMAKE_CURRENT_BINARY_DIR}/shared-${app}-${np})
+    set_tests_properties(cli.shared_device.${app}.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
+  endforeach()
+endif()
+
 # A failure on one process only, injected on each process in turn, ends the run on every process
 # with one line naming that process and a non-zero exit: never a hang (the others learn of it in
 # their next wait). Device out of memory inside a launch (Cannon and Jacobi), a host allocation

@@ -16,6 +16,16 @@ add_test(NAME cli.info.emulated
 set_tests_properties(cli.info.emulated PROPERTIES LABELS "cli;mpi"
   PASS_REGULAR_EXPRESSION "2 nodes \\(emulated.*rank 1  node 0  emu:0\\(mem=64MiB,slowdown=4\\) \\[emulated\\].*shared by 2 ranks.*rank 3  node 1  cpu:1")
 
+# Which ranks share which device: ranks 0 and 2 on emu:0, 1 and 3 on emu:1 (text and JSON).
+add_test(NAME cli.info.shared
+  COMMAND ${MPIEXEC_EXECUTABLE} -n 4 ${HIT_BIN}/hit-info --devices "emu:0,emu:1,emu:0,emu:1")
+set_tests_properties(cli.info.shared PROPERTIES LABELS "cli;mpi"
+  PASS_REGULAR_EXPRESSION "shared device emu:0 on node 0: ranks 0, 2 \\(.*\n.*shared device emu:1 on node 0: ranks 1, 3 \\(")
+add_test(NAME cli.info.shared_json
+  COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${HIT_BIN}/hit-info --json --devices "emu:0*2,cpu")
+set_tests_properties(cli.info.shared_json PROPERTIES LABELS "cli;mpi"
+  PASS_REGULAR_EXPRESSION "\"rank\":1,.*\"shared_with\":\\[0,1\\].*\"rank\":2,.*\"shared_with\":\\[2\\]")
+
 # Bad input: one line, exit status 2, the grammar or the count of what exists. (With a pass
 # expression ctest ignores the exit status, so the script prints it.)
 function(hit_info_fails name expected)

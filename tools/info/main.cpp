@@ -7,6 +7,10 @@
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../common/cli.hpp"
 #include "hit/core/error.hpp"
@@ -15,6 +19,17 @@
 #include "hit/physical_topology.hpp"
 
 namespace {
+
+// The ranks bound to the same device of the same node as `r` (itself included), in rank order.
+std::vector<int> sharing_ranks(const hit::PhysicalTopology& topo, const hit::RankPlacement& r) {
+  std::vector<int> out;
+  for (const auto& o : topo.ranks()) {
+    if (o.node == r.node && o.device.kind == r.device.kind && o.device.index == r.device.index) {
+      out.push_back(o.rank);
+    }
+  }
+  return out;
+}
 
 std::string ranges(const std::vector<int>& v) {
   std::string out;
@@ -65,6 +80,7 @@ nlohmann::json to_json(const hit::PhysicalTopology& topo) {
                      {"params", r.device.params},
                      {"emulated", r.emulated()},
                      {"sharing", r.sharing},
+                     {"shared_with", sharing_ranks(topo, r)},
                      {"cores", r.cores},
                      {"description", r.description}});
   }
@@ -102,6 +118,23 @@ void print_human(const hit::PhysicalTopology& topo) {
     std::printf("  rank %d  node %d  %-28s cores %-8s %s%s\n", r.rank, r.node, r.label().c_str(),
                 ranges(r.cores).c_str(), r.description.c_str(),
                 r.sharing > 1 ? fmt::format(" (shared by {} ranks)", r.sharing).c_str() : "");
+  }
+  // Devices several ranks share: their resident tiles stay on the device while all fit, and are
+  // time-shared when they do not (docs/devices.md).
+  std::set<std::pair<int, std::string>> shown;
+  for (const auto& r : topo.ranks()) {
+    const auto ranks = sharing_ranks(topo, r);
+    const std::string device =
+        r.device.kind == hit::DeviceKind::cpu
+            ? std::string()
+            : fmt::format("{}:{}", hit::to_string(r.device.kind), r.device.index);
+    if (ranks.size() < 2 || device.empty() || !shown.insert({r.node, device}).second) continue;
+    std::string list;
+    for (const int k : ranks) list += (list.empty() ? "" : ", ") + std::to_string(k);
+    std::printf(
+        "shared device %s on node %d: ranks %s (resident tiles time-share it when they "
+        "do not fit together)\n",
+        device.c_str(), r.node, list.c_str());
   }
   if (topo.pinned()) std::printf("processes are pinned to their cores\n");
   std::printf("device kinds:");

@@ -91,6 +91,27 @@ class Environment {
   // Lets MPI move what is in flight (it takes no message).
   void progress() noexcept;
 
+  // Work a process does while it waits for others (hit::wait_all calls it as it polls): a later
+  // layer sets it to answer what other processes ask of this one meanwhile (the device layer: give
+  // up idle device copies that a rank sharing the device waits for). Empty: nothing. Must not
+  // wait for other processes itself. Returns the previous one.
+  std::function<void()> set_while_waiting(std::function<void()> work) {
+    std::swap(while_waiting_, work);
+    return work;
+  }
+  void while_waiting() {
+    if (while_waiting_ && !in_while_waiting_) {
+      in_while_waiting_ = true;
+      try {
+        while_waiting_();
+      } catch (...) {
+        in_while_waiting_ = false;
+        throw;
+      }
+      in_while_waiting_ = false;
+    }
+  }
+
   // The live Environment; throws Error(internal) when there is none.
   static Environment& current();
   static bool exists() noexcept;
@@ -108,6 +129,8 @@ class Environment {
   MPI_Comm notices_ = MPI_COMM_NULL;  // failure notices only (never matches library traffic)
   bool announced_ = false;
   int comms_in_flight_ = 0;
+  std::function<void()> while_waiting_;
+  bool in_while_waiting_ = false;
   std::vector<char> announcement_;
   std::vector<MPI_Request> announcement_sends_;
   std::vector<std::shared_ptr<const void>> abandoned_;

@@ -8,13 +8,17 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "devices/backends.hpp"
 #include "hit/core/error.hpp"
+#include "hit/device_params.hpp"
+#include "hit/physical_topology.hpp"
 
 namespace hit::detail {
 namespace {
@@ -49,7 +53,10 @@ void check_cuda(cudaError_t status, const Device& device, const char* what) {
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(const DeviceBinding& binding, int cores) : Device(DeviceKind::cuda, binding, cores) {
+  CudaDevice(const DeviceBinding& binding, int cores, DeviceShare* share)
+      : Device(DeviceKind::cuda, binding, cores),
+        budget_(DeviceParams::of(binding).mem),
+        share_(share) {
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess || binding.index >= count) {
@@ -83,13 +90,17 @@ class CudaDevice final : public Device {
     if (cublas_ != nullptr) cublasDestroy(cublas_);
   }
 
+  // With a budget (mem=), what this run's ranks on the GPU allocate counts against it (in the
+  // device page they share), as an emulated device's arena does; without, the GPU's own memory.
   std::uint64_t capacity() const override {
+    if (budget_) return *budget_;
     select();
     std::size_t free_b = 0, total = 0;
     check_cuda(cudaMemGetInfo(&free_b, &total), *this, "cudaMemGetInfo");
     return total;
   }
   std::uint64_t used() const override {
+    if (budget_) return budgeted().load();
     select();
     std::size_t free_b = 0, total = 0;
     check_cuda(cudaMemGetInfo(&free_b, &total), *this, "cudaMemGetInfo");
@@ -98,8 +109,18 @@ class CudaDevice final : public Device {
 
   void* allocate(std::size_t bytes) override {
     select();
+    if (budget_) {
+      auto& used = budgeted();
+      std::uint64_t now = used.load();
+      do {
+        if (bytes > *budget_ || now > *budget_ - bytes) {
+          throw_out_of_memory(*this, bytes, now, *budget_);
+        }
+      } while (!used.compare_exchange_weak(now, now + bytes));
+    }
     void* p = nullptr;
     const cudaError_t status = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
+    if (status != cudaSuccess && budget_) budgeted() -= bytes;
     if (status == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
       std::size_t free_b = 0, total = 0;
@@ -122,10 +143,11 @@ class CudaDevice final : public Device {
     if (cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
   }
 
-  void deallocate(void* p, std::size_t) noexcept override {
+  void deallocate(void* p, std::size_t bytes) noexcept override {
     if (p == nullptr) return;
     select_noexcept();
     cudaFree(p);  // synchronises with the device
+    if (budget_) budgeted() -= bytes;
     ++counters_.frees;
   }
 
@@ -235,6 +257,13 @@ class CudaDevice final : public Device {
     return streams_[stream];
   }
 
+  std::atomic<std::uint64_t>& budgeted() const {
+    return share_ != nullptr ? share_->used_bytes() : local_used_;
+  }
+
+  std::optional<std::uint64_t> budget_;
+  DeviceShare* share_;
+  mutable std::atomic<std::uint64_t> local_used_{0};
   cudaStream_t streams_[streams] = {};
   cudaEvent_t order_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
@@ -243,8 +272,9 @@ class CudaDevice final : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_cuda_device(const DeviceBinding& binding, int cores) {
-  return std::make_unique<CudaDevice>(binding, cores);
+std::unique_ptr<Device> make_cuda_device(const DeviceBinding& binding, int cores,
+                                         DeviceShare* share) {
+  return std::make_unique<CudaDevice>(binding, cores, share);
 }
 
 }  // namespace hit::detail

@@ -46,6 +46,7 @@ if app == "jacobi":
     expect(result["topology"]["dims"] == list(dims), f"mesh2d dims {result['topology']['dims']} != {dims}")
     pr, pc = parts(n, dims[0]), parts(n, dims[1])
     for r in result["per_rank"]:
+        expect(r["evictions"] == 0, f"rank {r['rank']}: {r['evictions']} evictions with memory for all")
         i, j = divmod(r["rank"], dims[1])
         h, w = pr[i], pc[j]
         grid = (h + 2) * (w + 2) * DOUBLE
@@ -69,6 +70,7 @@ else:
     p = parts(n, q)
     padded = max(p) * max(p) * DOUBLE  # A and B are padded to the largest block
     for r in result["per_rank"]:
+        expect(r["evictions"] == 0, f"rank {r['rank']}: {r['evictions']} evictions with memory for all")
         if r["rank"] >= q * q:
             expect(r["h2d_bytes"] == 0 and r["d2h_bytes"] == 0, f"inactive rank {r['rank']} moved data")
             continue

@@ -1,0 +1,161 @@
+#pragma once
+// Staging between host tiles and device memory (internal to the devices layer): how a region is
+// laid out on a device, the copies of regions in both directions (through bounce buffers where
+// rows are strided), the device memory of one launch, and the device lock's guard.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "hit/device.hpp"
+#include "hit/kernel.hpp"
+#include "hit/partition.hpp"
+#include "hit/physical_topology.hpp"
+#include "hit/resident.hpp"
+
+namespace hit::detail {
+
+// How a region is laid out in device memory: dense rows of `pitch` elements.
+struct DeviceLayout {
+  Shape shape;                            // array indices held (the staged region)
+  std::array<index_t, max_rank> alloc{};  // allocated extent per axis (>= shape's, padded)
+  index_t pitch = 0;                      // elements per row (alloc of the last axis)
+  std::array<index_t, max_rank> strides{};
+  std::size_t element_size = 0;
+  std::size_t bytes() const {
+    if (shape.rank() == 0) return 0;
+    return static_cast<std::size_t>(strides[0] * alloc[0]) * element_size;
+  }
+};
+
+index_t round_up(index_t a, index_t m);
+
+DeviceLayout device_layout(const Shape& region, std::size_t element_size, const Partition& p,
+                           std::size_t row_alignment);
+
+RawView device_view(void* data, const DeviceLayout& d);
+
+RawView host_view(const HostRegion& h);
+
+// Element offset of array index `first` of `sub` in a region laid out over `shape` with `steps`.
+index_t offset_in(const Shape& shape, const std::array<index_t, max_rank>& steps, const Shape& sub);
+
+// A host bounce buffer: a dense copy of `region` (its data is `bytes`). A copy out through it
+// is scattered into `target` (the elements of `sub`) once the device has synchronised.
+struct PackedHost {
+  std::vector<unsigned char> bytes;
+  HostRegion region;
+  bool scatter = false;
+  HostRegion target;
+  Shape sub;
+};
+
+using Packed = std::vector<std::unique_ptr<PackedHost>>;
+
+// Row-major element steps of a dense region over `s`.
+std::array<index_t, max_rank> dense_steps(const Shape& s);
+
+// Element-wise copy of the elements of `sub` from one host region to another.
+void copy_elements(const HostRegion& to, const HostRegion& from, const Shape& sub);
+
+// Copies region `sub` (array indices inside both) between host and device, on `stream`.
+// Unit-step rows on both sides go directly (2-D copies; one per region when the outer axes
+// allow). Otherwise through a dense host buffer (kept in `packed`): strided host rows are packed
+// before a copy in; a copy out brings the device box around `sub` into the buffer, and the
+// elements of `sub` are scattered to the host after the device synchronises (finish()).
+void copy_region(Device& dev, bool to_device, const HostRegion& host, void* device_data,
+                 const DeviceLayout& d, const Shape& sub, int stream, Packed& packed);
+
+// After the device synchronised: scatter what came back through bounce buffers.
+void finish(const Packed& packed);
+
+// What an OUT or INOUT tile brings back: where it meets the domain (the kernel computes the
+// domain), or all of it when it is not indexed like the domain.
+Shape copy_back_region(const Shape& own, const Shape& domain);
+
+// What one launch allocates on its device, counted as it goes, so that a launch that ran out of
+// memory knows how much it needs.
+struct AllocationTally {
+  std::uint64_t allocated = 0;  // by this attempt so far (freed again when it failed)
+  std::uint64_t asked = 0;      // by the allocation that failed
+};
+
+// Device memory of one launch, freed when it goes (after the device has finished with it).
+class Buffers {
+ public:
+  explicit Buffers(Device& dev, AllocationTally* tally = nullptr) : dev_(dev), tally_(tally) {}
+  ~Buffers() {
+    try {
+      dev_.synchronize();
+    } catch (...) {
+    }
+    for (auto& [p, n] : held_) dev_.deallocate(p, n);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  void* get(std::size_t bytes) {
+    if (tally_ != nullptr) tally_->asked = bytes;
+    void* p = dev_.allocate(bytes);
+    held_.emplace_back(p, bytes);
+    if (tally_ != nullptr) {
+      tally_->allocated += bytes;
+      tally_->asked = 0;
+    }
+    return p;
+  }
+  std::uint64_t bytes() const {
+    std::uint64_t n = 0;
+    for (const auto& [p, b] : held_) n += b;
+    return n;
+  }
+
+ private:
+  Device& dev_;
+  AllocationTally* tally_;
+  std::vector<std::pair<void*, std::size_t>> held_;
+};
+
+// Waits for everything queued on the device (errors ignored: the caller is already failing or
+// synchronises itself), so locals that queued work uses are destroyed after it ran.
+class Drain {
+ public:
+  explicit Drain(Device& dev) : dev_(dev) {}
+  ~Drain() {
+    try {
+      dev_.synchronize();
+    } catch (...) {
+    }
+  }
+  Drain(const Drain&) = delete;
+  Drain& operator=(const Drain&) = delete;
+
+ private:
+  Device& dev_;
+};
+
+// Holds the device lock of the ranks sharing a device (DeviceShare) for its lifetime.
+class DeviceLockGuard {
+ public:
+  explicit DeviceLockGuard(DeviceShare& share) : share_(share) { share_.lock(); }
+  ~DeviceLockGuard() { unlock(); }
+  DeviceLockGuard(const DeviceLockGuard&) = delete;
+  DeviceLockGuard& operator=(const DeviceLockGuard&) = delete;
+  // Gives the device to the others for a while (a launch that waits for room), and takes it back.
+  void unlock() noexcept {
+    if (held_) share_.unlock();
+    held_ = false;
+  }
+  void lock() {
+    if (!held_) share_.lock();
+    held_ = true;
+  }
+
+ private:
+  DeviceShare& share_;
+  bool held_ = true;
+};
+
+}  // namespace hit::detail
