@@ -127,6 +127,9 @@ class Runner:
         self.args = args
         self.log = []
         self.start = time.monotonic()
+        # After a command of a check timed out, the check's other commands are not run (the GPU
+        # may be hung; the budget is better spent on the next check).
+        self.timed_out = False
 
     def elapsed(self):
         return time.monotonic() - self.start
@@ -139,6 +142,11 @@ class Runner:
         if self.args.plan:
             print(f"  would run: {text}")
             record["rc"] = 0
+            return record
+        if self.timed_out:
+            print(f"  not run (an earlier command timed out): {self.display(cmd)}", flush=True)
+            record.update(rc=125, output="not run: an earlier command of the check timed out")
+            self.log.append(record)
             return record
         print(f"  $ {self.display(cmd)}", flush=True)
         full_env = dict(os.environ)
@@ -160,6 +168,7 @@ class Runner:
                 except subprocess.TimeoutExpired:
                     out = ""
             record["timed_out"] = True
+            self.timed_out = True
             out = (out or "") + f"\n[gpu-check: killed after {timeout} s]\n"
         record["seconds"] = round(time.monotonic() - t0, 2)
         record["rc"] = proc.returncode if not record["timed_out"] else 124
@@ -204,6 +213,8 @@ def why(record):
         return "not run"
     if record.get("timed_out"):
         return f"timed out: {record['command']}"
+    if record["rc"] == 125:
+        return f"not run: {record['command']}"
     if record["rc"] != 0:
         lines = [l for l in record.get("output", "").splitlines() if l.strip()]
         return f"exit {record['rc']}: {record['command']}" + (f" ({lines[-1][:160]})" if lines else "")
@@ -261,7 +272,8 @@ class Checks:
         return {"OPENBLAS_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // np))}
 
     def verdict(self, name, what, passed, figures, records, skipped=None):
-        v = "SKIP" if skipped else ("PASS" if passed else "FAIL")
+        self.r.timed_out = False
+        v = "SKIP" if skipped else ("PLAN" if self.a.plan else "PASS" if passed else "FAIL")
         line = f"{v} {name}: {skipped or figures}"
         print(line, flush=True)
         self.results.append({"name": name, "what": what, "verdict": v, "figures": skipped or figures,
