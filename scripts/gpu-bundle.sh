@@ -141,8 +141,9 @@ python3 scripts/gpu_check.py pack-tests --build "$build" --source "$root" \
   echo "hitmap++ GPU bundle"
   echo "commit: $(git rev-parse --short HEAD 2> /dev/null || echo unknown)$(git diff --quiet HEAD 2> /dev/null || echo -dirty)"
   echo "made: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(ldd --version | head -1)"
-  echo "cuda: $(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" | cut -d= -f2) ($(grep -m1 '^CMAKE_CUDA_ARCHITECTURES' "$build/CMakeCache.txt" | cut -d= -f2))"
-  echo "from the machine: $(printf '%s\n' "${left_out[@]}" | sort -u | tr '\n' ' ')"
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  echo "cuda: $("$nvcc" --version | grep -o 'release [0-9.]*'), CMAKE_CUDA_ARCHITECTURES=$(grep -m1 '^CMAKE_CUDA_ARCHITECTURES' "$build/CMakeCache.txt" | cut -d= -f2)"
+  echo "from the machine: libcuda.so.1 (the driver, opened by the CUDA runtime) $(printf '%s\n' "${left_out[@]}" | sort -u | tr '\n' ' ')"
   echo "programs: $(cd "$stage/bin/.real" && echo *)"
   echo "libraries: $(cd "$stage/lib" && echo *.so* | tr ' ' '\n' | sort | tr '\n' ' ')"
 } > "$stage/MANIFEST"

@@ -158,8 +158,10 @@ if [ -n "$bundle" ]; then
   commit=$(awk '/^commit:/ {print $2}' "$B/MANIFEST")
   bin=$B/bin
   mpiexec=$B/bin/mpiexec
-  # One host: hydra starts its proxy by fork, no ssh.
+  # One host: hydra starts its proxy by fork, no ssh. The bundle's mpiexec first on PATH (for
+  # anything that looks for one, e.g. a singleton MPI_Init).
   export HYDRA_LAUNCHER=fork
+  export PATH=$B/bin:$PATH
   # Where each library of the programs comes from, as the bundle's loader resolves them.
   for prog in hit-cholesky ref-cusolver-potrf; do
     listing=$("$B/lib/ld-linux-x86-64.so.2" --library-path "$B/lib:$HIT_BUNDLE_MACHINE_LIBS" \

@@ -106,6 +106,8 @@ def ctestfile(args):
         lines.append(f"add_test({cmake_quote(t['name'])} {command})")
         props = []
         for key, value in t["properties"].items():
+            if key == "TIMEOUT":
+                continue  # ctest --timeout (gpu-check.sh's per-command limit) applies instead
             if key == "ENVIRONMENT":
                 value = [fill(v, places) for v in value]
             props.append(f"{key} {cmake_list(value if isinstance(value, list) else [value])}")
@@ -152,8 +154,15 @@ class Runner:
         full_env = dict(os.environ)
         full_env.update(env or {})
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=full_env, start_new_session=True, errors="replace")
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, env=full_env, start_new_session=True,
+                                    errors="replace")
+        except OSError as e:
+            record.update(rc=127, output=f"cannot start {cmd[0]}: {e}")
+            self.log.append(record)
+            print(f"    cannot start: {e}", flush=True)
+            return record
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -460,7 +469,8 @@ class Checks:
 def report_markdown(args, checks, diagnosis):
     lines = []
     lines.append(f"Run by `scripts/gpu-check.sh` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
-                 f", commit {args.commit}, sizes `{args.size}`, {checks.r.elapsed():.0f} s in all.")
+                 f", commit {args.commit}, sizes `{args.size}`; the checks took "
+                 f"{checks.r.elapsed():.0f} s.")
     lines.append("")
     if diagnosis:
         lines.append("```text")
