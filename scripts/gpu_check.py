@@ -137,7 +137,9 @@ class Runner:
         return time.monotonic() - self.start
 
     def run(self, cmd, timeout=None, env=None):
-        timeout = timeout or self.args.timeout
+        # Never past the budget (plus a little): the whole run must end in time.
+        timeout = max(5, min(timeout or self.args.timeout, self.args.budget + 30 - self.elapsed()))
+        timeout = int(timeout)
         text = " ".join(shlex.quote(c) for c in cmd)
         record = {"command": self.display(cmd), "rc": None, "seconds": 0.0, "json": None,
                   "timed_out": False}
@@ -243,11 +245,23 @@ def ratio(a, b):
         return None
 
 
+def num(x):
+    """A rate or time with three significant digits (no exponent below a million)."""
+    return "n/a" if x is None else f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def nbytes(b):
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b} B"
+
+
 def per_rank_bytes(j):
     ranks = (j or {}).get("per_rank", [])
     parts = []
     for r in ranks:
-        s = f"r{r.get('rank')} h2d {r.get('h2d_bytes', 0) / 2**20:.0f} MiB d2h {r.get('d2h_bytes', 0) / 2**20:.0f} MiB"
+        s = f"r{r.get('rank')} h2d {nbytes(r.get('h2d_bytes', 0))} d2h {nbytes(r.get('d2h_bytes', 0))}"
         if "evictions" in r:
             s += f" evict {r['evictions']}"
         parts.append(s)
@@ -257,10 +271,16 @@ def per_rank_bytes(j):
 # ---- the checks --------------------------------------------------------------------------------------
 
 SIZES = {
-    "quick": {"cannon": 8192, "jacobi": 8192, "jacobi_iters": 200, "cholesky": 8192,
-              "cholesky_b": 1024, "shared": 4096, "shared_iters": 100, "mandel": 4096},
-    "full": {"cannon": 16384, "jacobi": 16384, "jacobi_iters": 200, "cholesky": 16384,
-             "cholesky_b": 1024, "shared": 8192, "shared_iters": 100, "mandel": 8192},
+    "quick": {"cannon": 8192, "cannon_check": 2048, "jacobi": 8192, "jacobi_iters": 200,
+              "jacobi_check": 1024, "cholesky": 8192, "cholesky_b": 1024, "cholesky_check": 2048,
+              "cholesky_check_b": 256, "shared": 4096, "shared_iters": 100, "mandel": 4096},
+    "full": {"cannon": 16384, "cannon_check": 2048, "jacobi": 16384, "jacobi_iters": 200,
+             "jacobi_check": 1024, "cholesky": 16384, "cholesky_b": 1024, "cholesky_check": 2048,
+             "cholesky_check_b": 256, "shared": 8192, "shared_iters": 100, "mandel": 8192},
+    # For trying the script itself on a machine without a GPU (emulated devices stand in).
+    "tiny": {"cannon": 256, "cannon_check": 128, "jacobi": 256, "jacobi_iters": 20,
+             "jacobi_check": 64, "cholesky": 256, "cholesky_b": 64, "cholesky_check": 128,
+             "cholesky_check_b": 32, "shared": 128, "shared_iters": 10, "mandel": 128},
 }
 
 
@@ -296,10 +316,10 @@ class Checks:
     def tests(self):
         what = "every test labelled `cuda` (the programs' CUDA bodies) and the CudaTest gtests"
         cmd = ["ctest", "--test-dir", self.a.ctest_dir, "-L", "cuda", "--output-on-failure",
-               "--timeout", str(self.a.timeout), "-j", "1"]
+               "--timeout", str(min(self.a.timeout, 90)), "-j", "1"]
         if self.a.ctest_regex:
             cmd += ["-R", self.a.ctest_regex]
-        rec = self.r.run(cmd, timeout=max(self.a.timeout * 3, 300))
+        rec = self.r.run(cmd, timeout=240)
         if self.a.plan:
             return self.verdict("tests", what, True, "planned", [rec])
         out = rec.get("output", "")
@@ -319,8 +339,8 @@ class Checks:
     def cannon(self):
         n = self.s["cannon"]
         what = (f"hit-cannon on one GPU (n = {n}) against cuBLAS dgemm alone (ref-cublas-gemm), "
-                "transfers included and excluded; --check at n = 2048")
-        chk = self.r.run(self.mpi(1, "hit-cannon", "--n", "2048", "--devices", "cuda:0", "--check",
+                f"transfers included and excluded; --check at n = {self.s['cannon_check']}")
+        chk = self.r.run(self.mpi(1, "hit-cannon", "--n", str(self.s["cannon_check"]), "--devices", "cuda:0", "--check",
                                   "--reps", "1", "--warmup", "0", "--json"))
         hit = self.r.run(self.mpi(1, "hit-cannon", "--n", str(n), "--devices", "cuda:0", "--reps",
                                   "5", "--warmup", "1", "--json"))
@@ -337,8 +357,8 @@ class Checks:
         with_t = ratio(f["time_s"], h["time_s"])
         kern = ratio(f["kernel_time_s"], h["time_s"])
         goal = "met" if with_t and with_t >= 0.9 else "not met"
-        figures = (f"hit {h['gflops']:.0f} GFLOP/s ({h['time_s']:.4f} s), cuBLAS with transfers "
-                   f"{f['gflops']:.0f} ({f['time_s']:.4f} s), dgemm alone {f['kernel_gflops']:.0f} "
+        figures = (f"hit {num(h['gflops'])} GFLOP/s ({h['time_s']:.4f} s), cuBLAS with transfers "
+                   f"{num(f['gflops'])} ({f['time_s']:.4f} s), dgemm alone {num(f['kernel_gflops'])} "
                    f"({f['kernel_time_s']:.4f} s); hit/ref {fmt(with_t)} with transfers "
                    f"(goal >= 0.9 {goal}), {fmt(kern)} of the dgemm alone; "
                    f"check max rel err {chk['json']['check'].get('max_rel_error', 0):.1e}")
@@ -347,8 +367,10 @@ class Checks:
     def jacobi(self):
         n, iters = self.s["jacobi"], self.s["jacobi_iters"]
         what = (f"hit-jacobi on one GPU (n = {n}, {iters} iterations) against a hand-written CUDA "
-                "Jacobi (ref-cuda-jacobi), checksums compared; --check (bit for bit) at n = 1024")
-        chk = self.r.run(self.mpi(1, "hit-jacobi", "--n", "1024", "--iters", "50", "--devices",
+                f"Jacobi (ref-cuda-jacobi), checksums compared; --check (bit for bit) at "
+                f"n = {self.s['jacobi_check']}")
+        chk = self.r.run(self.mpi(1, "hit-jacobi", "--n", str(self.s["jacobi_check"]), "--iters",
+                                  "50", "--devices",
                                   "cuda:0", "--check", "--reps", "1", "--warmup", "0", "--json"))
         hit = self.r.run(self.mpi(1, "hit-jacobi", "--n", str(n), "--iters", str(iters), "--devices",
                                   "cuda:0", "--reps", "3", "--warmup", "1", "--json"))
@@ -363,9 +385,9 @@ class Checks:
         h, f = hit["json"], ref["json"]
         same = h.get("checksum") == f.get("checksum") or (
             abs(h.get("checksum", 0) - f.get("checksum", 1)) <= 1e-12 * abs(f.get("checksum", 1)))
-        figures = (f"hit {h['mcells_per_s']:.0f} Mcell/s ({h['time_s']:.4f} s), CUDA reference "
-                   f"{f['mcells_per_s']:.0f} with transfers ({f['time_s']:.4f} s), "
-                   f"{f['kernel_mcells_per_s']:.0f} kernels alone; hit/ref "
+        figures = (f"hit {num(h['mcells_per_s'])} Mcell/s ({h['time_s']:.4f} s), CUDA reference "
+                   f"{num(f['mcells_per_s'])} with transfers ({f['time_s']:.4f} s), "
+                   f"{num(f['kernel_mcells_per_s'])} kernels alone; hit/ref "
                    f"{fmt(ratio(f['time_s'], h['time_s']))} with transfers, "
                    f"{fmt(ratio(f['kernel_time_s'], h['time_s']))} of the kernels alone; checksums "
                    f"{'equal' if same else 'DIFFER'} ({h.get('checksum')!r} vs {f.get('checksum')!r})")
@@ -374,8 +396,10 @@ class Checks:
     def cholesky(self):
         n, b = self.s["cholesky"], self.s["cholesky_b"]
         what = (f"hit-cholesky on one GPU (n = {n}, b = {b}) against cuSOLVER dpotrf alone "
-                "(ref-cusolver-potrf), transfers included and excluded; --check at n = 2048")
-        chk = self.r.run(self.mpi(1, "hit-cholesky", "--n", "2048", "--b", "256", "--devices",
+                "(ref-cusolver-potrf), transfers included and excluded; --check at "
+                f"n = {self.s['cholesky_check']}")
+        chk = self.r.run(self.mpi(1, "hit-cholesky", "--n", str(self.s["cholesky_check"]), "--b",
+                                  str(self.s["cholesky_check_b"]), "--devices",
                                   "cuda:0", "--check", "--reps", "1", "--warmup", "0", "--json"))
         hit = self.r.run(self.mpi(1, "hit-cholesky", "--n", str(n), "--b", str(b), "--devices",
                                   "cuda:0", "--reps", "3", "--warmup", "1", "--json"))
@@ -388,8 +412,8 @@ class Checks:
             bad = next(r for r, c in ((chk, True), (hit, False), (ref, True)) if not ok(r, c))
             return self.verdict("cholesky-1gpu", what, False, why(bad), recs)
         h, f = hit["json"], ref["json"]
-        figures = (f"hit {h['gflops']:.0f} GFLOP/s ({h['time_s']:.4f} s), cuSOLVER with transfers "
-                   f"{f['gflops']:.0f} ({f['time_s']:.4f} s), potrf alone {f['kernel_gflops']:.0f} "
+        figures = (f"hit {num(h['gflops'])} GFLOP/s ({h['time_s']:.4f} s), cuSOLVER with transfers "
+                   f"{num(f['gflops'])} ({f['time_s']:.4f} s), potrf alone {num(f['kernel_gflops'])} "
                    f"({f['kernel_time_s']:.4f} s); hit/ref {fmt(ratio(f['time_s'], h['time_s']))} "
                    f"with transfers, {fmt(ratio(f['kernel_time_s'], h['time_s']))} of potrf alone")
         self.verdict("cholesky-1gpu", what, True, figures, recs)
@@ -411,9 +435,9 @@ class Checks:
             bad = next(r for r in recs if not ok(r))
             return self.verdict("shared-gpu-4ranks", what, False, why(bad), recs)
         c, j = can["json"], jac["json"]
-        figures = (f"cannon {c['gflops']:.0f} GFLOP/s ({c['time_s']:.4f} s, imbalance "
+        figures = (f"cannon {num(c['gflops'])} GFLOP/s ({c['time_s']:.4f} s, imbalance "
                    f"{fmt(c.get('imbalance'))}; {per_rank_bytes(c)}), jacobi "
-                   f"{j['mcells_per_s']:.0f} Mcell/s ({j['time_s']:.4f} s; {per_rank_bytes(j)}); "
+                   f"{num(j['mcells_per_s'])} Mcell/s ({j['time_s']:.4f} s; {per_rank_bytes(j)}); "
                    "both checks passed")
         self.verdict("shared-gpu-4ranks", what, True, figures, recs)
 
@@ -436,12 +460,12 @@ class Checks:
         a, m = alone["json"], mixed["json"]
         devs = m.get("per_device", [])
         rows = sum(d.get("rows", 0) for d in devs) or 1
-        gpu = [d for d in devs if str(d.get("device", "")).startswith("cuda")]
-        gpu_rows = sum(d.get("rows", 0) for d in gpu)
+        # Rank 0 is the GPU's (cuda:0 comes first in --devices).
+        gpu_rows = sum(d.get("rows", 0) for d in devs if d.get("rank") == 0)
         share = ", ".join(f"{d.get('device')} {100 * d.get('rows', 0) / rows:.0f}% of rows "
                           f"({d.get('packages', 0)} packages)" for d in devs)
-        figures = (f"GPU alone {a['mcells_per_s']:.0f} Mpixel/s ({a['time_s']:.4f} s), GPU + 2 CPU "
-                   f"ranks {m['mcells_per_s']:.0f} ({m['time_s']:.4f} s, "
+        figures = (f"GPU alone {num(a['mcells_per_s'])} Mpixel/s ({a['time_s']:.4f} s), GPU + 2 CPU "
+                   f"ranks {num(m['mcells_per_s'])} ({m['time_s']:.4f} s, "
                    f"x{fmt(ratio(a['time_s'], m['time_s']))}); {share}")
         self.verdict("packages-gpu-cpu", what, gpu_rows > 0, figures, recs)
 

@@ -21,12 +21,14 @@ hit_gpu_check_no_gpu(no_gpu ".+" "")
 hit_gpu_check_no_gpu(smi_fails "nvidia-smi -L failed: NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver\\." ${_gpu_check_fake}/fails)
 hit_gpu_check_no_gpu(no_devices "nvidia-smi -L lists no GPU" ${_gpu_check_fake}/empty)
 # The checks' logic (verdicts, figures, time limits, the results page and $OUT) with stand-in
-# programs that print what the real ones print on a GPU (apps/gpu_check_fake.py).
+# programs that print what the real ones print on a GPU, then with the real programs on an
+# emulated device in place of the GPU (apps/gpu_check_fake.py).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
   add_test(NAME cli.gpu_check.logic
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/gpu_check_fake.py
-                   ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gpu_check_logic)
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gpu_check_logic ${HIT_BIN}
+                   ${MPIEXEC_EXECUTABLE})
   set_tests_properties(cli.gpu_check.logic PROPERTIES LABELS "cli" TIMEOUT 180
                        PASS_REGULAR_EXPRESSION "gpu_check_fake: passed")
 endif()

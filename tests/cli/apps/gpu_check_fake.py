@@ -2,12 +2,16 @@
 without a GPU: the programs are stand-ins printing the JSON the real ones print, so the verdicts,
 the figures, the time limits, the results file and the copies in $OUT are all exercised.
 
-    gpu_check_fake.py SOURCE_DIR WORK_DIR
+    gpu_check_fake.py SOURCE_DIR WORK_DIR [HIT_BIN MPIEXEC]
 
 Run 1: every check passes (six PASS lines, exit 0, the results section of a copy of
 docs/gpu-results.md rewritten, gpu-results.json/.md and gpu-commands.log in the out folder).
 Run 2: the Jacobi reference's checksum differs and hit-packages hangs past the time limit: FAIL,
 FAIL (timed out, the check's second command not started), exit 1. Run 3: no budget left: SKIP.
+Run 4 (with HIT_BIN and MPIEXEC): the real hit-* programs under the real mpiexec, cuda:0 replaced
+by an emulated device, at --size tiny, the references still stand-ins (the Jacobi one computes the
+grid and its checksum in Python, in the CUDA reference's order): every check passes, so the fields
+read from the programs' JSON are the ones they print.
 """
 import json
 import os
@@ -23,10 +27,16 @@ args = sys.argv[1:]
 mode = os.environ.get("FAKE_MODE", "good")
 def arg(k, d=None):
     return args[args.index(k) + 1] if k in args else d
+hit_bin = os.environ.get("FAKE_HIT_BIN")
 if name == "mpiexec":
+    if hit_bin:
+        os.execv(os.environ["FAKE_MPIEXEC"], [os.environ["FAKE_MPIEXEC"]] + args)
     np = int(args[1])
     os.environ["FAKE_NP"] = str(np)
     os.execv(args[2], args[2:])
+if hit_bin and name.startswith("hit-"):
+    real = os.path.join(hit_bin, name)
+    os.execv(real, [real] + [a.replace("cuda:0", "emu:0") for a in args])
 n = int(arg("--n", 64))
 np = int(os.environ.get("FAKE_NP", 1))
 check = {"ran": "--check" in args, "passed": True, "max_rel_error": 1e-15}
@@ -55,6 +65,24 @@ elif name.startswith("ref-"):
            "kernel_mcells_per_s": 1500.0, "check": {"ran": "--check" in args, "passed": True}}
     if name == "ref-cuda-jacobi":
         out["checksum"] = 12345.678901234567 if mode == "good" else 12345.6
+        if hit_bin:  # the grid itself, as ref-cuda-jacobi computes it
+            iters = int(arg("--iters"))
+            def init(i, j):
+                if i == 0:
+                    return 1.0
+                return i / n if (i == n - 1 or j == 0 or j == n - 1) else 0.0
+            u = [init(i, j) for i in range(n) for j in range(n)]
+            v = list(u)
+            for it in range(iters):
+                a, b = (u, v) if it % 2 == 0 else (v, u)
+                for i in range(1, n - 1):
+                    for j in range(1, n - 1):
+                        c = i * n + j
+                        b[c] = 0.25 * (a[c - n] + a[c + n] + a[c - 1] + a[c + 1])
+            total = 0.0
+            for x in (u if iters % 2 == 0 else v):
+                total += x
+            out["checksum"] = total
 print("some human line first")
 print(json.dumps(out))
 '''
@@ -80,7 +108,7 @@ def make_fake(work):
     return bin_dir, ctest_dir
 
 
-def run(source, work, bin_dir, ctest_dir, mode, extra):
+def run(source, work, bin_dir, ctest_dir, mode, extra, env_extra=None):
     docs = os.path.join(work, f"gpu-results-{mode}.md")
     shutil.copy(os.path.join(source, "docs", "gpu-results.md"), docs)
     out_dir = os.path.join(work, f"out-{mode}")
@@ -88,7 +116,7 @@ def run(source, work, bin_dir, ctest_dir, mode, extra):
     diag = os.path.join(work, "diagnosis.txt")
     with open(diag, "w") as f:
         f.write("GPU: 0, NVIDIA H100 80GB HBM3, 580.159.03, 81559 MiB, 9.0\n")
-    env = dict(os.environ, FAKE_MODE=mode)
+    env = dict(os.environ, FAKE_MODE=mode, **(env_extra or {}))
     cmd = [sys.executable, os.path.join(source, "scripts", "gpu_check.py"), "run", "--bin", bin_dir,
            "--mpiexec", os.path.join(bin_dir, "mpiexec"), "--ctest-dir", ctest_dir, "--docs", docs,
            "--out", out_dir, "--commit", "abc1234", "--diagnosis", diag, *extra]
@@ -143,6 +171,15 @@ def main():
     expect(p.returncode == 0, "a skipped check is no failure")
     expect(re.search(r"^SKIP cannon-1gpu: the time budget \(5 s\) is spent", p.stdout, re.M),
            "budget spent: SKIP")
+    if len(sys.argv) > 4:
+        hit_bin, mpiexec = os.path.abspath(sys.argv[3]), sys.argv[4]
+        p, docs, out_dir = run(source, work, bin_dir, ctest_dir, "good", ["--size", "tiny"],
+                               {"FAKE_HIT_BIN": hit_bin, "FAKE_MPIEXEC": mpiexec,
+                                "OPENBLAS_NUM_THREADS": "1"})
+        verdicts = re.findall(r"^(PASS|FAIL|SKIP) (\S+):", p.stdout, re.M)
+        expect(p.returncode == 0 and [v for v, _ in verdicts] == ["PASS"] * 6,
+               f"the real programs on emulated devices: six PASS lines, got {verdicts}")
+        expect("checksums equal" in p.stdout, "hit-jacobi's checksum is the reference's")
     print("gpu_check_fake: passed")
 
 
