@@ -123,7 +123,8 @@ for lib in "${machine_libs[@]}"; do
     if [ -e "$d/$lib" ]; then where=$d; break; fi
   done
   if [ -z "$where" ]; then
-    where=$(ldconfig -p 2> /dev/null | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
+    where=$( (ldconfig -p || /sbin/ldconfig -p) 2> /dev/null |
+      awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}' || true)
     where=${where:+$(dirname "$where")}
   fi
   if [ -z "$where" ]; then

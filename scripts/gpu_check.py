@@ -136,30 +136,33 @@ class Runner:
     def elapsed(self):
         return time.monotonic() - self.start
 
-    def run(self, cmd, timeout=None, env=None):
+    def run(self, cmd, timeout=None, env=None, cwd=None):
         # Never past the budget (plus a little): the whole run must end in time.
         timeout = max(5, min(timeout or self.args.timeout, self.args.budget + 30 - self.elapsed()))
         timeout = int(timeout)
         text = " ".join(shlex.quote(c) for c in cmd)
-        record = {"command": self.display(cmd), "rc": None, "seconds": 0.0, "json": None,
-                  "timed_out": False}
+        shown = self.display(cmd)
+        if cwd:
+            shown = f"(cd {shlex.quote(os.path.relpath(cwd, ROOT))} && {shown})"
+            text = f"(cd {shlex.quote(cwd)} && {text})"
+        record = {"command": shown, "rc": None, "seconds": 0.0, "json": None, "timed_out": False}
         if self.args.plan:
             print(f"  would run: {text}")
             record["rc"] = 0
             return record
         if self.timed_out:
-            print(f"  not run (an earlier command timed out): {self.display(cmd)}", flush=True)
+            print(f"  not run (an earlier command timed out): {shown}", flush=True)
             record.update(rc=125, output="not run: an earlier command of the check timed out")
             self.log.append(record)
             return record
-        print(f"  $ {self.display(cmd)}", flush=True)
+        print(f"  $ {shown}", flush=True)
         full_env = dict(os.environ)
         full_env.update(env or {})
         t0 = time.monotonic()
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     text=True, env=full_env, start_new_session=True,
-                                    errors="replace")
+                                    errors="replace", cwd=cwd)
         except OSError as e:
             record.update(rc=127, output=f"cannot start {cmd[0]}: {e}")
             self.log.append(record)
@@ -315,11 +318,12 @@ class Checks:
     # ctest -L cuda over the bundle's (or the build's) tests
     def tests(self):
         what = "every test labelled `cuda` (the programs' CUDA bodies) and the CudaTest gtests"
-        cmd = ["ctest", "--test-dir", self.a.ctest_dir, "-L", "cuda", "--output-on-failure",
-               "--timeout", str(min(self.a.timeout, 90)), "-j", "1"]
+        # In the tests' folder rather than --test-dir, which older ctest lacks.
+        cmd = ["ctest", "-L", "cuda", "--output-on-failure", "--timeout",
+               str(min(self.a.timeout, 90)), "-j", "1"]
         if self.a.ctest_regex:
             cmd += ["-R", self.a.ctest_regex]
-        rec = self.r.run(cmd, timeout=240)
+        rec = self.r.run(cmd, timeout=240, cwd=self.a.ctest_dir)
         if self.a.plan:
             return self.verdict("tests", what, True, "planned", [rec])
         out = rec.get("output", "")
