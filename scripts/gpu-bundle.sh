@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-build=build-gpu
+build="build-gpu"
 output=gpu-bundle.tar.xz
 do_build=1
 build_only=0
@@ -140,6 +140,7 @@ python3 scripts/gpu_check.py pack-tests --build "$build" --source "$root" \
 {
   echo "hitmap++ GPU bundle"
   echo "commit: $(git rev-parse --short HEAD 2> /dev/null || echo unknown)$(git diff --quiet HEAD 2> /dev/null || echo -dirty)"
+  # shellcheck disable=SC1091
   echo "made: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(ldd --version | head -1)"
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   echo "cuda: $("$nvcc" --version | grep -o 'release [0-9.]*'), CMAKE_CUDA_ARCHITECTURES=$(grep -m1 '^CMAKE_CUDA_ARCHITECTURES' "$build/CMakeCache.txt" | cut -d= -f2)"

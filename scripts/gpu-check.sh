@@ -83,6 +83,7 @@ diag=$work/diagnosis.txt
 say() { echo "$*" | tee -a "$diag"; }
 
 # ---- what this machine is ------------------------------------------------------------------------
+# shellcheck disable=SC1091
 os=$( (. /etc/os-release 2> /dev/null && echo "${PRETTY_NAME:-$ID}") || uname -s)
 libc=$(getconf GNU_LIBC_VERSION 2> /dev/null || ldd --version 2> /dev/null | head -1 || echo unknown)
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2> /dev/null || echo unknown)
@@ -91,6 +92,7 @@ say "C library: $libc"
 if [ -n "$reason" ]; then
   say "GPU: none ($reason)"
 else
+  nvidia-smi 2>&1 || true
   while IFS= read -r line; do say "GPU: $line"; done < <(nvidia-smi \
     --query-gpu=index,name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 ||
     nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1)
@@ -141,7 +143,6 @@ say "from the machine: ${machine_libs[*]} in ${HIT_BUNDLE_MACHINE_LIBS:-(none fo
 if [ -z "$bundle" ]; then
   if [ -f gpu-bundle.tar.xz ]; then bundle=gpu-bundle.tar.xz; fi
 fi
-mpiexec_env=()
 if [ -n "$bundle" ]; then
   if [ -d "$bundle" ]; then
     B=$(cd "$bundle" && pwd)

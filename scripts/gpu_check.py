@@ -546,6 +546,9 @@ def run(args):
         if args.docs:
             with open(args.docs) as src, open(os.path.join(args.out, "gpu-results.md"), "w") as dst:
                 dst.write(src.read())
+    print("gpu-check: verdicts")
+    for r in checks.results:
+        print(f"{r['verdict']} {r['name']}: {r['figures']}")
     failed = [r["name"] for r in checks.results if r["verdict"] == "FAIL"]
     print(f"gpu-check: {len(checks.results) - len(failed)} of {len(checks.results)} checks without "
           f"failure" + (f"; failed: {' '.join(failed)}" if failed else ""))

@@ -20,6 +20,7 @@ echo "proof: unpacked $(basename "$bundle") into $root: $(cd "$root" && echo *)"
 mkdir -p "$root/proc" "$root/sys" "$root/dev/shm" "$root/machine/cuda" "$root/tmp"
 
 echo "proof: 1. chroot $root (only the bundle inside)"
+# shellcheck disable=SC2016 # the inner shell expands them
 unshare --mount --fork env -i PATH=/bin:/usr/sbin:/usr/bin:/sbin HIT_BUNDLE_MACHINE_LIBS=/machine/cuda HYDRA_LAUNCHER=fork \
   OPENBLAS_NUM_THREADS=1 HOME=/tmp ROOT="$root" CUDA_LIB="$cuda_lib" /bin/sh -c '
   set -e
