@@ -203,6 +203,19 @@ else
       --mpiexec "$mpiexec" --source "$root" --dir "$work/ctest"
   fi
 fi
+# What hitmap++ itself sees (hit-info: the GPUs found, or why none).
+if [ -x "$bin/hit-info" ]; then
+  seen=$("$bin/hit-info" --json 2> /dev/null | python3 -c '
+import json, sys
+for node in json.load(sys.stdin)["nodes"]:
+    gpus = node.get("gpus") or []
+    if gpus:
+        print(str(len(gpus)) + " GPU(s): " + json.dumps(gpus))
+    else:
+        print("no GPU (" + node.get("gpu_note", "") + ")")
+' 2>&1 || true)
+  say "hitmap++ sees: ${seen:-nothing (hit-info --json failed)}"
+fi
 say "setup took $(($(date +%s) - started)) s"
 
 # ---- the checks ---------------------------------------------------------------------------------------
