@@ -231,7 +231,7 @@ def why(record):
         return f"not run: {record['command']}"
     if record["rc"] != 0:
         lines = [l for l in record.get("output", "").splitlines() if l.strip()]
-        return f"exit {record['rc']}: {record['command']}" + (f" ({lines[-1][:160]})" if lines else "")
+        return f"exit {record['rc']}: {record['command']}" + (f" ({lines[-1][:240]})" if lines else "")
     if record.get("json") is None:
         return f"no JSON: {record['command']}"
     return f"check failed: {record['command']}"
