@@ -73,6 +73,7 @@ fi
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT"
   exec > >(tee "$OUT/gpu-check.log") 2>&1
+  tee_pid=$!
 fi
 started=$(date +%s)
 work=$root/.gpu-check
@@ -94,7 +95,7 @@ if [ -n "$reason" ]; then
 else
   nvidia-smi 2>&1 || true
   while IFS= read -r line; do say "GPU: $line"; done < <(nvidia-smi \
-    --query-gpu=index,name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 ||
+    --query-gpu=index,name,driver_version,memory.total,compute_cap --format=csv,noheader 2> /dev/null ||
     nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1)
 fi
 nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2> /dev/null || true)
@@ -228,4 +229,8 @@ if [ -n "$commit" ]; then run_args+=(--commit "$commit"); fi
 status=0
 python3 scripts/gpu_check.py run "${run_args[@]}" || status=$?
 echo "gpu-check: $(($(date +%s) - started)) s in all"
+if [ -n "${tee_pid:-}" ]; then
+  exec > /dev/null 2>&1  # the log in $OUT complete before this script ends
+  wait "$tee_pid" || true
+fi
 exit "$status"
