@@ -59,7 +59,8 @@ inline Args parse(const char* prog, int argc, char** argv) {
     else
       die(prog, "unknown argument '" + k + "'");
   }
-  if (a.n < 1 || a.reps < 1 || a.warmup < 0 || a.iters < 0) die(prog, "bad --n, --reps, --warmup or --iters");
+  if (a.n < 1 || a.reps < 1 || a.warmup < 0 || a.iters < 0)
+    die(prog, "bad --n, --reps, --warmup or --iters");
   return a;
 }
 

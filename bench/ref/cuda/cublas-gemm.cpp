@@ -19,10 +19,13 @@ namespace {
 
 constexpr const char* kProg = "ref-cublas-gemm";
 
-void check(cudaError_t e, const char* call) { hit::ref::cuda_check(kProg, e, call); }
+void check(cudaError_t e, const char* call) {
+  hit::ref::cuda_check(kProg, e, call);
+}
 void check(cublasStatus_t s, const char* call) {
   if (s != CUBLAS_STATUS_SUCCESS) {
-    hit::ref::die(kProg, std::string(call) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
+    hit::ref::die(kProg,
+                  std::string(call) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
   }
 }
 
@@ -109,7 +112,8 @@ int main(int argc, char** argv) {
 
   const double t = hit::ref::median(with_copies);
   const double tk = hit::ref::median(kernel);
-  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  const double flops =
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
   std::printf(
       "{\"app\":\"ref-cublas-gemm\",\"device\":\"%s\",\"n\":%ld,\"reps\":%d,"
       "\"time_s\":%.6f,\"time_min_s\":%.6f,\"time_max_s\":%.6f,\"gflops\":%.3f,"

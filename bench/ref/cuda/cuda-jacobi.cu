@@ -23,7 +23,9 @@ namespace {
 
 constexpr const char* kProg = "ref-cuda-jacobi";
 
-void check(cudaError_t e, const char* call) { hit::ref::cuda_check(kProg, e, call); }
+void check(cudaError_t e, const char* call) {
+  hit::ref::cuda_check(kProg, e, call);
+}
 
 double initial_value(long i, long j, long n) {
   if (i == 0) return 1.0;

@@ -19,7 +19,9 @@ namespace {
 
 constexpr const char* kProg = "ref-cusolver-potrf";
 
-void check(cudaError_t e, const char* call) { hit::ref::cuda_check(kProg, e, call); }
+void check(cudaError_t e, const char* call) {
+  hit::ref::cuda_check(kProg, e, call);
+}
 void check(cusolverStatus_t s, const char* call) {
   if (s != CUSOLVER_STATUS_SUCCESS) {
     hit::ref::die(kProg,
@@ -75,7 +77,8 @@ int main(int argc, char** argv) {
   int info = 0;
   for (int rep = 0; rep < args.warmup + args.reps; ++rep) {
     // Kernel alone: A restored on the GPU first (not timed).
-    check(cudaMemcpyAsync(da, pristine, bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(da, pristine, bytes, cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpyAsync");
     check(cudaEventRecord(e0, stream), "cudaEventRecord");
     check(cusolverDnDpotrf(handle, CUBLAS_FILL_MODE_LOWER, ni, da, ni, work, lwork, dinfo),
           "cusolverDnDpotrf");
