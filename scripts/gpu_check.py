@@ -425,24 +425,35 @@ class Checks:
     def shared(self):
         n, iters = self.s["shared"], self.s["shared_iters"]
         what = (f"four processes sharing one GPU (cuda:0*4): hit-cannon n = {n} and hit-jacobi "
-                f"n = {n}, {iters} iterations, both with --check; per-rank host<->device bytes")
+                f"n = {n}, {iters} iterations, both with --check, against one process alone on the "
+                "GPU; per-rank host<->device bytes")
         env = self.blas_env(4)
         can = self.r.run(self.mpi(4, "hit-cannon", "--n", str(n), "--devices", "cuda:0*4",
                                   "--check", "--reps", "3", "--warmup", "1", "--json"), env=env)
         jac = self.r.run(self.mpi(4, "hit-jacobi", "--n", str(n), "--iters", str(iters),
                                   "--devices", "cuda:0*4", "--check", "--reps", "3", "--warmup", "1",
                                   "--json"), env=env)
-        recs = [can, jac]
+        can1 = self.r.run(self.mpi(1, "hit-cannon", "--n", str(n), "--devices", "cuda:0", "--reps",
+                                   "3", "--warmup", "1", "--json"))
+        jac1 = self.r.run(self.mpi(1, "hit-jacobi", "--n", str(n), "--iters", str(iters),
+                                   "--devices", "cuda:0", "--reps", "3", "--warmup", "1", "--json"))
+        recs = [can, jac, can1, jac1]
         if self.a.plan:
             return self.verdict("shared-gpu-4ranks", what, True, "planned", recs)
         if not (ok(can) and ok(jac)):
             bad = next(r for r in recs if not ok(r))
             return self.verdict("shared-gpu-4ranks", what, False, why(bad), recs)
         c, j = can["json"], jac["json"]
-        figures = (f"cannon {num(c['gflops'])} GFLOP/s ({c['time_s']:.4f} s, imbalance "
-                   f"{fmt(c.get('imbalance'))}; {per_rank_bytes(c)}), jacobi "
-                   f"{num(j['mcells_per_s'])} Mcell/s ({j['time_s']:.4f} s; {per_rank_bytes(j)}); "
-                   "both checks passed")
+
+        def alone(rec, four):
+            if not ok(rec, check=False):
+                return "one process alone: " + why(rec)
+            return f"x{fmt(ratio(four['time_s'], rec['json']['time_s']))} the time of one process alone"
+
+        figures = (f"cannon {num(c['gflops'])} GFLOP/s ({c['time_s']:.4f} s, {alone(can1, c)}, "
+                   f"imbalance {fmt(c.get('imbalance'))}; {per_rank_bytes(c)}), jacobi "
+                   f"{num(j['mcells_per_s'])} Mcell/s ({j['time_s']:.4f} s, {alone(jac1, j)}; "
+                   f"{per_rank_bytes(j)}); both checks passed")
         self.verdict("shared-gpu-4ranks", what, True, figures, recs)
 
     def packages(self):
