@@ -36,7 +36,7 @@ while (($#)); do
     --no-build) do_build=0; shift ;;
     --build-only) build_only=1; shift ;;
     --jobs) jobs=$2; shift 2 ;;
-    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "gpu-bundle: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

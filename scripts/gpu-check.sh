@@ -20,7 +20,7 @@
 #
 # Without a GPU it says so and exits 0, running nothing.
 #
-#   bash scripts/gpu-check.sh [--bundle FILE|DIR] [--size quick|full] [--only a,b] [--plan]
+#   bash scripts/gpu-check.sh [--bundle FILE|DIR] [--size quick|full|tiny] [--only a,b] [--plan]
 #                             [--timeout S] [--budget S]
 # --plan prints the commands it would run (even without a GPU); HIT_GPU_CHECK_FORCE=1 runs the
 # checks where no GPU is seen (they fail: for testing this script).
@@ -42,7 +42,7 @@ while (($#)); do
     --plan) plan=1; shift ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --budget) budget_s=$2; shift 2 ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
