@@ -327,11 +327,13 @@ class Checks:
         if self.a.plan:
             return self.verdict("tests", what, True, "planned", [rec])
         out = rec.get("output", "")
-        m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", out)
+        # "100% tests passed, 0 tests failed out of 11" (CTest 3.x) or "100% tests passed out of
+        # 11" (CTest 4 when none failed).
+        m = re.search(r"(\d+)% tests passed(?:, (\d+) tests? failed)? out of (\d+)", out)
         not_run = re.findall(r"^\s*\d+ - (\S+) \((?:Skipped|Not Run|Disabled)\)", out, re.M)
         if not m:
             return self.verdict("tests", what, False, why(rec), [rec])
-        failed, total = int(m.group(2)), int(m.group(3))
+        failed, total = int(m.group(2) or 0), int(m.group(3))
         passed = failed == 0 and not not_run and total > 0 and rec["rc"] == 0
         figures = f"{total - failed - len(not_run)}/{total} passed"
         if not_run:
