@@ -18,7 +18,7 @@ Writes bench/results/shared.json and, with --update-docs, the "shared" section o
 docs/benchmarks.md.
 
     python3 bench/shared/shared_bench.py [--runs 3] [--baseline /path/to/old/build] [--update-docs]
-        [--cannon-n 2048] [--jacobi-n 4096] [--iters 10] [--bw 10GB/s]
+        [--cannon-n 2048] [--jacobi-n 4096] [--iters 10] [--bw 10GB/s] [--from-json]
 """
 import argparse
 import json
@@ -77,7 +77,16 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--bw", default="10GB/s")
     ap.add_argument("--update-docs", action="store_true")
+    ap.add_argument("--from-json", action="store_true",
+                    help="print (and with --update-docs write) the table of bench/results/shared.json")
     args = ap.parse_args()
+    if args.from_json:
+        with open(os.path.join(ROOT, "bench", "results", "shared.json")) as f:
+            text = table(json.load(f))
+        print(text)
+        if args.update_docs:
+            update_docs(text)
+        return
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     bindir = os.path.join(args.build, "bin")
 
