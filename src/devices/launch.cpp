@@ -475,7 +475,7 @@ LaunchRecord run_launch(
           }
           break;
         } catch (const Error& e) {
-          if (e.kind() != ErrorKind::out_of_memory) throw;
+          if (e.kind() != ErrorKind::out_of_memory || !tally.allocating) throw;
           if (residency.make_room(lock, tally, kernel)) {
             // The others had the device meanwhile: the launch's critical section starts again.
             const auto again = steady::now();

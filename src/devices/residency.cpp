@@ -218,12 +218,14 @@ std::uint64_t LaunchResidency::placed_bytes() const noexcept {
   return n;
 }
 
-void LaunchResidency::place(AllocationTally& /*tally*/) {
+void LaunchResidency::place(AllocationTally& tally) {
   bool placed = false;
   for (ResidentState* s : *this) {
     if (s->on_device()) continue;
     // (Its bytes are counted among the resident ones when this fails, not as asked.)
+    tally.allocating = true;
     s->device_data = dev_.allocate(s->bytes);
+    tally.allocating = false;
     s->host_modified = true;  // the new copy holds nothing yet
     s->device_modified = false;
     placed = true;

@@ -81,6 +81,9 @@ Shape copy_back_region(const Shape& own, const Shape& domain);
 struct AllocationTally {
   std::uint64_t allocated = 0;  // by this attempt so far (freed again when it failed)
   std::uint64_t asked = 0;      // by the allocation that failed
+  // An allocation was under way: an out-of-memory error came from the device, not from a
+  // partition that found its own budget too small (which no room from others can cure).
+  bool allocating = false;
 };
 
 // Device memory of one launch, freed when it goes (after the device has finished with it).
@@ -97,12 +100,16 @@ class Buffers {
   Buffers(const Buffers&) = delete;
   Buffers& operator=(const Buffers&) = delete;
   void* get(std::size_t bytes) {
-    if (tally_ != nullptr) tally_->asked = bytes;
+    if (tally_ != nullptr) {
+      tally_->asked = bytes;
+      tally_->allocating = true;
+    }
     void* p = dev_.allocate(bytes);
     held_.emplace_back(p, bytes);
     if (tally_ != nullptr) {
       tally_->allocated += bytes;
       tally_->asked = 0;
+      tally_->allocating = false;
     }
     return p;
   }
