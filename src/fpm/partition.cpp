@@ -616,4 +616,15 @@ Distribution partition(const std::string& algorithm, std::span<const Model> mode
   return out;
 }
 
+void check_partitioner(const std::string& algorithm) {
+  const std::vector<Model> one{Model::constant_speed(1.0)};
+  try {
+    (void)partition(algorithm, one, 1);
+  } catch (const Error& e) {
+    // Names, keys and values are Error(plugin) or a spec that does not parse; anything else is
+    // about the trial problem, not the name.
+    if (e.kind() == ErrorKind::plugin || e.kind() == ErrorKind::parse) throw;
+  }
+}
+
 }  // namespace hit::fpm

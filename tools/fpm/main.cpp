@@ -617,6 +617,10 @@ int body(hit::Environment& env, int argc, char** argv) {
   }
   if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-fpm")) return hit::exit_ok;
   m.has_n = n_opt->count() > 0;
+  // Partitioner names are checked before any model is read or measured (plot checks its --algorithm
+  // even without --n, where it would draw no partition).
+  if (*part || *plot) fpm::check_partitioner(m.algorithm);
+  if (*hier && !h.algorithm.empty()) fpm::check_partitioner(h.algorithm);
   if (*build) return run_build(env, b);
   if (*part) return run_partition(env, m);
   if (*hier) return run_hierarchical(env, h);
