@@ -14,6 +14,14 @@ foreach(algo even proportional geometric numerical exact dp "geometric:bisection
   set_tests_properties(cli.fpm.partition.json.${name} PROPERTIES LABELS cli)
 endforeach()
 
+# A device that takes nothing (`# capacity: 0`, no points) gets 0 units from every partitioner.
+foreach(algo even proportional geometric numerical exact dp)
+  add_test(NAME cli.fpm.partition.capacity_zero.${algo}
+           COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DWORK=${fpm_work}/capacity_zero_${algo}
+                   -DCASE=capacity_zero -DALGO=${algo} -P ${fpm_check})
+  set_tests_properties(cli.fpm.partition.capacity_zero.${algo} PROPERTIES LABELS cli)
+endforeach()
+
 # Bad input: a non-zero exit and one line that says what is wrong.
 function(fpm_error_test name expect)
   string(REPLACE ";" "|" args "${ARGN}")
