@@ -279,3 +279,41 @@ hit_jacobi_check(out_of_core_one_small_device 4 --n 256 --iters 5 --partition ou
 hit_app_error(cannon out_of_core_too_small_on_rank1
               "rank 1: partition 'outOfCore' of .*not even one row fits the device budget"
               "--n|512|--partition|outOfCore|--devices|cpu,emu:0(mem=16KiB),cpu,cpu")
+
+# An output file the user made read-only is not replaced (renaming a temporary over it needs only
+# the folder's permission): one line naming the file on every rank, the file untouched.
+set(_readonly ${CMAKE_CURRENT_LIST_DIR}/common/readonly_check.cmake)
+set(_readonly_dir ${CMAKE_CURRENT_BINARY_DIR}/readonly)
+function(hit_readonly_output program name np file expect args)
+  add_test(NAME cli.${program}.error.readonly_${name}.np${np}
+           COMMAND ${CMAKE_COMMAND} -DFILE=${file} -DPROGRAM=${HIT_BIN}/hit-${program}
+                   -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np} "-DARGS=${args}" "-DEXPECT=${expect}"
+                   -P ${_readonly})
+  set_tests_properties(cli.${program}.error.readonly_${name}.np${np} PROPERTIES
+                       LABELS "cli;apps" TIMEOUT 120 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+endfunction()
+foreach(np 1 4)
+  set(f ${_readonly_dir}/cannon_c_np${np}.raw)
+  hit_readonly_output(cannon c_out ${np} ${f}
+                      "cannot write C \\(--c-out\\) '${f}': the file exists and is read-only"
+                      "--n|8|--reps|1|--warmup|0|--c-out|${f}")
+  set(f ${_readonly_dir}/cholesky_l_np${np}.raw)
+  hit_readonly_output(cholesky c_out ${np} ${f}
+                      "cannot write L \\(--c-out\\) '${f}': the file exists and is read-only"
+                      "--n|8|--reps|1|--warmup|0|--c-out|${f}")
+  set(f ${_readonly_dir}/linsolve_x_np${np}.raw)
+  hit_readonly_output(linsolve x_out ${np} ${f}
+                      "cannot write x \\(--out\\) '${f}': the file exists and is read-only"
+                      "--n|8|--iters|2|--reps|1|--warmup|0|--out|${f}")
+  set(f ${_readonly_dir}/jacobi_np${np}.raw)
+  hit_readonly_output(jacobi out ${np} ${f}
+                      "cannot write grid \\(--out\\) '${f}': the file exists and is read-only"
+                      "--n|8|--iters|2|--reps|1|--warmup|0|--out|${f}")
+  set(f ${_readonly_dir}/jacobi_svg_np${np}.svg)
+  hit_readonly_output(jacobi svg ${np} ${f} "cannot write file '${f}': the file exists and is read-only"
+                      "--n|8|--iters|2|--reps|1|--warmup|0|--svg|${f}")
+  set(f ${_readonly_dir}/fpm_model_np${np}-0.csv)
+  hit_readonly_output(fpm build_out ${np} ${f}
+                      "cannot write model file \\(--out\\) '${f}': the file exists and is read-only"
+                      "build|--max|4|--points|1|--out|${_readonly_dir}/fpm_model_np${np}-{rank}.csv")
+endforeach()
