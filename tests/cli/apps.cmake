@@ -317,3 +317,28 @@ foreach(np 1 4)
                       "cannot write model file \\(--out\\) '${f}': the file exists and is read-only"
                       "build|--max|4|--points|1|--out|${_readonly_dir}/fpm_model_np${np}-{rank}.csv")
 endforeach()
+
+# --seed is a whole number from 0: a negative or too large seed is an error on every rank (CLI11
+# took -1 as 2^64 - 1, silently; ref-cannon's strtoul did the same).
+foreach(program cannon summa jacobi linsolve cholesky packages)
+  hit_app_error(${program} seed_negative "--seed: '-1' is not a whole number from 0 to" "--n|8|--seed|-1")
+  hit_app_error(${program} seed_too_large
+                "--seed: '18446744073709551616' is not a whole number from 0 to 9223372036854775807 \\(too large\\)"
+                "--n|8|--seed|18446744073709551616")
+endforeach()
+add_test(NAME cli.ref-cannon.error.seed_negative
+         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/ref-cannon -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
+                 "-DARGS=--n|8|--seed|-1"
+                 "-DEXPECT=--seed '-1' is not a whole number from 0 to 18446744073709551615"
+                 -P ${_errcheck})
+set_tests_properties(cli.ref-cannon.error.seed_negative PROPERTIES LABELS "cli;apps" TIMEOUT 60)
+foreach(ref pdgemm pdpotrf)
+  if(TARGET ref-${ref})
+    add_test(NAME cli.ref-${ref}.error.seed_negative
+             COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/ref-${ref} -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                     -DNP=2 "-DARGS=--n|8|--nb|4|--seed|-1"
+                     "-DEXPECT=--seed '-1' is not a whole number from 0 to 2147483647"
+                     -P ${_errcheck})
+    set_tests_properties(cli.ref-${ref}.error.seed_negative PROPERTIES LABELS "cli;apps" TIMEOUT 60)
+  endif()
+endforeach()
