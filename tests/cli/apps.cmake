@@ -342,3 +342,26 @@ foreach(ref pdgemm pdpotrf)
     set_tests_properties(cli.ref-${ref}.error.seed_negative PROPERTIES LABELS "cli;apps" TIMEOUT 60)
   endif()
 endforeach()
+
+# A NaN or an infinity in an input matrix is refused on every rank, naming the file and the first
+# such element (OpenBLAS's potrf took a NaN pivot and hit-cholesky exited 0, writing NaNs with
+# --c-out; the products carried them into C).
+if(Python3_Interpreter_FOUND)
+  set(_nonfinite_dir ${CMAKE_CURRENT_BINARY_DIR}/nonfinite)
+  # name; program; process count; file; type; n; i; j; value; message (regex); arguments
+  foreach(case
+      "cholesky_nan|cholesky|4|a_nan.raw|double|8|5|2|nan|A \\(--a\\) '[^']*a_nan.raw': element \\[5, 2\\] \\(position 42 of the file\\) is NaN|--n|8|--b|4|--reps|1|--warmup|0|--a|{file}|--c-out|{work}/l_nan.raw"
+      "cholesky_nan_np1|cholesky|1|a_nan1.raw|double|8|0|0|nan|element \\[0, 0\\] \\(position 0 of the file\\) is NaN|--n|8|--reps|1|--warmup|0|--a|{file}|--c-out|{work}/l_nan1.raw"
+      "cannon_inf|cannon|4|b_inf.raw|double|8|7|7|inf|B \\(--b\\) '[^']*b_inf.raw': element \\[7, 7\\] \\(position 63 of the file\\) is \\+inf|--n|8|--reps|1|--warmup|0|--b|{file}|--c-out|{work}/c_inf.raw"
+      "cannon_float_nan|cannon|4|a_nan_float.raw|float|8|3|6|nan|A \\(--a\\) '[^']*a_nan_float.raw': element \\[3, 6\\] \\(position 30 of the file\\) is NaN|--n|8|--type|float|--layout|cyclic|--reps|1|--warmup|0|--a|{file}"
+      "summa_minus_inf|summa|3|a_minus_inf.raw|double|8|0|3|-inf|A \\(--a\\) '[^']*a_minus_inf.raw': element \\[0, 3\\] \\(position 3 of the file\\) is -inf|--n|8|--reps|1|--warmup|0|--a|{file}|--c-out|{work}/c_minus_inf.raw")
+    string(REPLACE "|" ";" parts "${case}")
+    list(POP_FRONT parts name program np file type n i j value expect)
+    add_test(NAME cli.${program}.error.nonfinite_${name}
+             COMMAND ${Python3_EXECUTABLE} ${_appdir}/nonfinite_check.py ${CMAKE_COMMAND} ${_errcheck}
+                     ${MPIEXEC_EXECUTABLE} ${np} ${HIT_BIN}/hit-${program} ${_nonfinite_dir} ${file}
+                     ${type} ${n} ${i} ${j} ${value} "${expect}" ${parts})
+    set_tests_properties(cli.${program}.error.nonfinite_${name} PROPERTIES LABELS "cli;apps"
+                         TIMEOUT 120 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  endforeach()
+endif()
