@@ -7,11 +7,14 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "../../examples/common/app.hpp"
@@ -23,7 +26,9 @@ struct Args {
   int reps = 3;
   int warmup = 1;
   bool check = false;
-  unsigned long seed = 1;
+  unsigned long long seed = 1;
+  bool seed_ok = true;  // false: --seed is not a whole number from 0 to 2^64 - 1
+  std::string seed_text;
 };
 
 Args parse(int argc, char** argv) {
@@ -37,9 +42,13 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(next());
     else if (k == "--warmup")
       a.warmup = std::atoi(next());
-    else if (k == "--seed")
-      a.seed = std::strtoul(next(), nullptr, 10);
-    else if (k == "--check")
+    else if (k == "--seed") {
+      // Checked whole (strtoul took "-1" as 2^64 - 1 and clamped values too large, silently).
+      const std::string text = next();
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), a.seed);
+      a.seed_text = text;
+      a.seed_ok = !text.empty() && ec == std::errc() && end == text.data() + text.size();
+    } else if (k == "--check")
       a.check = true;
   }
   return a;
@@ -54,6 +63,16 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int q = static_cast<int>(std::lround(std::sqrt(static_cast<double>(size))));
+  if (!args.seed_ok) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+      std::fprintf(stderr, "ref-cannon: error: --seed '%s' is not a whole number from 0 to %llu\n",
+                   args.seed_text.substr(0, 40).c_str(),
+                   std::numeric_limits<unsigned long long>::max());
+    }
+    MPI_Finalize();
+    return 2;
+  }
   if (q * q != size || args.n % q != 0 || args.n < 1 || args.reps < 1) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)

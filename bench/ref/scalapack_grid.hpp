@@ -5,10 +5,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
+#include <system_error>
 #include <vector>
 
 extern "C" {
@@ -31,6 +34,7 @@ struct GridArgs {
   int reps = 3;
   int warmup = 1;
   int seed = 1;
+  std::string seed_error;  // set when --seed is not a whole number from 0 (atoi took "-1" as is)
 };
 
 // --n --nb --rows --cols --reps --warmup --seed; rows×cols defaults to the most square grid.
@@ -50,6 +54,15 @@ inline GridArgs parse_grid_args(int argc, char** argv, int size) {
     if (field != nullptr) {
       *field = v;
       ++i;
+    }
+    if (field == &a.seed) {
+      const std::string text = i < argc ? argv[i] : "";
+      int seed = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || seed < 0) {
+        a.seed_error = "--seed '" + text.substr(0, 40) + "' is not a whole number from 0 to " +
+                       std::to_string(std::numeric_limits<int>::max());
+      }
     }
   }
   if (a.rows <= 0 || a.cols <= 0) {

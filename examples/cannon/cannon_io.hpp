@@ -85,8 +85,8 @@ class Inputs {
  public:
   Inputs(Environment& env, const Options& o, const Layout& la, const Layout& lb, Resident<T>& a,
          Resident<T>& b) {
-    app::load_matrix(env, o.a_file, la.shape(), a.host(), o.run.seed);
-    app::load_matrix(env, o.b_file, lb.shape(), b.host(), o.run.seed + 1);
+    app::load_matrix(env, o.a_file, la.shape(), a.host(), o.run.seed, "A (--a)");
+    app::load_matrix(env, o.b_file, lb.shape(), b.host(), o.run.seed + 1, "B (--b)");
     a0_ = a.host().clone();
     b0_ = b.host().clone();
   }

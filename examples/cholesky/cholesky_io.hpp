@@ -91,6 +91,8 @@ void load_input(Environment& env, const Options& o, const Shape& whole,
                 std::vector<Tile<T>>& tiles) {
   if (!o.a_file.empty()) {
     read_raw(o.a_file, whole, tiles, env.comm());
+    // LAPACK's potrf takes a NaN pivot as positive: a NaN would be factorised, and written.
+    check_finite(o.a_file, whole, tiles, env.comm(), "A (--a)");
     return;
   }
   for (Tile<T>& t : tiles) {

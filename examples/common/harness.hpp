@@ -56,7 +56,8 @@ struct RunOptions {
     cli.add_flag("--check", check, check_help + " (exit 1 when it fails)");
     cli.add_flag("--json", json, "print one JSON object on stdout");
     cli.add_option("--svg", svg, svg_help)->check(hit::cli::file_name());
-    cli.add_option("--seed", seed, "seed of the generated inputs");
+    // Checked on the text: CLI11 would take "-1" as 2^64 - 1.
+    cli.add_option("--seed", seed, "seed of the generated inputs")->check(hit::cli::count(0));
   }
   // Settings the library reads from the run's configuration, where the command line wins over
   // HIT_* variables (the partition of `label`: config key "partition-<label>").

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -98,11 +99,14 @@ void fill_generated(Tile<T>& tile, std::uint64_t seed) {
   });
 }
 
+// `what` names the matrix in messages ("A (--a)"). A file with a NaN or an infinity is an error on
+// every rank naming the first one: the BLAS would carry it silently into C.
 template <class T>
 void load_matrix(Environment& env, const std::string& file, const Shape& whole, Tile<T>& tile,
-                 std::uint64_t seed) {
+                 std::uint64_t seed, std::string_view what) {
   if (!file.empty()) {
     read_raw(file, whole, tile, env.comm());
+    check_finite(file, whole, tile, env.comm(), what);
   } else {
     fill_generated(tile, seed);
   }
@@ -137,8 +141,8 @@ CheckResult verify_product(Environment& env, const ProductInputs& o, const Layou
   Tile<T> whole_a = root ? Tile<T>(sa) : Tile<T>();
   Tile<T> whole_b = root ? Tile<T>(sb) : Tile<T>();
   Tile<T> whole_c = root ? Tile<T>(lc.shape()) : Tile<T>();
-  load_matrix(env, o.a_file, sa, whole_a, o.seed);
-  load_matrix(env, o.b_file, sb, whole_b, o.seed + 1);
+  load_matrix(env, o.a_file, sa, whole_a, o.seed, "A (--a)");
+  load_matrix(env, o.b_file, sb, whole_b, o.seed + 1, "B (--b)");
   gather(lc, c, 0, whole_c).run();
   double err = 0;
   if (root) {

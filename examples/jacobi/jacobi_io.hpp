@@ -40,8 +40,11 @@ inline void check_and_draw(Environment& env, const Options& o, const Layout& lay
   }
   // Only rank 0 writes; a failure there is agreed so no rank waits in a collective.
   collectively(env.comm(), [&] {
-    if (o.run.svg.empty() || env.rank() != 0) return;
-    write_file_atomically(o.run.svg, layout_svg(lay, "Jacobi grid (" + lay.spec() + ")"));
+    if (env.rank() != 0) return;
+    // The grid's file is checked before the sweeps, so a typo costs seconds, not a run.
+    if (!o.out.empty()) check_output_path(o.out, "grid (--out)");
+    if (!o.run.svg.empty())
+      write_file_atomically(o.run.svg, layout_svg(lay, "Jacobi grid (" + lay.spec() + ")"));
   });
 }
 

@@ -21,8 +21,11 @@ int solve(Environment& env, const Options& o, double tol) {
   // The balancer checks the layout gives whole rows; with --balance off it never moves them.
   RowBalancer balancer(env, la, o.balance, o.iters);
   collectively(env.comm(), [&] {
-    if (o.run.svg.empty() || env.rank() != 0) return;
-    write_file_atomically(o.run.svg, layout_svg(la, "[A | b] (" + la.spec() + ")"));
+    if (env.rank() != 0) return;
+    // x's file is checked before the iterations, so a typo costs seconds, not a run.
+    if (!o.out.empty()) check_output_path(o.out, "x (--out)");
+    if (!o.run.svg.empty())
+      write_file_atomically(o.run.svg, layout_svg(la, "[A | b] (" + la.spec() + ")"));
   });
   Resident<T> a = Resident<T>::of(la);
   generate(a.host(), o.run.seed, n);

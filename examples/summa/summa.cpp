@@ -42,8 +42,8 @@ int multiply(Environment& env, const Options& o) {
   Tile<T> a = Tile<T>::of(la);
   Tile<T> b = Tile<T>::of(lb);
   Resident<T> c = Resident<T>::of(lc);
-  app::load_matrix(env, o.a_file, la.shape(), a, o.run.seed);
-  app::load_matrix(env, o.b_file, lb.shape(), b, o.run.seed + 1);
+  app::load_matrix(env, o.a_file, la.shape(), a, o.run.seed, "A (--a)");
+  app::load_matrix(env, o.b_file, lb.shape(), b, o.run.seed + 1, "B (--b)");
 
   // Panels of `width` columns of A (rows of B). Each process receives A's panel over its rows of
   // C and B's over its columns, into one of lookahead + 1 buffers: panels j + 1 .. j + lookahead

@@ -22,8 +22,13 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hit/core/mpi_type.hpp"
@@ -62,6 +67,28 @@ RawElement raw_element() {
   return RawElement{mpi_type<T>(), sizeof(T)};
 }
 
+// What check_finite found on this rank: 4·position + kind (0 NaN, 1 +inf, 2 −inf) of its first
+// non-finite element in the file's row-major order, or the largest int64 for none.
+constexpr std::int64_t all_finite = std::numeric_limits<std::int64_t>::max();
+template <class T>
+std::int64_t first_nonfinite(const Tile<T>& t, const Shape& global) {
+  std::int64_t first = all_finite;
+  if (t.is_null()) return first;
+  t.for_each([&](const Index& i, const T& v) {
+    if (std::isfinite(static_cast<double>(v))) return;
+    std::int64_t position = 0;
+    for (int k = 0; k < global.rank(); ++k) {
+      position = position * global.extent(k) + global[k].to_tile(i[k]);
+    }
+    const std::int64_t kind = std::isnan(static_cast<double>(v)) ? 0 : v > 0 ? 1 : 2;
+    if (position < all_finite / 4) first = std::min(first, 4 * position + kind);
+  });
+  return first;
+}
+// Agrees on the first non-finite element over `comm` and throws it on every rank.
+void agree_finite(const std::string& path, std::string_view what, const Shape& global,
+                  std::int64_t mine, MPI_Comm comm);
+
 }  // namespace detail
 
 // Collective over `comm`: writes the distributed array `global` from every rank's `parts`.
@@ -84,6 +111,25 @@ void read_raw(const std::string& path, const Shape& global, std::vector<Tile<T>>
   blocks.reserve(parts.size());
   for (const Tile<T>& t : parts) blocks.push_back(detail::raw_block(t));
   detail::read_raw_blocks(path, global, blocks, detail::raw_element<T>(), comm);
+}
+
+// Collective over `comm`: every rank's `parts` of the array `global` read from `path` hold finite
+// numbers only, or every rank throws the same Error(invalid_argument) naming the file (as `what`
+// says it, e.g. "A (--a)"), the first non-finite element in the file's row-major order, its index
+// and what it is ("element [3, 5] (position 29) is NaN"). For inputs whose factorisations or
+// products would carry a NaN silently to the result (BLAS and LAPACK do not report them).
+template <class T>
+void check_finite(const std::string& path, const Shape& global, const std::vector<Tile<T>>& parts,
+                  MPI_Comm comm, std::string_view what = "tile data file") {
+  std::int64_t mine = detail::all_finite;
+  for (const Tile<T>& t : parts) mine = std::min(mine, detail::first_nonfinite(t, global));
+  detail::agree_finite(path, what, global, mine, comm);
+}
+
+template <class T>
+void check_finite(const std::string& path, const Shape& global, const Tile<T>& part, MPI_Comm comm,
+                  std::string_view what = "tile data file") {
+  detail::agree_finite(path, what, global, detail::first_nonfinite(part, global), comm);
 }
 
 // One tile per rank (an inactive rank passes a null tile).

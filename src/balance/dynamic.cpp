@@ -385,6 +385,7 @@ PartitionContext::PartitionContext(std::int64_t units, int devices, std::string 
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("dynamic partitioning: n = {} is negative (must be >= 0)", n));
   }
+  check_partitioner(algorithm);
 }
 
 DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const BenchmarkKernel& kernel,
@@ -491,6 +492,7 @@ BalanceContext::BalanceContext(std::int64_t units, int devices, std::string algo
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("dynamic load balancing: n = {} is negative (must be >= 0)", n));
   }
+  check_partitioner(algorithm);
   dist = partition_even(models, n);
   recent.resize(models.size());
 }

@@ -391,6 +391,9 @@ HierarchicalMethod parse_hierarchical_method(std::string_view name) {
 HierarchicalPartition partition_hierarchical(Environment& env, const HierarchicalOptions& o,
                                              PanelKernelFactory kernel) {
   check_options(o);
+  // Before anything is measured, whichever method uses it (an unknown name was found only when the
+  // first partition was computed, and never by the methods that do not partition with models).
+  if (!o.algorithm.empty()) check_partitioner(o.algorithm);
   const Timer timer;
   const PhysicalTopology& topo = PhysicalTopology::of(env);
   const Placement pl = place(topo);

@@ -13,6 +13,7 @@
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/log.hpp"
 
 namespace hit {
 namespace {
@@ -115,6 +116,8 @@ void Environment::init(int* argc, char*** argv) {
     // Agreed, so a plug-in that fails to load on one process fails the start on all of them,
     // and the run ends normally (finalized) rather than by mpiexec killing the others.
     collectively(comm_, [&] {
+      // A misspelt level would silently hide (or flood) the run's messages.
+      if (auto level = config_.get("log-level")) log::parse_level(*level);
       if (auto path = config_.get("plugin-path")) load_plugins(*path);
     });
   } catch (const Error& e) {

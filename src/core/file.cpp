@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -79,6 +80,15 @@ int remove_stale_temporaries(const std::string& path) noexcept {
   }
 }
 
+void check_not_read_only(const std::string& path, std::string_view what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if (::access(path.c_str(), W_OK) == 0 && (st.st_mode & 0222) != 0) return;
+  throw Error(ErrorKind::io, fmt::format("cannot write {} '{}': the file exists and is read-only "
+                                         "(make it writable, or remove it, to replace it)",
+                                         what, path));
+}
+
 void check_output_path(const std::string& path, std::string_view what) {
   if (path.empty()) throw Error(ErrorKind::io, fmt::format("{}: the file name is empty", what));
   const std::string cannot = fmt::format("cannot write {} '{}'", what, path);
@@ -93,6 +103,7 @@ void check_output_path(const std::string& path, std::string_view what) {
     throw Error(ErrorKind::io, fmt::format("{}: '{}' is not a folder", cannot, folder.string()));
   }
   if (fs::is_directory(path, ec)) throw Error(ErrorKind::io, cannot + ": it is a folder");
+  check_not_read_only(path, what);
   // A probe file says it all (permissions, read-only or pseudo file systems, quotas on creation).
   const std::string probe = path + temporary_suffix();
   {
@@ -104,6 +115,7 @@ void check_output_path(const std::string& path, std::string_view what) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
+  check_not_read_only(path, "file");
   const std::string tmp = path + temporary_suffix();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -4,17 +4,31 @@
 #include <string>
 
 #include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
 
 namespace hit::log {
+
+Level parse_level(std::string_view text) {
+  if (text == "error") return Level::error;
+  if (text == "warn" || text == "warning") return Level::warn;
+  if (text == "info") return Level::info;
+  if (text == "debug") return Level::debug;
+  throw Error(ErrorKind::invalid_argument,
+              "HIT_LOG_LEVEL '" + excerpt(text) +
+                  "' is not a log level (levels: error, warn, info, debug)");
+}
 
 Level level() {
   if (!Environment::exists()) return Level::warn;
   const auto v = Environment::current().config().get("log-level");
   if (!v) return Level::warn;
-  if (*v == "error") return Level::error;
-  if (*v == "info") return Level::info;
-  if (*v == "debug") return Level::debug;
-  return Level::warn;
+  // Checked when the Environment starts; a value set later by a program that is not a level
+  // leaves the default.
+  try {
+    return parse_level(*v);
+  } catch (const Error&) {
+    return Level::warn;
+  }
 }
 
 bool enabled(Level at) {

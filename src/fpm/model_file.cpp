@@ -207,11 +207,15 @@ Model parse_model(std::string_view text, std::string_view name, ModelKind kind) 
     point_lines.push_back(line_no);
   }
 
+  // `# capacity: 0` and no points: a device that can take nothing (partitioners give it 0 units).
+  if (points.empty() && capacity_line != 0 && model.capacity() == 0) return model;
   if (points.empty()) {
     reader.fail(header.empty() ? "no points: the file is empty (expected a header line 'd,t' and "
-                                 "one line 'd,t' per measured point)"
+                                 "one line 'd,t' per measured point, or '# capacity: 0' for a "
+                                 "device that takes nothing)"
                                : "no points after the header (expected one line 'd,t' per "
-                                 "measured point)");
+                                 "measured point, or '# capacity: 0' for a device that takes "
+                                 "nothing)");
   }
   if (points.back().d > model.capacity()) {
     for (std::size_t i = 0; i < points.size(); ++i) {

@@ -1,6 +1,7 @@
 #include "hit/fpm/partition.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,6 +9,7 @@
 
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/log.hpp"
 
 namespace hit::fpm {
 namespace {
@@ -61,6 +63,18 @@ Problem make_problem(std::span<const Model> models, std::int64_t n, std::string_
                 fmt::format("partition ({}): the total capacity of the {} devices is {} units, "
                             "below n = {} (capacities: {})",
                             algorithm, models.size(), total, n, caps));
+  }
+  // A device that can take nothing (`# capacity: 0`) is given nothing: said, not hidden.
+  if (log::enabled(log::Level::info)) {
+    std::vector<std::size_t> none;
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      if (models[i].capacity() == 0) none.push_back(i);
+    }
+    if (!none.empty()) {
+      log::info(fmt::format("partition ({}): device{} {} {} capacity 0 and {} given no units",
+                            algorithm, none.size() > 1 ? "s" : "", fmt::join(none, ", "),
+                            none.size() > 1 ? "have" : "has", none.size() > 1 ? "are" : "is"));
+    }
   }
   return pb;
 }
@@ -614,6 +628,17 @@ Distribution partition(const std::string& algorithm, std::span<const Model> mode
   }
   out.algorithm = spec.str();
   return out;
+}
+
+void check_partitioner(const std::string& algorithm) {
+  const std::vector<Model> one{Model::constant_speed(1.0)};
+  try {
+    (void)partition(algorithm, one, 1);
+  } catch (const Error& e) {
+    // Names, keys and values are Error(plugin) or a spec that does not parse; anything else is
+    // about the trial problem, not the name.
+    if (e.kind() == ErrorKind::plugin || e.kind() == ErrorKind::parse) throw;
+  }
 }
 
 }  // namespace hit::fpm

@@ -1030,6 +1030,15 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
       if (all[3 * u + 1] != 0) working.push_back(r);
       done += all[3 * u + 2];
     }
+    // No device left and packages not computed: devices that failed while the package size was
+    // tuned (size=auto) never held a package, so nothing was abandoned, yet nothing was computed.
+    if (working.empty() && (total > 0 || done < count())) {
+      throw Error(ErrorKind::device_failed,
+                  fmt::format("work packages: every device failed; {} of {} packages were not "
+                              "computed{}",
+                              count() - done, count(),
+                              failure_.empty() ? "" : " (this rank: " + failure_ + ")"));
+    }
     if (total == 0) break;
     // What failed devices held goes to the devices still working, in a new round.
     std::vector<index_t> next(static_cast<std::size_t>(total));
@@ -1038,13 +1047,6 @@ PackageReport PackageEngine::run(const std::string& kernel, const AccessPattern&
                        MPI_INT64_T, next.data(), counts.data(), offsets.data(), MPI_INT64_T, comm),
         "MPI_Allgatherv");
     std::sort(next.begin(), next.end());
-    if (working.empty()) {
-      throw Error(
-          ErrorKind::device_failed,
-          fmt::format("work packages: every device failed; {} of {} packages were not "
-                      "computed{}",
-                      total, count(), failure_.empty() ? "" : " (this rank: " + failure_ + ")"));
-    }
     std::fill(ranges.begin(), ranges.end(), 0);
     const auto w = static_cast<index_t>(working.size());
     for (index_t i = 0; i < w; ++i) {

@@ -421,6 +421,8 @@ void write_raw_blocks(const std::string& path, const Shape& global,
                                          std::to_string(bytes) + " bytes: " + ec.message());
         }
       }
+      // Made read-only while the data was written: kept (a rename would replace it).
+      check_not_read_only(path, "tile data file");
       fs::rename(temporary, path, ec);
       if (ec) {
         throw Error(ErrorKind::io,
@@ -436,6 +438,29 @@ void write_raw_blocks(const std::string& path, const Shape& global,
     }
     throw;
   }
+}
+
+void agree_finite(const std::string& path, std::string_view what, const Shape& global,
+                  std::int64_t mine, MPI_Comm comm) {
+  std::int64_t first = mine;
+  allreduce_in_place(&first, 1, MPI_INT64_T, MPI_MIN, comm);
+  if (first == all_finite) return;
+  std::int64_t position = first / 4;
+  static constexpr const char* kinds[] = {"NaN", "+inf", "-inf"};
+  const char* kind = kinds[first % 4];
+  // The index of that position in `global`, row-major.
+  std::vector<index_t> index(static_cast<std::size_t>(global.rank()));
+  for (int k = global.rank() - 1; k >= 0; --k) {
+    const index_t extent = global.extent(k);
+    index[static_cast<std::size_t>(k)] = global[k].to_array(position % extent);
+    position /= extent;
+  }
+  std::string at;
+  for (const index_t i : index) at += (at.empty() ? "" : ", ") + std::to_string(i);
+  throw Error::everywhere(ErrorKind::invalid_argument,
+                          std::string(what) + " '" + path + "': element [" + at + "] (position " +
+                              std::to_string(first / 4) + " of the file) is " + kind +
+                              "; the input must be finite numbers");
 }
 
 void read_raw_blocks(const std::string& path, const Shape& global,

@@ -295,3 +295,89 @@ hit_jacobi_check(out_of_core_one_small_device 4 --n 256 --iters 5 --partition ou
 hit_app_error(cannon out_of_core_too_small_on_rank1
               "rank 1: partition 'outOfCore' of .*not even one row fits the device budget"
               "--n|512|--partition|outOfCore|--devices|cpu,emu:0(mem=16KiB),cpu,cpu")
+
+# An output file the user made read-only is not replaced (renaming a temporary over it needs only
+# the folder's permission): one line naming the file on every rank, the file untouched.
+set(_readonly ${CMAKE_CURRENT_LIST_DIR}/common/readonly_check.cmake)
+set(_readonly_dir ${CMAKE_CURRENT_BINARY_DIR}/readonly)
+function(hit_readonly_output program name np file expect args)
+  add_test(NAME cli.${program}.error.readonly_${name}.np${np}
+           COMMAND ${CMAKE_COMMAND} -DFILE=${file} -DPROGRAM=${HIT_BIN}/hit-${program}
+                   -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np} "-DARGS=${args}" "-DEXPECT=${expect}"
+                   -P ${_readonly})
+  set_tests_properties(cli.${program}.error.readonly_${name}.np${np} PROPERTIES
+                       LABELS "cli;apps" TIMEOUT 120 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+endfunction()
+foreach(np 1 4)
+  set(f ${_readonly_dir}/cannon_c_np${np}.raw)
+  hit_readonly_output(cannon c_out ${np} ${f}
+                      "cannot write C \\(--c-out\\) '${f}': the file exists and is read-only"
+                      "--n|8|--reps|1|--warmup|0|--c-out|${f}")
+  set(f ${_readonly_dir}/cholesky_l_np${np}.raw)
+  hit_readonly_output(cholesky c_out ${np} ${f}
+                      "cannot write L \\(--c-out\\) '${f}': the file exists and is read-only"
+                      "--n|8|--reps|1|--warmup|0|--c-out|${f}")
+  set(f ${_readonly_dir}/linsolve_x_np${np}.raw)
+  hit_readonly_output(linsolve x_out ${np} ${f}
+                      "cannot write x \\(--out\\) '${f}': the file exists and is read-only"
+                      "--n|8|--iters|2|--reps|1|--warmup|0|--out|${f}")
+  set(f ${_readonly_dir}/jacobi_np${np}.raw)
+  hit_readonly_output(jacobi out ${np} ${f}
+                      "cannot write grid \\(--out\\) '${f}': the file exists and is read-only"
+                      "--n|8|--iters|2|--reps|1|--warmup|0|--out|${f}")
+  set(f ${_readonly_dir}/jacobi_svg_np${np}.svg)
+  hit_readonly_output(jacobi svg ${np} ${f} "cannot write file '${f}': the file exists and is read-only"
+                      "--n|8|--iters|2|--reps|1|--warmup|0|--svg|${f}")
+  set(f ${_readonly_dir}/fpm_model_np${np}-0.csv)
+  hit_readonly_output(fpm build_out ${np} ${f}
+                      "cannot write model file \\(--out\\) '${f}': the file exists and is read-only"
+                      "build|--max|4|--points|1|--out|${_readonly_dir}/fpm_model_np${np}-{rank}.csv")
+endforeach()
+
+# --seed is a whole number from 0: a negative or too large seed is an error on every rank (CLI11
+# took -1 as 2^64 - 1, silently; ref-cannon's strtoul did the same).
+foreach(program cannon summa jacobi linsolve cholesky packages)
+  hit_app_error(${program} seed_negative "--seed: '-1' is not a whole number from 0 to" "--n|8|--seed|-1")
+  hit_app_error(${program} seed_too_large
+                "--seed: '18446744073709551616' is not a whole number from 0 to 9223372036854775807 \\(too large\\)"
+                "--n|8|--seed|18446744073709551616")
+endforeach()
+add_test(NAME cli.ref-cannon.error.seed_negative
+         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/ref-cannon -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
+                 "-DARGS=--n|8|--seed|-1"
+                 "-DEXPECT=--seed '-1' is not a whole number from 0 to 18446744073709551615"
+                 -P ${_errcheck})
+set_tests_properties(cli.ref-cannon.error.seed_negative PROPERTIES LABELS "cli;apps" TIMEOUT 60)
+foreach(ref pdgemm pdpotrf)
+  if(TARGET ref-${ref})
+    add_test(NAME cli.ref-${ref}.error.seed_negative
+             COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/ref-${ref} -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                     -DNP=2 "-DARGS=--n|8|--nb|4|--seed|-1"
+                     "-DEXPECT=--seed '-1' is not a whole number from 0 to 2147483647"
+                     -P ${_errcheck})
+    set_tests_properties(cli.ref-${ref}.error.seed_negative PROPERTIES LABELS "cli;apps" TIMEOUT 60)
+  endif()
+endforeach()
+
+# A NaN or an infinity in an input matrix is refused on every rank, naming the file and the first
+# such element (OpenBLAS's potrf took a NaN pivot and hit-cholesky exited 0, writing NaNs with
+# --c-out; the products carried them into C).
+if(Python3_Interpreter_FOUND)
+  set(_nonfinite_dir ${CMAKE_CURRENT_BINARY_DIR}/nonfinite)
+  # name; program; process count; file; type; n; i; j; value; message (regex); arguments
+  foreach(case
+      "cholesky_nan|cholesky|4|a_nan.raw|double|8|5|2|nan|A \\(--a\\) '[^']*a_nan.raw': element \\[5, 2\\] \\(position 42 of the file\\) is NaN|--n|8|--b|4|--reps|1|--warmup|0|--a|{file}|--c-out|{work}/l_nan.raw"
+      "cholesky_nan_np1|cholesky|1|a_nan1.raw|double|8|0|0|nan|element \\[0, 0\\] \\(position 0 of the file\\) is NaN|--n|8|--reps|1|--warmup|0|--a|{file}|--c-out|{work}/l_nan1.raw"
+      "cannon_inf|cannon|4|b_inf.raw|double|8|7|7|inf|B \\(--b\\) '[^']*b_inf.raw': element \\[7, 7\\] \\(position 63 of the file\\) is \\+inf|--n|8|--reps|1|--warmup|0|--b|{file}|--c-out|{work}/c_inf.raw"
+      "cannon_float_nan|cannon|4|a_nan_float.raw|float|8|3|6|nan|A \\(--a\\) '[^']*a_nan_float.raw': element \\[3, 6\\] \\(position 30 of the file\\) is NaN|--n|8|--type|float|--layout|cyclic|--reps|1|--warmup|0|--a|{file}"
+      "summa_minus_inf|summa|3|a_minus_inf.raw|double|8|0|3|-inf|A \\(--a\\) '[^']*a_minus_inf.raw': element \\[0, 3\\] \\(position 3 of the file\\) is -inf|--n|8|--reps|1|--warmup|0|--a|{file}|--c-out|{work}/c_minus_inf.raw")
+    string(REPLACE "|" ";" parts "${case}")
+    list(POP_FRONT parts name program np file type n i j value expect)
+    add_test(NAME cli.${program}.error.nonfinite_${name}
+             COMMAND ${Python3_EXECUTABLE} ${_appdir}/nonfinite_check.py ${CMAKE_COMMAND} ${_errcheck}
+                     ${MPIEXEC_EXECUTABLE} ${np} ${HIT_BIN}/hit-${program} ${_nonfinite_dir} ${file}
+                     ${type} ${n} ${i} ${j} ${value} "${expect}" ${parts})
+    set_tests_properties(cli.${program}.error.nonfinite_${name} PROPERTIES LABELS "cli;apps"
+                         TIMEOUT 120 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  endforeach()
+endif()

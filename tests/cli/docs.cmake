@@ -6,3 +6,15 @@ if(Python3_Interpreter_FOUND)
                    ${PROJECT_SOURCE_DIR} docs/examples.md docs/packages.md README.md)
   set_tests_properties(cli.docs.snippets_match_sources PROPERTIES LABELS "cli")
 endif()
+
+# Every hit-* command the docs show runs, at a small size (common/doc_commands.py says which flags
+# are lowered and which commands are skipped: synopses, CUDA devices, the plug-in project, missing
+# files).
+if(Python3_Interpreter_FOUND)
+  file(GLOB _doc_pages RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+  add_test(NAME cli.docs.commands_run
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/common/doc_commands.py
+                   ${PROJECT_SOURCE_DIR} ${HIT_BIN} ${MPIEXEC_EXECUTABLE} README.md ${_doc_pages})
+  set_tests_properties(cli.docs.commands_run PROPERTIES LABELS "cli" TIMEOUT 600
+                       FAIL_REGULAR_EXPRESSION "FAILED")
+endif()

@@ -14,6 +14,14 @@ foreach(algo even proportional geometric numerical exact dp "geometric:bisection
   set_tests_properties(cli.fpm.partition.json.${name} PROPERTIES LABELS cli)
 endforeach()
 
+# A device that takes nothing (`# capacity: 0`, no points) gets 0 units from every partitioner.
+foreach(algo even proportional geometric numerical exact dp)
+  add_test(NAME cli.fpm.partition.capacity_zero.${algo}
+           COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DWORK=${fpm_work}/capacity_zero_${algo}
+                   -DCASE=capacity_zero -DALGO=${algo} -P ${fpm_check})
+  set_tests_properties(cli.fpm.partition.capacity_zero.${algo} PROPERTIES LABELS cli)
+endforeach()
+
 # Bad input: a non-zero exit and one line that says what is wrong.
 function(fpm_error_test name expect)
   string(REPLACE ";" "|" args "${ARGN}")
@@ -95,6 +103,27 @@ fpm_error_test(model_is_folder "cannot read model file '.': it is a folder" show
 # A malformed 1 MiB line is quoted by its first characters and its length, not whole.
 fpm_error_test(long_line "unknown column 'xxxxxxxxxx" show -m long_line.csv)
 fpm_error_test(long_line_length "... (1048576 characters)' in the header" show -m long_line.csv)
+
+# Partitioner names are checked before anything is read or measured, by every subcommand that
+# takes one, on every rank (hierarchical took any name on one process until a partition was
+# computed; the CPM and homogeneous methods never looked at it; plot without --n ignored it).
+foreach(np 1 3)
+  foreach(case "hier|hierarchical|--n|64|-b|16|-a|magic"
+               "hier_homogeneous|hierarchical|--n|64|-b|16|--method|homogeneous|-a|magic"
+               "plot|plot|-m|${fpm_work}/plot_model.csv|-o|${fpm_work}/never.svg|-a|magic"
+               "partition|partition|-m|/nonexistent/m.csv|--n|5|-a|magic")
+    string(REPLACE "|" ";" parts "${case}")
+    list(POP_FRONT parts name)
+    string(REPLACE ";" "|" args "${parts}")
+    add_test(NAME cli.fpm.error.algorithm_${name}_np${np}
+             COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-fpm -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                     -DNP=${np} "-DARGS=${args}"
+                     "-DEXPECT=unknown fpm partitioner plug-in 'magic'.*geometric"
+                     -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+    set_tests_properties(cli.fpm.error.algorithm_${name}_np${np} PROPERTIES LABELS cli TIMEOUT 60
+                         ENVIRONMENT OPENBLAS_NUM_THREADS=1)
+  endforeach()
+endforeach()
 
 # Output paths are checked before anything is measured or computed, on every rank.
 foreach(np 1 3)

@@ -54,3 +54,12 @@ foreach(program hit-cannon hit-jacobi hit-layout hit-fpm hit-info hit-bench-fpm 
   set_tests_properties(cli.version.${program} PROPERTIES LABELS "cli"
                        PASS_REGULAR_EXPRESSION "^${program} \\(hitmap\\+\\+ ${PROJECT_VERSION}\\)\n$")
 endforeach()
+
+# A HIT_LOG_LEVEL that is not a level is an error on every rank, listing the levels (it was taken
+# as warn, silently).
+add_test(NAME cli.info.error.bad_log_level
+         COMMAND ${CMAKE_COMMAND} -E env HIT_LOG_LEVEL=loud
+                 ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-info -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3
+                 "-DARGS=--json" "-DEXPECT=HIT_LOG_LEVEL 'loud' is not a log level \\(levels: error, warn, info, debug\\)"
+                 -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+set_tests_properties(cli.info.error.bad_log_level PROPERTIES LABELS "cli" TIMEOUT 180)

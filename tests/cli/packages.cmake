@@ -73,6 +73,12 @@ hit_packages_error(schedule_key "unknown.*speed|speed.*size, depth"
 hit_packages_error(fail_spec "fail=soon is not valid" "--n|20|--devices|emu(fail=soon)")
 hit_packages_error(all_fail "every device failed"
                    "--n|40|--iters|8|--schedule|workPackages:size=2|--devices|emu(fail=1)")
+# The default size=auto: the devices fail while the size is measured, before any holds a package
+# (it ended with the internal "0 packages were computed, of 64").
+hit_packages_error(all_fail_auto "every device failed; [0-9]+ of [0-9]+ packages were not computed"
+                   "--n|40|--iters|8|--devices|emu(fail=0)*3")
+hit_packages_error(all_fail_auto_json "every device failed"
+                   "--n|64|--iters|8|--json|--check|--devices|emu(fail=0)*3")
 hit_packages_error(static_fail "failed at kernel execution 0"
                    "--n|40|--iters|8|--schedule|static|--devices|emu(fail=0)")
 hit_packages_error(not_rows "does not give whole rows" "--n|20|--layout|dimBlocks:dim=1")

@@ -166,6 +166,24 @@ TEST(Error, QuotedInputAndMessagesAreBounded) {
                std::string(2000, 'z').c_str());
 }
 
+// HIT_LOG_LEVEL names one of four levels (and `warning`, as the lines say it); anything else is
+// an error listing them, not the default taken silently.
+TEST(Log, LevelNamesAreCheckedAndListed) {
+  EXPECT_EQ(hit::log::parse_level("error"), hit::log::Level::error);
+  EXPECT_EQ(hit::log::parse_level("warn"), hit::log::Level::warn);
+  EXPECT_EQ(hit::log::parse_level("warning"), hit::log::Level::warn);
+  EXPECT_EQ(hit::log::parse_level("info"), hit::log::Level::info);
+  EXPECT_EQ(hit::log::parse_level("debug"), hit::log::Level::debug);
+  try {
+    hit::log::parse_level("loud");
+    FAIL() << "'loud' was taken as a level";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);
+    EXPECT_THAT(e.what(), HasSubstr("HIT_LOG_LEVEL 'loud' is not a log level (levels: error, "
+                                    "warn, info, debug)"));
+  }
+}
+
 // The public functions take finished text (braces are not a format); the library's fmt overloads
 // write the same lines; nothing below the configured level is written.
 TEST(Log, TextAndFormattedMessagesFollowTheLevel) {

@@ -9,6 +9,7 @@
 
 #include "hit/core/error.hpp"
 #include "hit/fpm/model_file.hpp"
+#include "hit/fpm/partition.hpp"
 
 namespace hit::fpm {
 namespace {
@@ -76,6 +77,33 @@ TEST_F(ModelFile, ReadsCommentsOptionalColumnsAndCapacity) {
   EXPECT_EQ(m.capacity(), 500);
   EXPECT_EQ(m.info().at("device"), "emu:0");
   EXPECT_EQ(m.info().count("measured on a quiet machine"), 0u);
+}
+
+// `# capacity: 0` with no points is a device that takes nothing: read (with or without a header),
+// written back the same, and given 0 units by every partitioner. Any other capacity still needs
+// points.
+TEST_F(ModelFile, CapacityZeroNeedsNoPoints) {
+  for (const std::string text : {"# capacity: 0\n", "# device: broken\n# capacity: 0\nd,t\n"}) {
+    const Model m = parse_model(text, "dead.csv");
+    EXPECT_TRUE(m.empty()) << text;
+    EXPECT_EQ(m.capacity(), 0) << text;
+  }
+  const Model dead = parse_model("# device: broken\n# capacity: 0\n", "dead.csv");
+  EXPECT_EQ(dead.info().at("device"), "broken");
+  save_model(path("dead.csv"), dead);
+  const Model back = load_model(path("dead.csv"));
+  EXPECT_TRUE(back.empty());
+  EXPECT_EQ(back.capacity(), 0);
+  const std::vector<Model> models = {parse_model("d,t\n10,1\n20,2\n", "a.csv"), back,
+                                     parse_model("d,t\n10,2\n20,4\n", "b.csv")};
+  for (const std::string algo : {"even", "proportional", "geometric", "numerical", "exact", "dp"}) {
+    const Distribution d = partition(algo, models, 30);
+    EXPECT_EQ(d.parts[1].d, 0) << algo;
+    EXPECT_EQ(d.parts[1].t, 0) << algo;
+    EXPECT_EQ(d.parts[0].d + d.parts[2].d, 30) << algo;
+  }
+  EXPECT_THAT(error_of("# capacity: 5\n"), HasSubstr("no points"));
+  EXPECT_THAT(error_of("# capacity: 0\nd,t\n3,1\n"), HasSubstr("beyond the declared capacity"));
 }
 
 TEST_F(ModelFile, BadInputNamesFileAndLine) {

@@ -250,6 +250,22 @@ TEST(Partition, ChosenByNameFromTheRegistry) {
                                                               "numerical", "exact", "dp"}));
 }
 
+// Names, keys and values are checked before any model exists, with the error partition() gives.
+TEST(Partition, NamesAreCheckedUpFront) {
+  for (const std::string& algo : all_algorithms) EXPECT_NO_THROW(check_partitioner(algo)) << algo;
+  try {
+    check_partitioner("magic");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::plugin);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("'magic'"), HasSubstr("geometric")));
+  }
+  for (const std::string bad :
+       {"geometric:bisection=golden", "numerical:tolerance=2", "geometric:angle=1", "dp:x=1"}) {
+    EXPECT_THROW(check_partitioner(bad), Error) << bad;
+  }
+}
+
 TEST(Partition, RandomMonotoneModels) {
   std::mt19937 rng(2024);
   std::uniform_int_distribution<int> devices(1, 6);

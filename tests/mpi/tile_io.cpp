@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -443,6 +444,48 @@ TEST_F(TileIo, WrongSizeFileIsAnErrorOnEveryRank) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("expected 40 bytes"));
     EXPECT_THAT(e.what(), HasSubstr("10 elements of 4 bytes"));
+  }
+}
+
+// check_finite names the first non-finite element of the file (its index in the global shape,
+// offsets and strides included, and its position), whichever rank holds it, on every rank.
+TEST_F(TileIo, NonFiniteElementsAreFoundWhereverTheyLie) {
+  const Shape global = Shape::parse("[10:24:2][-3:7]");  // 7 x 10, position 23 is [14, 0]
+  write_under<double>(path("n.raw"), global, distributions()[0], Storage::plain);
+  for (std::size_t a = 0; a < distributions().size(); ++a) {
+    auto clean =
+        make_tiles<double>(distributions()[a].fn(global, my_rank(), procs()), Storage::plain);
+    auto clean_parts = parts_of(clean);
+    hit::read_raw(path("n.raw"), global, clean_parts, comm());
+    EXPECT_NO_THROW(hit::check_finite(path("n.raw"), global, clean_parts, comm()));
+  }
+  if (my_rank() == 0) {
+    // -inf at position 57, NaN at 23: the NaN is the first.
+    std::FILE* f = std::fopen(path("n.raw").c_str(), "r+b");
+    const double minus_inf = -std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::fseek(f, 57 * 8, SEEK_SET);
+    std::fwrite(&minus_inf, sizeof(double), 1, f);
+    std::fseek(f, 23 * 8, SEEK_SET);
+    std::fwrite(&nan, sizeof(double), 1, f);
+    std::fclose(f);
+  }
+  MPI_Barrier(comm());
+  for (std::size_t a = 0; a < distributions().size(); ++a) {
+    auto held =
+        make_tiles<double>(distributions()[a].fn(global, my_rank(), procs()), Storage::plain);
+    auto parts = parts_of(held);
+    hit::read_raw(path("n.raw"), global, parts, comm());
+    try {
+      hit::check_finite(path("n.raw"), global, parts, comm(), "A (--a)");
+      ADD_FAILURE() << "no error under " << distributions()[a].name;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_TRUE(e.everywhere());
+      EXPECT_THAT(e.what(), HasSubstr("A (--a) '" + path("n.raw") +
+                                      "': element [14, 0] (position 23 of the file) is NaN"))
+          << distributions()[a].name;
+    }
   }
 }
 

@@ -284,10 +284,14 @@ int run_partition(hit::Environment& env, const ModelOptions& o) {
   if (env.rank() != 0) return hit::exit_ok;
   if (o.json) {
     nlohmann::json parts = nlohmann::json::array();
-    for (const fpm::Part& p : dist.parts) {
+    for (std::size_t i = 0; i < dist.parts.size(); ++i) {
+      const fpm::Part& p = dist.parts[i];
       nlohmann::json part;
       part["d"] = p.d;
       part["t"] = std::isfinite(p.t) ? nlohmann::json(p.t) : nlohmann::json(nullptr);
+      // Declared capacities, so a device given 0 units because it takes none can be told from one
+      // the partitioner left idle.
+      if (models[i].capacity() != fpm::unlimited) part["capacity"] = models[i].capacity();
       parts.push_back(part);
     }
     nlohmann::json j;
@@ -313,6 +317,11 @@ int run_partition(hit::Environment& env, const ModelOptions& o) {
       "makespan {:.6g} s, predicted imbalance {:.3f} (max/mean time), spread {:.3g} "
       "((max - min)/min time)\n",
       dist.makespan, fpm::imbalance(dist.parts), fpm::spread(dist.parts));
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    if (models[i].capacity() == 0) {
+      fmt::print("device {} ({}) takes no units: its model declares capacity 0\n", i, o.files[i]);
+    }
+  }
   return hit::exit_ok;
 }
 
@@ -617,6 +626,10 @@ int body(hit::Environment& env, int argc, char** argv) {
   }
   if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-fpm")) return hit::exit_ok;
   m.has_n = n_opt->count() > 0;
+  // Partitioner names are checked before any model is read or measured (plot checks its --algorithm
+  // even without --n, where it would draw no partition).
+  if (*part || *plot) fpm::check_partitioner(m.algorithm);
+  if (*hier && !h.algorithm.empty()) fpm::check_partitioner(h.algorithm);
   if (*build) return run_build(env, b);
   if (*part) return run_partition(env, m);
   if (*hier) return run_hierarchical(env, h);

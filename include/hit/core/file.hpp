@@ -8,15 +8,22 @@
 
 namespace hit {
 
-// Error(io) naming the path and the reason on failure; the temporary is removed, and stale
+// Error(io) naming the path and the reason on failure (a read-only existing file is not replaced:
+// check_not_read_only); the temporary is removed, and stale
 // temporaries of `path` (see remove_stale_temporaries) are removed on success.
 void write_file_atomically(const std::string& path, const std::string& text);
 
 // Error(io) when `path` cannot be an output file: an empty name, a folder that does not exist or
-// is not a folder, a folder in the file's place, a place where this process cannot create a file
-// (it creates and removes a probe file beside `path`). `what`
-// says which output it is ("C output (--c-out)").
+// is not a folder, a folder in the file's place, an existing file that is read-only (see
+// check_not_read_only), a place where this process cannot create a file (it creates and removes a
+// probe file beside `path`). `what` says which output it is ("C output (--c-out)").
 void check_output_path(const std::string& path, std::string_view what = "output file");
+
+// Error(io) when `path` is an existing file that must not be replaced: one this process may not
+// write, or one whose owner took every write permission away (mode bits, so that root, whom
+// access() lets write anything, keeps a file the user made read-only too). Renaming a temporary
+// over a file needs only the folder's permission, so writers check this first.
+void check_not_read_only(const std::string& path, std::string_view what = "output file");
 
 // The suffix of this process's temporaries: `.tmp-<host>.<pid>.<random>` (host as 8 hex digits
 // of a hash of its name), so a later writer can tell a temporary of a dead process from one being

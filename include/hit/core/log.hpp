@@ -1,6 +1,7 @@
 #pragma once
 // Logging: rank-0 messages for the run as a whole, per-rank messages prefixed with the rank.
-// The level comes from HIT_LOG_LEVEL (error, warn, info, debug; default warn).
+// The level comes from HIT_LOG_LEVEL (error, warn, info, debug; default warn; `warning` is taken
+// as warn, as the lines name it). Any other value is an error when the Environment starts.
 //
 // The functions take finished text, so this header needs nothing but the standard library: a
 // program that logs with the installed package formats its message the way it likes first
@@ -13,6 +14,9 @@ namespace hit::log {
 
 enum class Level { error = 0, warn = 1, info = 2, debug = 3 };
 
+// The level a HIT_LOG_LEVEL value names; a hit::Error(invalid_argument) listing the valid levels
+// for any other text.
+Level parse_level(std::string_view text);
 Level level();
 bool enabled(Level at);
 // Writes one line to stderr, "hit <level>: text": from rank 0 only when `root_only`, else from

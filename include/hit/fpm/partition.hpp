@@ -116,4 +116,10 @@ std::vector<std::string> builtin_partitioners();
 // built-ins. Unknown names or keys are an Error(plugin) listing what exists.
 Distribution partition(const std::string& algorithm, std::span<const Model> models, std::int64_t n);
 
+// Checks `algorithm` as partition() would take it, before any model is loaded or measured: an
+// unknown name or key, or a value the partitioner does not allow, is the Error(plugin) that
+// partition() would throw when the first partition is computed (it runs the partitioner once on
+// one device of constant speed).
+void check_partitioner(const std::string& algorithm);
+
 }  // namespace hit::fpm
