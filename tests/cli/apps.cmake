@@ -150,7 +150,7 @@ endif()
 # process counts only.
 if(Python3_Interpreter_FOUND)
   foreach(case "cannon;4" "jacobi;2" "jacobi;3" "jacobi;4" "summa;2" "summa;3" "summa;4"
-               "cholesky;3" "packages;3" "jacobi-fpm;3")
+               "cholesky;3" "packages;3" "jacobi-fpm;3" "linsolve;2" "linsolve;4")
     list(GET case 0 app)
     list(GET case 1 np)
     add_test(NAME cli.shared_device.${app}.np${np}

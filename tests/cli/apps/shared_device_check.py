@@ -5,7 +5,7 @@ shows the ranks giving up resident copies for each other (evictions) only where 
 hold them all. The same run with memory for everyone gives up nothing.
 
 usage: shared_device_check.py MPIEXEC NP BIN_DIR APP WORK_DIR
-APP: cannon | jacobi | summa | cholesky | packages | jacobi-fpm
+APP: cannon | jacobi | summa | cholesky | packages | jacobi-fpm | linsolve
 """
 import json
 import math
@@ -82,6 +82,12 @@ elif app == "cholesky":
     one_rank = 3 * b * padded(b) * DOUBLE
     args = [f"{bindir}/hit-cholesky", "--n", str(n), "--b", str(b), "--reps", "1", "--warmup", "0"]
     out_flag = "--c-out"
+elif app == "linsolve":
+    n = 300
+    # The rows of [A | b] kept resident, x gathered every iteration (staged).
+    one_rank = max(split(n, np_)) * padded(n + 1) * DOUBLE + 2 * n * DOUBLE
+    args = [f"{bindir}/hit-linsolve", "--n", str(n), "--iters", "20", "--reps", "1", "--warmup", "0"]
+    out_flag = "--out"
 elif app == "packages":
     n = 96
     # C = A*B by work packages: B replicated on every device, rows of A and C per package.
@@ -118,7 +124,7 @@ for r in plenty.get("per_rank") or plenty.get("per_device"):
            f"rank {r['rank']} gave up copies with memory for everyone: {r['evictions']}")
 # Only programs that keep tiles resident between launches have anything to give up; where every
 # rank's tiles must take turns (two or more ranks, memory for one), they do.
-keeps_resident = app in ("cannon", "jacobi", "jacobi-fpm", "summa", "packages")
+keeps_resident = app in ("cannon", "jacobi", "jacobi-fpm", "summa", "packages", "linsolve")
 if keeps_resident and np_ >= 2:
     expect(evictions > 0, f"no rank gave up a copy on a device of {mem} B shared by {np_} ranks")
 if not keeps_resident:
