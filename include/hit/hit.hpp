@@ -2,6 +2,7 @@
 // The public API of hitmap++: one include for programs (every public header; internals live in
 // hit/detail/ and come with the headers that need them).
 
+#include "hit/balancer.hpp"
 #include "hit/comm.hpp"
 #include "hit/comm_traffic.hpp"
 #include "hit/core/checked.hpp"
@@ -17,14 +18,17 @@
 #include "hit/core/spec.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/version.hpp"
+#include "hit/cuda_grid.hpp"
 #include "hit/device.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/device_kind.hpp"
 #include "hit/device_params.hpp"
 #include "hit/fpm/akima.hpp"
 #include "hit/fpm/benchmark.hpp"
+#include "hit/fpm/columns.hpp"
 #include "hit/fpm/distribution.hpp"
 #include "hit/fpm/dynamic.hpp"
+#include "hit/fpm/hierarchical.hpp"
 #include "hit/fpm/kernels.hpp"
 #include "hit/fpm/model.hpp"
 #include "hit/fpm/model_file.hpp"

@@ -61,6 +61,13 @@ Shape to_shape(const Box& box);
 
 // ---- kernels -----------------------------------------------------------------------------------
 
+namespace detail {
+template <class P>
+struct is_view : std::false_type {};
+template <class T>
+struct is_view<View<T>> : std::true_type {};
+}  // namespace detail
+
 template <class... Params>
 class Kernel {
  public:
@@ -78,7 +85,18 @@ class Kernel {
   // What each parameter reads around the index being computed (one pattern per parameter; unknown
   // for values). Shapes the blocks of a partition (access()) and, out of core, which tiles are cut
   // with the domain (a pattern reading a whole first axis keeps the tile whole) and their halo.
+  // One pattern per parameter in order, at least up to the last tile (View) parameter (plain values
+  // after it may be left out); any other length is an error: a list cut short or too long would
+  // shape the blocks and the out-of-core cuts by another parameter's pattern.
   Kernel& reads(std::vector<AccessPattern> per_param) {
+    if (per_param.size() < tiles_through() || per_param.size() > sizeof...(Params)) {
+      throw Error(ErrorKind::invalid_argument,
+                  "kernel '" + name_ + "': reads() got " + std::to_string(per_param.size()) +
+                      " access patterns for " + std::to_string(sizeof...(Params)) +
+                      " parameters: give one per parameter, at least through the last tile "
+                      "parameter (parameter " +
+                      std::to_string(tiles_through()) + ")");
+    }
     access_ = std::move(per_param);
     access_.resize(sizeof...(Params));
     return *this;
@@ -112,6 +130,15 @@ class Kernel {
   }
 
  private:
+  // How many parameters there are up to and including the last View.
+  static constexpr std::size_t tiles_through() {
+    constexpr bool views[] = {detail::is_view<Params>::value..., false};
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < sizeof...(Params); ++k) {
+      if (views[k]) n = k + 1;
+    }
+    return n;
+  }
   std::string name_;
   std::map<DeviceKind, Body> bodies_;
   std::vector<AccessPattern> access_;

@@ -545,6 +545,27 @@ TEST_F(LaunchTest, BuiltInGemmMatchesTheDefinition) {
   }
 }
 
+TEST(KernelReads, APatternListOfTheWrongLengthIsAnError) {
+  // Two tiles and a value: two or three patterns; one or four name no parameter's reach rightly.
+  hit::Kernel<hit::View<const double>, hit::View<double>, double> k("axpy");
+  const auto p = hit::AccessPattern::parse("0,0");
+  EXPECT_NO_THROW(k.reads({p, p}));
+  EXPECT_NO_THROW(k.reads({p, p, hit::AccessPattern()}));
+  try {
+    k.reads({p});
+    ADD_FAILURE() << "one pattern for two tiles";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("kernel 'axpy'"), HasSubstr("got 1 access patterns"),
+                                HasSubstr("3 parameters")));
+  }
+  EXPECT_THROW(k.reads({p, p, p, p}), hit::Error);
+  // A value before the last tile counts: its pattern is needed to reach the tile's.
+  hit::Kernel<double, hit::View<double>> v("scaled");
+  EXPECT_THROW(v.reads({p}), hit::Error);
+  EXPECT_NO_THROW(v.reads({hit::AccessPattern(), p}));
+}
+
 TEST_F(LaunchTest, BuiltInKernelsCheckTheirTiles) {
   bind("cpu:0");
   const hit::Shape grid = hit::Shape::parse("[0:10][0:10]");
