@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "../../../examples/common/values.hpp"
+
 namespace hit::ref {
 
 [[noreturn]] inline void die(const char* prog, const std::string& what) {
@@ -64,23 +66,8 @@ inline Args parse(const char* prog, int argc, char** argv) {
   return a;
 }
 
-// The same value as hit::app::hashed_value (examples/common/app.hpp), so the references factor
-// and multiply the very matrices the example programs generate.
-inline double hashed_value(std::uint64_t seed, std::uint64_t i, std::uint64_t j) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ULL ^ (i * 0xBF58476D1CE4E5B9ULL) ^
-                    (j + 0x94D049BB133111EBULL) * 0x2545F4914F6CDD1DULL;
-  x ^= x >> 31;
-  x *= 0xD6E8FEB86659FD93ULL;
-  x ^= x >> 32;
-  return static_cast<double>(x >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
-inline double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+using hit::app::hashed_value;  // the example programs' inputs (examples/common/values.hpp)
+using hit::app::median;
 
 inline double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
