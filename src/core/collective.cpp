@@ -116,4 +116,36 @@ void allgather(const void* send, int count, MPI_Datatype type, void* recv, MPI_C
   wait_all(1, &req, "MPI_Iallgather", false);
 }
 
+void broadcast(void* data, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibcast(data, count, type, root, comm, &req), "MPI_Ibcast");
+  wait_all(1, &req, "MPI_Ibcast", false);
+}
+
+void broadcast(std::string& text, int root, MPI_Comm comm) {
+  auto length = static_cast<long long>(text.size());
+  broadcast(length, root, comm);
+  text.resize(static_cast<std::size_t>(length));
+  broadcast(text.data(), static_cast<int>(length), MPI_CHAR, root, comm);
+}
+
+std::vector<std::string> allgather(const std::string& mine, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const auto lengths = allgather(static_cast<int>(mine.size()), comm);
+  std::vector<int> offsets(lengths.size() + 1, 0);
+  for (std::size_t r = 0; r < lengths.size(); ++r) offsets[r + 1] = offsets[r] + lengths[r];
+  std::string joined(static_cast<std::size_t>(offsets.back()), '\0');
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallgatherv(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, joined.data(),
+                            lengths.data(), offsets.data(), MPI_CHAR, comm, &req),
+            "MPI_Iallgatherv");
+  wait_all(1, &req, "MPI_Iallgatherv", false);
+  std::vector<std::string> all(static_cast<std::size_t>(size));
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    all[r] = joined.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r]));
+  }
+  return all;
+}
+
 }  // namespace hit

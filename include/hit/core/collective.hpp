@@ -7,7 +7,9 @@
 
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "hit/core/error.hpp"
 
@@ -47,5 +49,39 @@ void allreduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, MPI
 // MPI_Allgather that waits the same way: with more processes than cores, a busy-polling one keeps
 // a process that has not arrived yet off its core for a scheduler time slice (milliseconds).
 void allgather(const void* send, int count, MPI_Datatype type, void* recv, MPI_Comm comm);
+void broadcast(void* data, int count, MPI_Datatype type, int root, MPI_Comm comm);
+
+// Typed collectives over plain values: every rank's `mine`, in rank order. `T` is any trivially
+// copyable type (a number, a struct of numbers); its bytes travel as they are, so the ranks must
+// agree on its layout (one build, as every program of a run is).
+template <class T>
+std::vector<T> allgather(const T& mine, MPI_Comm comm) {
+  static_assert(std::is_trivially_copyable_v<T>, "allgather<T>: T must be trivially copyable");
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::vector<T> all(static_cast<std::size_t>(size));
+  allgather(&mine, static_cast<int>(sizeof(T)), MPI_BYTE, all.data(), comm);
+  return all;
+}
+// Every rank's string, in rank order.
+std::vector<std::string> allgather(const std::string& mine, MPI_Comm comm);
+
+// `value` of rank `root` on every rank.
+template <class T>
+void broadcast(T& value, int root, MPI_Comm comm) {
+  static_assert(std::is_trivially_copyable_v<T>, "broadcast<T>: T must be trivially copyable");
+  broadcast(&value, static_cast<int>(sizeof(T)), MPI_BYTE, root, comm);
+}
+// Rank `root`'s values (any count) on every rank: the others' vectors are resized to match.
+template <class T>
+void broadcast(std::vector<T>& values, int root, MPI_Comm comm) {
+  static_assert(std::is_trivially_copyable_v<T>, "broadcast<T>: T must be trivially copyable");
+  auto count = static_cast<long long>(values.size());
+  broadcast(count, root, comm);
+  values.resize(static_cast<std::size_t>(count));
+  broadcast(values.data(), static_cast<int>(count * static_cast<long long>(sizeof(T))), MPI_BYTE,
+            root, comm);
+}
+void broadcast(std::string& text, int root, MPI_Comm comm);
 
 }  // namespace hit
