@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Layering of hitmap++: a file may include headers of its own layer and of the layers below it.
+
+Usage: check_layers.py [--root DIR] [--print]
+
+The layers, lowest first, and the headers (under include/) and sources (src/, plugins/) of each
+are listed in LAYERS. Every `#include "..."` of a header or source is resolved to a layer: an
+include of a higher layer is an error (exit status 1, one line per include), and so is a file or
+an included header that no layer claims, so a new header must be placed before it can be used.
+--print writes the table, as docs/architecture.md draws it.
+"""
+import argparse
+import fnmatch
+import pathlib
+import re
+import sys
+
+# (layer, header patterns relative to include/, source patterns relative to the root)
+LAYERS = [
+    ("core", ["hit/core/*"], ["src/core/*"]),
+    ("shapes, tiles", ["hit/shape.hpp", "hit/tile.hpp", "hit/tile_io.hpp", "hit/resident.hpp",
+                       "hit/view.hpp"],
+     ["src/shapes/*", "src/tiles/*"]),
+    ("topology", ["hit/topology.hpp", "hit/physical_topology.hpp", "hit/device_kind.hpp",
+                  "hit/device_binding.hpp", "hit/device_params.hpp"],
+     ["src/topology/*", "plugins/topologies/*"]),
+    ("models", ["hit/fpm/*"], ["src/fpm/*"]),
+    ("layouts", ["hit/layout.hpp", "hit/layout_svg.hpp"], ["src/layouts/*", "plugins/layouts/*"]),
+    ("partitions", ["hit/partition.hpp"], ["src/partitions/*", "plugins/partitions/*"]),
+    ("comm", ["hit/comm.hpp", "hit/comm_traffic.hpp", "hit/detail/comm_*"], ["src/comm/*"]),
+    ("devices", ["hit/device.hpp", "hit/kernel.hpp", "hit/cuda_grid.hpp"], ["src/devices/*"]),
+    ("balance", ["hit/balance/*", "hit/balancer.hpp", "hit/fpm/benchmark.hpp", "hit/fpm/dynamic.hpp", "hit/fpm/kernels.hpp"], ["src/balance/*"]),
+    ("packages", ["hit/work_packages.hpp"], ["src/packages/*"]),
+    ("everything", ["hit/hit.hpp"], []),
+]
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def layer_of_header(name):
+    # A header named exactly wins over a folder pattern of another layer.
+    for i, (_, headers, _) in enumerate(LAYERS):
+        if name in headers:
+            return i
+    for i, (_, headers, _) in enumerate(LAYERS):
+        if any(fnmatch.fnmatch(name, p) for p in headers):
+            return i
+    return None
+
+
+def layer_of_source(rel):
+    for i, (_, _, sources) in enumerate(LAYERS):
+        if any(fnmatch.fnmatch(rel, p) for p in sources):
+            return i
+    return None
+
+
+def resolve(root, including, name):
+    """The layer of what `including` (a path relative to root) names by `name`."""
+    if name.startswith("hit/"):
+        return layer_of_header(name), f"include/{name}"
+    # A private header: beside the including file, or relative to src/ or plugins/.
+    for base in (pathlib.Path(including).parent, pathlib.Path("src"), pathlib.Path("plugins")):
+        candidate = (base / name).as_posix()
+        if (root / candidate).is_file():
+            return layer_of_source(candidate), candidate
+    return None, name
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parents[1]))
+    ap.add_argument("--print", action="store_true", help="print the layers, lowest first")
+    args = ap.parse_args()
+    root = pathlib.Path(args.root)
+    if args.print:
+        for name, headers, sources in LAYERS:
+            print(f"{name}: {', '.join(headers)} | {', '.join(sources) or '-'}")
+        return 0
+    errors = []
+    files = [p for folder in ("include", "src", "plugins") for p in (root / folder).rglob("*")
+             if p.is_file() and p.suffix in {".hpp", ".cpp", ".cu", ".cuh", ".h"}]
+    for path in sorted(files):
+        rel = path.relative_to(root).as_posix()
+        own = (layer_of_header(rel[len("include/"):]) if rel.startswith("include/")
+               else layer_of_source(rel))
+        if own is None:
+            errors.append(f"{rel}: belongs to no layer (add it to LAYERS in {pathlib.Path(__file__).name})")
+            continue
+        for m in INCLUDE.finditer(path.read_text(errors="replace")):
+            layer, target = resolve(root, rel, m.group(1))
+            line = path.read_text(errors="replace").count("\n", 0, m.start()) + 1
+            if layer is None:
+                errors.append(f"{rel}:{line}: includes {m.group(1)}, which belongs to no layer")
+            elif layer > own:
+                errors.append(f"{rel}:{line}: layer '{LAYERS[own][0]}' includes {target} of the "
+                              f"higher layer '{LAYERS[layer][0]}'")
+    for e in errors:
+        print(e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

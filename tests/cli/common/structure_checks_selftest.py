@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""The structure checks fail when they should: on a scratch tree, check_layers.py must refuse an
+include of a higher layer and a header no layer claims, and check_structure.py a function over
+100 lines and a file over 600 lines; both pass the tree once the offence is removed.
+
+Usage: structure_checks_selftest.py SOURCE_DIR WORK_DIR
+"""
+import pathlib
+import shutil
+import subprocess
+import sys
+
+source, work = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+failures = []
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def run(script):
+    r = subprocess.run([sys.executable, str(source / "scripts" / script), "--root", str(work)],
+                       capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def expect(cond, what, out=""):
+    if not cond:
+        failures.append(f"{what}\n{out}")
+
+
+shutil.rmtree(work, ignore_errors=True)
+# Layers: the models layer (hit/fpm) including the comm layer is upward.
+write(work / "include/hit/core/error.hpp", "#pragma once\n")
+write(work / "include/hit/comm.hpp", '#pragma once\n#include "hit/core/error.hpp"\n')
+write(work / "include/hit/fpm/model.hpp", '#pragma once\n#include "hit/core/error.hpp"\n')
+write(work / "src/fpm/model.cpp", '#include "hit/fpm/model.hpp"\n')
+rc, out = run("check_layers.py")
+expect(rc == 0, "layers: a tree that only includes downwards was refused", out)
+
+write(work / "src/fpm/model.cpp", '#include "hit/fpm/model.hpp"\n#include "hit/comm.hpp"\n')
+rc, out = run("check_layers.py")
+expect(rc == 1 and "src/fpm/model.cpp:2" in out and "'comm'" in out,
+       "layers: an include of the comm layer from the models layer was not refused", out)
+
+write(work / "src/fpm/model.cpp", '#include "hit/fpm/model.hpp"\n')
+write(work / "include/hit/unplaced.hpp", "#pragma once\n")
+rc, out = run("check_layers.py")
+expect(rc == 1 and "include/hit/unplaced.hpp: belongs to no layer" in out,
+       "layers: a header of no layer was not refused", out)
+(work / "include/hit/unplaced.hpp").unlink()
+
+# Lengths: a 101-line function, then a 601-line file.
+body = "".join(f"  x += {i};\n" for i in range(99))
+write(work / "src/fpm/long.cpp", "int long_one(int x) {\n" + body + "  return x;\n}\n")
+rc, out = run("check_structure.py")
+expect(rc == 1 and "long_one is 102 lines" in out, "lengths: a 102-line function passed", out)
+
+write(work / "src/fpm/long.cpp", "int short_one(int x) {\n" + body[:-len("  x += 98;\n") * 5] +
+      "  return x;\n}\n// a brace in a comment { is not code\n")
+rc, out = run("check_structure.py")
+expect(rc == 0, "lengths: a short function was refused", out)
+
+write(work / "src/fpm/long.cpp", "".join(f"int f{i}() {{ return {i}; }}\n" for i in range(601)))
+rc, out = run("check_structure.py")
+expect(rc == 1 and "src/fpm/long.cpp: 601 lines" in out, "lengths: a 601-line file passed", out)
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("structure checks: refuse an upward include, an unplaced header, a long function, a long file")
