@@ -33,12 +33,10 @@ void agree(MPI_Comm comm, const std::exception_ptr& failure) {
       message = "unknown failure";
     }
   }
-  int header[2] = {kind, static_cast<int>(message.size())};
-  MPI_Bcast(header, 2, MPI_INT, first, comm);
-  message.resize(static_cast<std::size_t>(header[1]));
-  MPI_Bcast(message.data(), header[1], MPI_CHAR, first, comm);
+  broadcast(kind, first, comm);
+  broadcast(message, first, comm);
   if (size > 1 && first != 0) message = "rank " + std::to_string(first) + ": " + message;
-  throw Error::everywhere(static_cast<ErrorKind>(header[0]), message);
+  throw Error::everywhere(static_cast<ErrorKind>(kind), message);
 }
 
 std::string mpi_error_text(int code) {

@@ -307,21 +307,17 @@ void transfer_round(MPI_File fh, const Plan& plan, std::size_t round, RawElement
 
 // The number of collective rounds: the most any rank needs.
 int agreed_rounds(const Plan& plan, MPI_Comm comm) {
-  int mine = static_cast<int>(plan.rounds.size());
-  int all = 0;
-  check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-  return all;
+  int rounds = static_cast<int>(plan.rounds.size());
+  allreduce_in_place(&rounds, 1, MPI_INT, MPI_MAX, comm);
+  return rounds;
 }
 
 // Rank 0's temporary name for `path` (its host and process id in it, see hit::temporary_suffix),
 // known to every rank.
 std::string agreed_temporary(const std::string& path, MPI_Comm comm) {
-  char suffix[64] = {};
-  if (rank_of(comm) == 0) {
-    const std::string mine = temporary_suffix();
-    std::snprintf(suffix, sizeof suffix, "%s", mine.c_str());
-  }
-  check_mpi(MPI_Bcast(suffix, sizeof suffix, MPI_CHAR, 0, comm), "MPI_Bcast");
+  std::string suffix;
+  if (rank_of(comm) == 0) suffix = temporary_suffix();
+  broadcast(suffix, 0, comm);
   return path + suffix;
 }
 
