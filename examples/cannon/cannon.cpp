@@ -64,8 +64,7 @@ int multiply(Environment& env, const Options& o) {
 }  // namespace
 
 int run(Environment& env, const Options& o) {
-  if (o.run.type == "float") return multiply<float>(env, o);
-  return multiply<double>(env, o);
+  return app::with_element_type(o.run.type, [&]<class T>() { return multiply<T>(env, o); });
 }
 
 }  // namespace hit::cannon

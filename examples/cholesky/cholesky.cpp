@@ -381,15 +381,18 @@ int factorise(Environment& env, const Options& o) {
   std::snprintf(headline, sizeof headline,
                 "hit-cholesky: %ldx%ld, %s, %d ranks, %d tile columns (widest %ld), %s", o.n, o.n,
                 o.run.type.c_str(), env.size(), t, static_cast<long>(w), lay.spec().c_str());
-  return harness.report(fields, headline, {"gflops", time > 0 ? n * n * n / 3 / time * 1e-9 : 0.0},
-                        "flops", lines, check);
+  return harness.report({.fields = fields,
+                         .headline = headline,
+                         .throughput = {"gflops", time > 0 ? n * n * n / 3 / time * 1e-9 : 0.0},
+                         .work_unit = "flops",
+                         .lines = lines,
+                         .check = check});
 }
 
 }  // namespace
 
 int run(Environment& env, const Options& o) {
-  if (o.run.type == "float") return factorise<float>(env, o);
-  return factorise<double>(env, o);
+  return app::with_element_type(o.run.type, [&]<class T>() { return factorise<T>(env, o); });
 }
 
 }  // namespace hit::cholesky

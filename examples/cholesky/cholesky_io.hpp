@@ -145,8 +145,8 @@ app::CheckResult verify(Environment& env, const Options& o, const Layout& lay,
     if (std::isnan(rel)) rel = std::numeric_limits<double>::infinity();
     ratio = rel / (static_cast<double>(n) * std::numeric_limits<T>::epsilon());
   }
-  MPI_Bcast(&rel, 1, MPI_DOUBLE, 0, env.comm());
-  MPI_Bcast(&ratio, 1, MPI_DOUBLE, 0, env.comm());
+  broadcast(rel, 0, env.comm());
+  broadcast(ratio, 0, env.comm());
   check.max_rel_error = rel;
   check.passed = ratio <= 30.0;
   char line[160];

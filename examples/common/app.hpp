@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
 #include "values.hpp"
 
 namespace hit::app {
@@ -94,6 +95,16 @@ struct CheckResult {
     return {{"ran", ran}, {"passed", passed}, {"max_rel_error", max_rel_error}};
   }
 };
+
+// `body.template operator()<T>()` with T the element type --type names ("double" or "float",
+// which the option's check allows): the one place a program turns the flag into a type.
+template <class F>
+int with_element_type(const std::string& type, F&& body) {
+  if (type == "float") return body.template operator()<float>();
+  if (type == "double") return body.template operator()<double>();
+  throw Error(ErrorKind::invalid_argument,
+              "--type '" + type + "' is not an element type (double or float)");
+}
 
 // Prints the JSON object as exactly one line on stdout (rank 0 only).
 inline void print_json(const nlohmann::json& result) {

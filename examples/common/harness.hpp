@@ -68,6 +68,23 @@ struct RunOptions {
 };
 
 // What one rank did during the timed repetitions, gathered on rank 0.
+// The rate a program reports: "gflops" or "mcells_per_s", and its value.
+struct Throughput {
+  std::string name;
+  double value = 0;
+};
+
+// What a program reports; the harness adds the fields every program has (docs/results.md).
+struct Report {
+  nlohmann::json fields;  // the app's sizes and specs
+  std::string headline;   // the summary's first line
+  Throughput throughput;
+  std::string work_unit;           // what a rank's `work` counts: "flops", "cells", "pixels"
+  std::vector<std::string> lines;  // the app's own summary lines after the headline
+  CheckResult check;
+};
+
+// Trivially copyable: gathered as it is (hit::allgather).
 struct RankStats {
   double compute_s = 0;
   double comm_s = 0;
@@ -138,13 +155,16 @@ class Harness {
   void set_work(double work) { mine_.work = work; }
   double median_time() const { return median(times_); }
 
-  // Prints the report on rank 0: `fields` (the app's sizes and specs) joined with the common
-  // ones; `throughput` is ("gflops", value) or ("mcells_per_s", value); `lines` are the app's
-  // own summary lines after the headline. Collective. Returns the exit status.
-  int report(nlohmann::json fields, const std::string& headline,
-             const std::pair<std::string, double>& throughput, const std::string& work_unit,
-             const std::vector<std::string>& lines, const CheckResult& check) {
-    const auto all = gather_all();
+  // Prints the report on rank 0: the app's fields joined with the common ones. Collective.
+  // Returns the exit status.
+  int report(Report report) {
+    nlohmann::json& fields = report.fields;
+    const std::string& headline = report.headline;
+    const Throughput& throughput = report.throughput;
+    const std::string& work_unit = report.work_unit;
+    const std::vector<std::string>& lines = report.lines;
+    const CheckResult& check = report.check;
+    const auto all = allgather(mine_, env_.comm());
     const auto labels = gather_labels(device(env_).label(), env_.comm());
     // Times measured with more processes than cores are not a dedicated machine's: say so.
     const std::vector<std::string> warnings = PhysicalTopology::of(env_).oversubscribed_hosts();
@@ -161,7 +181,7 @@ class Harness {
       fields["time_s"] = t;
       fields["time_min_s"] = *std::min_element(times_.begin(), times_.end());
       fields["time_max_s"] = *std::max_element(times_.begin(), times_.end());
-      fields[throughput.first] = throughput.second;
+      fields[throughput.name] = throughput.value;
       fields["check"] = check.json();
       fields["per_rank"] = per_rank_json(all, work_unit);
       fields["imbalance"] = imb;
@@ -173,8 +193,8 @@ class Harness {
         for (const std::string& l : lines) std::printf("  %s\n", l.c_str());
         std::printf("  time %.4f s (median of %d, min %.4f, max %.4f), %.2f %s, imbalance %.3f\n",
                     t, options_.reps, fields["time_min_s"].get<double>(),
-                    fields["time_max_s"].get<double>(), throughput.second,
-                    throughput.first == "gflops" ? "GFLOP/s" : "Mcells/s", imb);
+                    fields["time_max_s"].get<double>(), throughput.value,
+                    throughput.name == "gflops" ? "GFLOP/s" : "Mcells/s", imb);
         for (const std::size_t r : ranks_shown(all)) {
           std::printf(
               "  rank %zu (%s): compute %.4f s, comm %.4f s, %.0f %s, h2d %.0f B, d2h %.0f B, "
@@ -216,23 +236,6 @@ class Harness {
     for (const std::size_t r : {slowest([](const RankStats& x) { return x.compute_s; }),
                                 slowest([](const RankStats& x) { return x.comm_s; })}) {
       if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
-    }
-    return out;
-  }
-
-  std::vector<RankStats> gather_all() const {
-    constexpr int fields = 7;
-    const double local[fields] = {mine_.compute_s,    mine_.comm_s,    mine_.work,
-                                  mine_.h2d_bytes,    mine_.d2h_bytes, mine_.evictions,
-                                  mine_.evicted_bytes};
-    std::vector<double> all(static_cast<std::size_t>(fields * env_.size()));
-    MPI_Request req = MPI_REQUEST_NULL;
-    MPI_Igather(local, fields, MPI_DOUBLE, all.data(), fields, MPI_DOUBLE, 0, env_.comm(), &req);
-    wait_all(1, &req, "MPI_Igather", false);
-    std::vector<RankStats> out(static_cast<std::size_t>(env_.size()));
-    for (std::size_t r = 0; r < out.size(); ++r) {
-      const double* v = all.data() + fields * r;
-      out[r] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
     }
     return out;
   }

@@ -159,7 +159,7 @@ CheckResult verify_product(Environment& env, const ProductInputs& o, const Layou
     }
     err = diff / std::max(scale, std::numeric_limits<double>::min());
   }
-  MPI_Bcast(&err, 1, MPI_DOUBLE, 0, env.comm());
+  broadcast(err, 0, env.comm());
   const double tolerance = std::is_same_v<T, double> ? 1e-10 : 1e-4;
   check.max_rel_error = err;
   check.passed = err <= tolerance;
@@ -203,9 +203,13 @@ int finish_product(Environment& env, const ProductOptions& o, Harness& harness, 
   fields["k"] = o.k;
   fields["layouts"] = {{"a", la.spec()}, {"b", lb.spec()}, {"c", lc.spec()}};
   fields["partition"] = part.spec().empty() ? o.run.partition : part.spec();
-  return harness.report(fields, headline, {"gflops", t > 0 ? flops / t * 1e-9 : 0.0}, "flops",
-                        {"layouts: A " + la.spec() + ", B " + lb.spec() + ", C " + lc.spec()},
-                        check);
+  return harness.report(
+      {.fields = fields,
+       .headline = headline,
+       .throughput = {"gflops", t > 0 ? flops / t * 1e-9 : 0.0},
+       .work_unit = "flops",
+       .lines = {"layouts: A " + la.spec() + ", B " + lb.spec() + ", C " + lc.spec()},
+       .check = check});
 }
 
 }  // namespace hit::app

@@ -110,8 +110,7 @@ int solve(Environment& env, const Options& o) {
 }  // namespace
 
 int run(Environment& env, const Options& o) {
-  if (o.run.type == "float") return solve<float>(env, o);
-  return solve<double>(env, o);
+  return app::with_element_type(o.run.type, [&]<class T>() { return solve<T>(env, o); });
 }
 
 }  // namespace hit::jacobi

@@ -112,7 +112,7 @@ app::CheckResult verify(Environment& env, const Options& o, const Layout& lay, T
     }
     if (differ > 0 && err == 0) err = 1;  // NaN patterns or signed zeros differ: not bitwise equal
   }
-  MPI_Bcast(&err, 1, MPI_DOUBLE, 0, env.comm());
+  broadcast(err, 0, env.comm());
   check.max_rel_error = err;
   check.passed = err == 0;
   check.summary =
@@ -153,8 +153,12 @@ int finish(Environment& env, const Options& o, app::Harness& harness, const Layo
   std::snprintf(line, sizeof line, "residual %.3e, checksum %.10g", residual, checksum);
   std::vector<std::string> lines{line};
   if (balancer != nullptr) fields["balance"] = app::balance_report(env, *balancer, lines);
-  return harness.report(fields, headline, {"mcells_per_s", t > 0 ? cells / t * 1e-6 : 0.0}, "cells",
-                        lines, check);
+  return harness.report({.fields = fields,
+                         .headline = headline,
+                         .throughput = {"mcells_per_s", t > 0 ? cells / t * 1e-6 : 0.0},
+                         .work_unit = "cells",
+                         .lines = lines,
+                         .check = check});
 }
 
 }  // namespace hit::jacobi

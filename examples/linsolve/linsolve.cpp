@@ -4,6 +4,7 @@
 #include "linsolve.hpp"
 
 #include <optional>
+#include <type_traits>
 
 #include "hit/hit.hpp"
 #include "jacobi_rows.hpp"
@@ -103,15 +104,22 @@ int solve(Environment& env, const Options& o, double tol) {
   if (o.balance.mode != BalanceMode::off)
     fields["balance"] = app::balance_report(env, balancer, lines);
   const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * iterations;
-  return harness.report(fields, headline, {"gflops", t > 0 ? flops / t * 1e-9 : 0.0}, "flops",
-                        lines, check);
+  return harness.report({.fields = fields,
+                         .headline = headline,
+                         .throughput = {"gflops", t > 0 ? flops / t * 1e-9 : 0.0},
+                         .work_unit = "flops",
+                         .lines = lines,
+                         .check = check});
 }
 
 }  // namespace
 
 int run(Environment& env, const Options& o) {
-  if (o.run.type == "float") return solve<float>(env, o, o.tol > 0 ? o.tol : 1e-5);
-  return solve<double>(env, o, o.tol > 0 ? o.tol : 1e-10);
+  return app::with_element_type(o.run.type, [&]<class T>() {
+    // The default tolerance: near what the element type can resolve after n-term sums.
+    const double fallback = std::is_same_v<T, float> ? 1e-5 : 1e-10;
+    return solve<T>(env, o, o.tol > 0 ? o.tol : fallback);
+  });
 }
 
 }  // namespace hit::linsolve

@@ -93,7 +93,7 @@ app::CheckResult verify(Environment& env, const Options& o, std::uint64_t seed, 
       }
     }
   }
-  MPI_Bcast(&differ, 1, MPI_DOUBLE, 0, env.comm());
+  broadcast(differ, 0, env.comm());
   check.max_rel_error = differ;
   check.passed = differ == 0;
   check.summary = check.passed ? "bit-for-bit equal to the serial Jacobi solve"

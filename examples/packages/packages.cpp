@@ -394,20 +394,22 @@ int compute(Environment& env, const Options& o) {
                             packages->count(), options->depth)
               : "static " + rows.spec());
   const double t = harness.median_time();
-  const std::pair<std::string, double> throughput =
-      gemm ? std::pair<std::string, double>{"gflops",
-                                            t > 0 ? 2.0 * std::pow(static_cast<double>(n), 3) / t *
-                                                        1e-9
-                                                  : 0.0}
-           : std::pair<std::string, double>{"mcells_per_s", t > 0 ? pixels / t * 1e-6 : 0.0};
-  return harness.report(fields, headline, throughput, gemm ? "flops" : "pixels", lines, check);
+  const double flops = 2.0 * std::pow(static_cast<double>(n), 3);
+  const app::Throughput throughput =
+      gemm ? app::Throughput{"gflops", t > 0 ? flops / t * 1e-9 : 0.0}
+           : app::Throughput{"mcells_per_s", t > 0 ? pixels / t * 1e-6 : 0.0};
+  return harness.report({.fields = fields,
+                         .headline = headline,
+                         .throughput = throughput,
+                         .work_unit = gemm ? "flops" : "pixels",
+                         .lines = lines,
+                         .check = check});
 }
 
 }  // namespace
 
 int run(Environment& env, const Options& o) {
-  if (o.run.type == "float") return compute<float>(env, o);
-  return compute<double>(env, o);
+  return app::with_element_type(o.run.type, [&]<class T>() { return compute<T>(env, o); });
 }
 
 }  // namespace hit::packages
