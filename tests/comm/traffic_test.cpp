@@ -13,7 +13,7 @@
 #include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
 #include "hit/topology.hpp"
-#include "layout_checks.hpp"
+#include "../layouts/layout_checks.hpp"
 
 namespace {
 
