@@ -5,7 +5,8 @@
 // whose rows it owns), then from the queues of the others (one-sided MPI: a queue is a counter in
 // its rank's window, so no rank serves everyone); faster devices simply take more.
 //
-//   hit::WorkPackages packages(env, domain, hit::PackageOptions::parse("workPackages:size=64"));
+//   hit::WorkPackages packages(env, domain, hit::PackageOptions::parse("workPackages:size=64"),
+//                              hit::partition(env, "blocks", domain));
 //   auto report = packages.run(kernel, hit::partitioned_in(a_block), hit::replicated_in(x),
 //                              hit::partitioned_out(y_block), alpha);
 //
@@ -15,7 +16,8 @@
 // partitioned output is an ordinary layout's block too: results go back to the owner of their
 // rows, so after run() the output is an ordinary distributed tile the rest of the framework uses.
 // Values (scalars) are passed to every launch unchanged. The kernel is an ordinary hit::Kernel:
-// each package is one hit::launch over the package's rows of the domain.
+// each package is one hit::launch over the package's rows of the domain, partitioned by the
+// plug-in and parameters of the domain's Partition (as hit::launch takes it; default single).
 //
 // Prefetching: each rank keeps up to `depth` packages ahead of the one computing, their rows
 // fetched and (on an accelerator) copied to the device on its second stream while the current one
@@ -36,6 +38,7 @@
 
 #include "hit/core/environment.hpp"
 #include "hit/kernel.hpp"
+#include "hit/partition.hpp"
 #include "hit/shape.hpp"
 #include "hit/tile.hpp"
 
@@ -47,14 +50,15 @@ struct PackageOptions {
   int depth = 2;     // packages held ahead of the one computing, per rank (>= 1)
 
   // Error(parse) or Error(plugin) naming the text, the keys and their ranges.
-  static PackageOptions parse(std::string_view spec);
-  std::string spec() const;
+  [[nodiscard]] static PackageOptions parse(std::string_view spec);
+  [[nodiscard]] std::string spec() const;
 };
 
 enum class PackagePolicy { partitioned_in, replicated_in, partitioned_out };
 
+// Built by the functions below; dropping one is a bug (the array takes no part).
 template <class T>
-struct PackageArg {
+struct [[nodiscard]] PackageArg {
   using element_type = T;
   PackagePolicy policy = PackagePolicy::partitioned_in;
   Tile<T> tile;
@@ -130,9 +134,12 @@ class PackageEngine;
 class WorkPackages {
  public:
   // `domain`: the indices the kernel computes (its first axis is cut into packages); `partition`:
-  // the spec of each launch's partition on the device (label: HIT_PARTITION_<LABEL> override).
-  WorkPackages(Environment& env, Shape domain, PackageOptions options,
-               std::string partition = "single", std::string label = {});
+  // a partition of `domain`, built as for hit::launch (hit::partition(env, spec, domain, access,
+  // {}, label), where a label lets HIT_PARTITION_<LABEL> override the spec): each package's launch
+  // uses its plug-in and parameters over the package's rows. Error(invalid_argument) when it is
+  // not a partition of `domain`. Without one, each launch's partition is `single`.
+  WorkPackages(Environment& env, Shape domain, PackageOptions options);
+  WorkPackages(Environment& env, Shape domain, PackageOptions options, Partition partition);
   ~WorkPackages();
   WorkPackages(const WorkPackages&) = delete;
   WorkPackages& operator=(const WorkPackages&) = delete;
@@ -141,7 +148,7 @@ class WorkPackages {
   // Rows per package (0 until the first run when it is tuned).
   index_t size() const noexcept;
   index_t count() const noexcept;
-  Shape package(index_t id) const;
+  [[nodiscard]] Shape package(index_t id) const;
   // The tuner's measurement (after a run with size=auto): seconds per package and per row.
   double tuned_overhead_s() const noexcept;
   double tuned_row_s() const noexcept;

@@ -3,7 +3,7 @@
 // host and emulated devices, with inputs laid out differently from the output (rows fetched from
 // other ranks), replicated inputs, any package size and depth; prefetch within depth and device
 // memory; rerouting after an injected device failure; every device failing is an error on every
-// rank; bad options.
+// rank; bad options; the partition of each launch.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -314,7 +314,7 @@ TEST(WorkPackages, TunedSizeIsAgreedAndBounded) {
 TEST(WorkPackages, BadOptionsAreClearErrors) {
   const auto parse_error = [](const std::string& spec, const std::string& expect) {
     try {
-      hit::PackageOptions::parse(spec);
+      static_cast<void>(hit::PackageOptions::parse(spec));
       ADD_FAILURE() << spec << " parsed";
     } catch (const hit::Error& e) {
       EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
@@ -336,6 +336,30 @@ TEST(WorkPackages, BadOptionsAreClearErrors) {
     ADD_FAILURE() << "a package larger than the domain was accepted";
   } catch (const hit::Error& e) {
     EXPECT_NE(std::string(e.what()).find("larger than the domain's 10 rows"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(WorkPackages, EachLaunchUsesThePartitionOfTheDomain) {
+  const index_t rows = 40;
+  const Shape domain = Shape::extents({rows, cols});
+  Arrays a = make_arrays(rows, "blocks", "blocks");
+  // Built as for hit::launch: each package's launch uses its plug-in and parameters.
+  hit::WorkPackages packages(env(), domain, hit::PackageOptions{6, 2},
+                             hit::partition(env(), "threads", domain));
+  const auto report = packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                                   hit::partitioned_out(a.out));
+  const auto times = times_computed(report);
+  for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
+  EXPECT_EQ(wrong_elements(a.out), 0);
+  // A partition of another domain is a clear error.
+  try {
+    hit::WorkPackages other(env(), domain, hit::PackageOptions{6, 2},
+                            hit::partition(env(), "single", Shape::extents({rows / 2, cols})));
+    ADD_FAILURE() << "a partition of another domain was accepted";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("partition must be one of the domain"), std::string::npos)
         << e.what();
   }
 }

@@ -1,0 +1,173 @@
+// Planning the arrays of a work-package run (array_plan.hpp): every rank says which rows of each
+// array it holds, in one typed allgather per array, and every rank checks the same answer.
+
+#include "packages/array_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "hit/core/checked.hpp"
+#include "hit/core/collective.hpp"
+#include "hit/core/error.hpp"
+
+namespace hit::detail {
+
+namespace {
+
+// What one rank holds of an array, as every rank needs to know it.
+struct HeldRows {
+  std::int64_t begin = 0;  // rows [begin, end) of the first axis
+  std::int64_t end = 0;
+  std::array<std::int64_t, 2 * (max_rank - 1)> later{};  // begin and end of each later axis
+  std::int64_t rank = 0;  // the array's rank; 0: this rank holds none of it
+
+  // Every rank holding rows must agree on the rest of the shape and the rank.
+  bool same_row_shape(const HeldRows& other) const {
+    return rank == other.rank && later == other.later;
+  }
+};
+
+HeldRows held_rows(const HostRegion& block) {
+  HeldRows h;
+  if (block.shape.is_null()) return h;
+  const Shape& s = block.shape;
+  h.begin = s[0].begin();
+  h.end = s[0].end();
+  for (int k = 1; k < s.rank(); ++k) {
+    h.later[static_cast<std::size_t>(2 * (k - 1))] = s[k].begin();
+    h.later[static_cast<std::size_t>(2 * (k - 1) + 1)] = s[k].end();
+  }
+  h.rank = s.rank();
+  return h;
+}
+
+// Why rows of `block` cannot be moved as contiguous bytes, or empty when they can.
+std::string layout_problem(const HostRegion& block) {
+  if (block.shape.is_null()) return {};
+  const Shape& s = block.shape;
+  const int r = s.rank();
+  if (s[0].stride() != 1 || block.steps[static_cast<std::size_t>(r - 1)] != 1)
+    return "its rows must have unit stride and its last axis must be contiguous";
+  const std::string not_dense = "it must be a dense tile (no padding or ghost cells, unit strides)";
+  index_t dense = 1;
+  for (int k = r - 1; k >= 1; --k) {
+    if (block.steps[static_cast<std::size_t>(k)] != dense || s[k].stride() != 1) return not_dense;
+    dense *= s.extent(k);
+  }
+  if (r >= 2 && block.steps[0] != dense) return not_dense;
+  return {};
+}
+
+// Whether `owners` (sorted by first row) cover `rows` exactly once.
+bool covers_once(const std::vector<Segment>& owners, const Sig& rows) {
+  index_t at = rows.begin();
+  for (const Segment& s : owners) {
+    if (s.begin != at || s.end <= at) return false;
+    at = s.end;
+  }
+  return at >= rows.end();
+}
+
+ArrayPlan plan_array(Environment& env, std::size_t i, const PackageArray& array,
+                     const Sig& domain_rows) {
+  ArrayPlan p;
+  p.array = array;
+  const HostRegion& b = p.array.block;
+  const bool partitioned = p.array.policy != PackagePolicy::replicated_in;
+  const std::string why = layout_problem(b);
+  collectively(env.comm(), [&] {
+    if (!why.empty()) {
+      throw Error(
+          ErrorKind::invalid_argument,
+          fmt::format("work packages: array {} ({}) cannot be used: {}", i, b.shape.str(), why));
+    }
+  });
+  const std::vector<HeldRows> all = allgather(held_rows(b), env.comm());
+  const HeldRows* ref = nullptr;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const HeldRows& v = all[r];
+    if (v.rank == 0) continue;
+    if (ref == nullptr) ref = &v;
+    if (!v.same_row_shape(*ref)) {
+      throw Error(ErrorKind::shape,
+                  fmt::format("work packages: array {} is not laid out by whole rows: ranks "
+                              "hold blocks of different columns or ranks",
+                              i));
+    }
+    if (partitioned && v.end > v.begin) p.owners.push_back({v.begin, v.end, static_cast<int>(r)});
+  }
+  if (ref == nullptr) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("work packages: array {} is null on every rank", i));
+  }
+  index_t row_elems = 1;
+  for (int k = 1; k < ref->rank; ++k) {
+    p.row_axes.emplace_back(ref->later[static_cast<std::size_t>(2 * (k - 1))],
+                            ref->later[static_cast<std::size_t>(2 * (k - 1) + 1)]);
+    row_elems = checked_mul(row_elems, p.row_axes.back().size(), "row size");
+  }
+  p.row_bytes = static_cast<std::size_t>(
+      checked_mul(row_elems, static_cast<index_t>(p.array.element_size), "row bytes"));
+  if (partitioned) {
+    std::sort(p.owners.begin(), p.owners.end(),
+              [](const Segment& x, const Segment& y) { return x.begin < y.begin; });
+    if (!covers_once(p.owners, domain_rows)) {
+      throw Error(ErrorKind::shape,
+                  fmt::format("work packages: the blocks of partitioned array {} do not cover "
+                              "rows {} of the domain exactly once",
+                              i, domain_rows.str()));
+    }
+  } else if (b.shape.is_null()) {
+    throw Error(
+        ErrorKind::invalid_argument,
+        fmt::format("work packages: replicated input {} is null on rank {}", i, env.rank()));
+  }
+  return p;
+}
+
+}  // namespace
+
+std::vector<ArrayPlan> plan_arrays(Environment& env, const Sig& domain_rows,
+                                   std::vector<PackageArray> arrays) {
+  std::vector<ArrayPlan> plans;
+  for (std::size_t i = 0; i < arrays.size(); ++i)
+    plans.push_back(plan_array(env, i, arrays[i], domain_rows));
+  return plans;
+}
+
+Shape array_rows(const ArrayPlan& plan, const Shape& pkg) {
+  const auto later = static_cast<int>(plan.row_axes.size());
+  Shape s = Shape::of_rank(later + 1).with_sig(0, pkg[0]);
+  for (int k = 0; k < later; ++k) s = s.with_sig(k + 1, plan.row_axes[static_cast<std::size_t>(k)]);
+  return s;
+}
+
+std::array<index_t, max_rank> dense_row_steps(const Shape& rows) {
+  std::array<index_t, max_rank> steps{};
+  index_t step = 1;
+  for (int k = rows.rank() - 1; k >= 0; --k) {
+    steps[static_cast<std::size_t>(k)] = step;
+    step *= rows.extent(k);
+  }
+  return steps;
+}
+
+HostRegion rows_of(const HostRegion& whole, index_t first, const Shape& rows) {
+  HostRegion r = whole;
+  r.shape = rows;
+  r.data = static_cast<unsigned char*>(whole.data) +
+           (rows[0].begin() - first) * whole.steps[0] * static_cast<index_t>(whole.element_size);
+  return r;
+}
+
+int sole_owner(const ArrayPlan& plan, const Sig& r) {
+  for (const Segment& s : plan.owners) {
+    if (s.begin <= r.begin() && r.end() <= s.end) return s.rank;
+  }
+  return -1;
+}
+
+}  // namespace hit::detail

@@ -1,0 +1,227 @@
+// The work-package engine (engine.hpp): construction, the arrays kept between runs (plans, MPI
+// windows, replicated inputs on the device), the package-size tuner and the prefetch depth that
+// fits the device.
+
+#include "packages/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "hit/core/collective.hpp"
+#include "hit/core/error.hpp"
+#include "hit/core/timer.hpp"
+#include "hit/device.hpp"
+#include "hit/device_params.hpp"
+
+namespace hit::detail {
+
+namespace {
+
+// What identifies the arrays of a run: when a later run passes the same ones, their plans,
+// windows and device copies are reused (no collective set-up per run).
+std::string signature(const std::vector<PackageArray>& arrays) {
+  std::string sig;
+  for (const PackageArray& a : arrays) {
+    sig += fmt::format("{}:{}:{}:{};", static_cast<int>(a.policy), a.block.data,
+                       a.block.shape.is_null() ? std::string("null") : a.block.shape.str(),
+                       a.element_size);
+  }
+  return sig;
+}
+
+std::vector<PackageArray> arrays_of(const std::vector<ArrayPlan>& plans) {
+  std::vector<PackageArray> out;
+  for (const ArrayPlan& p : plans) out.push_back(p.array);
+  return out;
+}
+
+}  // namespace
+
+PackageEngine::PackageEngine(Environment& env, Shape domain, PackageOptions options,
+                             Partition partition)
+    : env_(env), domain_(std::move(domain)), options_(options), partition_(std::move(partition)) {
+  if (domain_.is_null() || domain_.empty()) {
+    throw Error(ErrorKind::invalid_argument, "work packages: the domain is empty");
+  }
+  if (domain_[0].stride() != 1) {
+    throw Error(
+        ErrorKind::invalid_argument,
+        fmt::format("work packages: the domain's first axis {} must have stride 1", domain_.str()));
+  }
+  if (partition_.spec().empty() || !(partition_.domain() == domain_)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("work packages: the partition must be one of the domain {} "
+                            "(hit::partition(spec, domain)), not of {}",
+                            domain_.str(), partition_.domain().str()));
+  }
+  rows_ = domain_.extent(0);
+  if (options_.size > rows_) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("work packages: size={} is larger than the domain's {} rows ({})",
+                            options_.size, rows_, domain_.str()));
+  }
+  size_ = options_.size;
+}
+
+Shape PackageEngine::package(index_t id) const {
+  if (size_ == 0 || id < 0 || id >= count()) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("work packages: package {} does not exist ({} packages)", id, count()));
+  }
+  const index_t first = domain_[0].begin() + id * size_;
+  return domain_.with_sig(0, Sig(first, std::min(first + size_, domain_[0].end())));
+}
+
+void PackageEngine::prepare(std::vector<PackageArray> arrays) {
+  const MPI_Comm comm = env_.comm();
+  int same = queue_ && signature(arrays) == signature_ ? 1 : 0;
+  allreduce_in_place(&same, 1, MPI_INT, MPI_MIN, comm);
+  if (same != 0) {
+    // The same memory, perhaps with new contents and another kernel's access patterns.
+    for (std::size_t i = 0; i < plans_.size(); ++i) {
+      plans_[i].array.reads = arrays[i].reads;
+      if (plans_[i].resident) plans_[i].resident->host_modified = true;
+    }
+    return;
+  }
+  windows_.clear();
+  owned_windows_.clear();  // collective: every rank found the arrays changed
+  plans_.clear();
+  signature_.clear();
+  plans_ = plan_arrays(env_, domain_[0], std::move(arrays));
+  copy_replicated_to_device();
+  open_windows();
+  if (!queue_) queue_ = std::make_unique<RmaWindow>(1, comm);
+  depth_ = -1;  // to be found for these arrays
+  signature_ = signature(arrays_of(plans_));
+}
+
+void PackageEngine::copy_replicated_to_device() {
+  Device& dev = device(env_);
+  collectively(env_.comm(), [&] {
+    if (dev.uses_host_memory() || failed_) return;
+    for (std::size_t i = 0; i < plans_.size(); ++i) {
+      ArrayPlan& p = plans_[i];
+      if (p.array.policy != PackagePolicy::replicated_in) continue;
+      p.resident = make_resident(env_, p.array.block, p.array.block.shape, nullptr);
+      if (p.resident->spilled) {
+        throw Error(ErrorKind::out_of_memory,
+                    fmt::format("work packages: replicated input {} ({}) does not fit device {}", i,
+                                human_bytes(static_cast<double>(p.array.block.shape.size()) *
+                                            static_cast<double>(p.array.element_size)),
+                                dev.label()));
+      }
+    }
+  });
+}
+
+// Every rank exposes its rows of the partitioned arrays (collective).
+void PackageEngine::open_windows() {
+  windows_.assign(plans_.size(), nullptr);
+  for (std::size_t i = 0; i < plans_.size(); ++i) {
+    const ArrayPlan& p = plans_[i];
+    if (p.array.policy == PackagePolicy::replicated_in) continue;
+    const HostRegion& b = p.array.block;
+    const std::size_t bytes =
+        b.shape.is_null() ? 0 : static_cast<std::size_t>(b.shape.extent(0)) * p.row_bytes;
+    owned_windows_.push_back(std::make_unique<RmaWindow>(b.data, bytes, env_.comm()));
+    windows_[i] = owned_windows_.back().get();
+  }
+}
+
+int PackageEngine::usable_depth() const {
+  Device& dev = device(env_);
+  if (dev.uses_host_memory() || failed_) return options_.depth;
+  // Device bytes of one package: its input rows (a slot's device copy) and its output rows
+  // (staged by the launch). Rows are padded on the device: count a cache line per row.
+  std::uint64_t in = 0;
+  std::uint64_t out = 0;
+  const auto rows = static_cast<std::uint64_t>(size_);
+  for (const ArrayPlan& p : plans_) {
+    const std::uint64_t b = rows * (p.row_bytes + (p.row_axes.empty() ? 0 : 256));
+    if (p.array.policy == PackagePolicy::partitioned_in) in += b;
+    if (p.array.policy == PackagePolicy::partitioned_out) out += b;
+  }
+  const std::uint64_t cap = dev.capacity();
+  const std::uint64_t used = dev.used();
+  const std::uint64_t free = cap > used ? cap - used : 0;
+  if (in + out > free) {
+    throw Error(
+        ErrorKind::out_of_memory,
+        fmt::format("work packages: a package of {} rows needs {} of device memory ({} of "
+                    "inputs, {} of outputs) but {} has {} free of {}: use a smaller size=",
+                    size_, human_bytes(static_cast<double>(in + out)),
+                    human_bytes(static_cast<double>(in)), human_bytes(static_cast<double>(out)),
+                    dev.label(), human_bytes(static_cast<double>(free)),
+                    human_bytes(static_cast<double>(cap))));
+  }
+  if (in == 0) return options_.depth;
+  const std::uint64_t slots = (free - out) / in;
+  return static_cast<int>(
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(options_.depth), slots - 1));
+}
+
+void PackageEngine::tune(const KernelCall& call) {
+  double alive = failed_ ? 0.0 : 1.0;
+  allreduce_in_place(&alive, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
+  const auto procs = static_cast<index_t>(std::max(1.0, alive));
+  // Seconds per package (a) and per row (b), measured on this rank's first rows: a is the
+  // quicker of two one-row packages (the fixed cost, with one row's work: an upper bound), b the
+  // mean over a package of N/(16P) rows (rows of an irregular workload differ, so one row would
+  // mislead). One untimed launch first pays the one-off costs (replicated inputs sent, buffers
+  // allocated).
+  const index_t r2 = std::clamp<index_t>(rows_ / (16 * procs), 1, rows_);
+  double overhead = 0;  // a (summed over ranks)
+  double per_row = 0;   // b (the largest)
+  collectively(env_.comm(), [&] {
+    if (failed_) return;
+    index_t first = domain_[0].begin() + rows_ * env_.rank() / std::max(1, env_.size());
+    for (const ArrayPlan& p : plans_) {
+      if (p.array.policy == PackagePolicy::replicated_in || p.array.block.shape.is_null()) continue;
+      first = p.array.block.shape[0].begin();
+      break;
+    }
+    first = std::min(first, domain_[0].end() - r2);
+    Slot probe = make_slot(r2);
+    const auto time_rows = [&](index_t r) {
+      const Shape pkg = domain_.with_sig(0, Sig(first, first + r));
+      Timer t;
+      fetch(probe, pkg);
+      wait_all(static_cast<int>(probe.requests.size()), probe.requests.data(), "MPI_Rget", false);
+      probe.requests.clear();
+      prefetch_to_device(probe, pkg);
+      launch(probe, pkg, call);
+      return t.seconds();
+    };
+    try {
+      time_rows(1);
+      overhead = std::min(time_rows(1), time_rows(1));
+      per_row = time_rows(r2) / static_cast<double>(r2);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::device_failed) throw;
+      fail(e);
+    }
+  });
+  allreduce_in_place(&overhead, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
+  allreduce_in_place(&per_row, 1, MPI_DOUBLE, MPI_MAX, env_.comm());
+  overhead_s_ = overhead / static_cast<double>(procs);
+  row_s_ = per_row;
+  // A device's time is about (N/P) b + (N/(P g)) a + (d+1) g b_max: the rows, the overhead of its
+  // packages, and the tail, when the slowest device still holds its current package and d
+  // prefetched ones; it is least at g = sqrt(N a / (P (d+1) b_max)). At least four packages per
+  // device, so dispatch has something to balance.
+  const double n = static_cast<double>(rows_);
+  const double held = static_cast<double>(options_.depth + 1);
+  const double best =
+      per_row > 0 ? std::sqrt(n * overhead_s_ / (static_cast<double>(procs) * held * per_row))
+                  : 1.0;
+  const index_t most = std::max<index_t>(1, rows_ / (4 * procs));
+  size_ = std::clamp<index_t>(static_cast<index_t>(std::llround(best)), 1, most);
+  fetched_bytes_ = 0;
+  returned_bytes_ = 0;
+  overlapped_ = 0;
+}
+
+}  // namespace hit::detail

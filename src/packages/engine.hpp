@@ -1,0 +1,132 @@
+#pragma once
+// The work-package engine behind hit::WorkPackages (docs/packages.md): what one WorkPackages keeps
+// between runs (the arrays' plans and MPI windows, the package size and prefetch depth, whether
+// the device failed), the operations on one package that a round of dispatch (dispatch.hpp) and
+// the size tuner use, and the run: rounds of dispatch until every package is computed once.
+// Internal to src/packages/.
+//
+//   engine.cpp     construction, the arrays kept between runs, the tuner, the depth
+//   slots.cpp      one package in a slot: its rows fetched, copied to the device, launched,
+//                  its results given back
+//   dispatch.cpp   one round of dispatch (claims, the slots' states, a failing device)
+//   run.cpp        the run: rounds, rerouting what a failed device held, the report
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hit/core/environment.hpp"
+#include "hit/device.hpp"
+#include "hit/partition.hpp"
+#include "hit/work_packages.hpp"
+#include "packages/array_plan.hpp"
+#include "packages/rma_window.hpp"
+
+namespace hit::detail {
+
+// Host memory of one package's rows of one array.
+struct RowBuffer {
+  std::unique_ptr<unsigned char[]> bytes;
+  std::shared_ptr<ResidentState> resident;  // its device copy (inputs on an accelerator)
+};
+
+// A package held by this rank: claimed, its inputs arriving, ready, or its results returning.
+struct Slot {
+  enum class State { free, claiming, fetching, ready, returning };
+  State state = State::free;
+  index_t id = -1;
+  bool rerouted = false;
+  std::uint64_t sequence = 0;       // claim order: packages launch in it
+  std::uint64_t copied_before = 0;  // launches done when its device copy was issued
+  std::vector<MPI_Request> requests;
+  std::vector<RowBuffer> inputs;   // one per partitioned input
+  std::vector<RowBuffer> outputs;  // one per partitioned output
+};
+
+// The kernel of one run: its access pattern and how to launch it over one package's rows.
+struct KernelCall {
+  const AccessPattern& access;
+  const PackageLaunch& launch_one;
+};
+
+class PackageEngine {
+ public:
+  // `partition`: of the whole domain; each package's launch uses its plug-in and parameters.
+  PackageEngine(Environment& env, Shape domain, PackageOptions options, Partition partition);
+
+  const Shape& domain() const noexcept { return domain_; }
+  index_t size() const noexcept { return size_; }
+  index_t count() const noexcept { return size_ == 0 ? 0 : (rows_ + size_ - 1) / size_; }
+  Shape package(index_t id) const;
+  double overhead_s() const noexcept { return overhead_s_; }
+  double row_s() const noexcept { return row_s_; }
+  bool failed() const noexcept { return failed_; }
+
+  PackageReport run(const KernelCall& call, std::vector<PackageArray> arrays);
+
+  // ---- one package (a round of dispatch and the tuner) ------------------------------------------
+  Environment& env() const noexcept { return env_; }
+  // Packages held ahead of the one computing (found for the current arrays).
+  int depth() const noexcept { return depth_; }
+  // A slot for packages of up to `rows` rows (with a device copy of its inputs on an accelerator).
+  Slot make_slot(index_t rows) const;
+  // Starts the transfers of a package's input rows into the slot.
+  void fetch(Slot& slot, const Shape& pkg);
+  // Starts the copy of the slot's input rows to the device, on its second stream.
+  void prefetch_to_device(Slot& slot, const Shape& pkg);
+  // The package's launch. Error(device_failed) when the device fails (then fail() it).
+  LaunchRecord launch(Slot& slot, const Shape& pkg, const KernelCall& call);
+  // Starts sending a package's results to the owners of their rows.
+  void give_back(Slot& slot, const Shape& pkg);
+  // The device failed: it computes nothing from now on, in this run and later ones.
+  void fail(const Error& e);
+
+ private:
+  // ---- kept between runs of the same arrays (engine.cpp)
+  void prepare(std::vector<PackageArray> arrays);
+  void copy_replicated_to_device();
+  void open_windows();
+  template <class F>
+  void with_epochs(const F& fn);
+  void tune(const KernelCall& call);
+  int usable_depth() const;
+
+  // ---- the run (run.cpp)
+  void start_run(const KernelCall& call);
+  std::int64_t dispatch_rounds(const KernelCall& call, PackageReport& report);
+  void finish_report(const DeviceCounters& before, PackageReport& report) const;
+  void check_exactly_once(const PackageReport& report, std::int64_t done) const;
+
+  // ---- one package (slots.cpp)
+  std::uint64_t move_rows(bool get, RowBuffer& buf, const Shape& pkg, const ArrayPlan& p,
+                          const RmaWindow& window, std::vector<MPI_Request>& requests) const;
+  HostRegion host_rows(const ArrayPlan& p, const RowBuffer& buf, const Shape& rows) const;
+  LaunchArg launch_arg(const ArrayPlan& p, Slot& slot, const Shape& pkg, std::size_t& in,
+                       std::size_t& out) const;
+
+  Environment& env_;
+  Shape domain_;
+  PackageOptions options_;
+  Partition partition_;
+  index_t rows_ = 0;
+  index_t size_ = 0;
+  int depth_ = -1;  // -1: not yet found for the current arrays
+  double overhead_s_ = 0;
+  double row_s_ = 0;
+  bool failed_ = false;
+  std::string failure_;
+  std::uint64_t launches_ = 0;
+  std::uint64_t fetched_bytes_ = 0;
+  std::uint64_t returned_bytes_ = 0;
+  std::uint64_t overlapped_ = 0;
+  std::vector<ArrayPlan> plans_;
+  std::string signature_;
+  std::vector<std::unique_ptr<RmaWindow>> owned_windows_;
+  std::vector<RmaWindow*> windows_;
+  std::unique_ptr<RmaWindow> queue_;
+};
+
+}  // namespace hit::detail

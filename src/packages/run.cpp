@@ -1,0 +1,175 @@
+// A work-package run (engine.hpp): the arrays prepared, the package size tuned and the prefetch
+// depth found on the first run, then rounds of dispatch. After each round the ranks exchange what
+// failed devices abandoned; it is dispatched again, in a new round, to the devices still working,
+// until every package has been computed exactly once.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "hit/core/collective.hpp"
+#include "hit/core/error.hpp"
+#include "hit/device.hpp"
+#include "packages/claim_queue.hpp"
+#include "packages/dispatch.hpp"
+#include "packages/engine.hpp"
+
+namespace hit::detail {
+
+namespace {
+
+// What a rank says after a round.
+struct RoundEnd {
+  std::int64_t abandoned = 0;  // packages it held when its device failed, in this round
+  std::int64_t working = 0;    // 1: its device works
+  std::int64_t computed = 0;   // packages it computed in this run so far
+};
+
+// Every rank's RoundEnd, summed up.
+struct RoundSummary {
+  std::vector<int> counts;   // packages abandoned, per rank
+  std::vector<int> offsets;  // where each rank's abandoned ones go in the gathered list
+  std::vector<int> working;  // ranks whose devices work
+  int total = 0;             // packages abandoned
+  std::int64_t done = 0;     // packages computed
+};
+
+RoundSummary summarise(const std::vector<RoundEnd>& all) {
+  RoundSummary s;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    s.counts.push_back(static_cast<int>(all[r].abandoned));
+    s.offsets.push_back(s.total);
+    s.total += s.counts.back();
+    if (all[r].working != 0) s.working.push_back(static_cast<int>(r));
+    s.done += all[r].computed;
+  }
+  return s;
+}
+
+// Every rank's abandoned packages (this rank's: `mine`), sorted.
+std::vector<index_t> gather_abandoned(const index_t* mine, const RoundSummary& s, int me,
+                                      MPI_Comm comm) {
+  std::vector<index_t> all(static_cast<std::size_t>(s.total));
+  check_mpi(MPI_Allgatherv(mine, s.counts[static_cast<std::size_t>(me)], MPI_INT64_T, all.data(),
+                           s.counts.data(), s.offsets.data(), MPI_INT64_T, comm),
+            "MPI_Allgatherv");
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+}  // namespace
+
+// Runs `fn` collectively inside passive-target epochs of the queue window and the arrays' windows.
+template <class F>
+void PackageEngine::with_epochs(const F& fn) {
+  collectively(env_.comm(), [&] {
+    RmaEpoch q(queue_->get());
+    std::vector<std::unique_ptr<RmaEpoch>> epochs;
+    for (RmaWindow* w : windows_) {
+      if (w != nullptr) epochs.push_back(std::make_unique<RmaEpoch>(w->get()));
+    }
+    fn();
+  });
+}
+
+PackageReport PackageEngine::run(const KernelCall& call, std::vector<PackageArray> arrays) {
+  prepare(std::move(arrays));
+  const DeviceCounters before = device(env_).counters();
+  fetched_bytes_ = 0;
+  returned_bytes_ = 0;
+  overlapped_ = 0;
+  start_run(call);
+  PackageReport report;
+  report.size = size_;
+  report.count = count();
+  report.depth = depth_;
+  const std::int64_t done = dispatch_rounds(call, report);
+  finish_report(before, report);
+  check_exactly_once(report, done);
+  return report;
+}
+
+// The package size (size=auto) and the depth, found on the first run with these arrays.
+void PackageEngine::start_run(const KernelCall& call) {
+  if (size_ == 0) with_epochs([&] { tune(call); });
+  if (depth_ >= 0) return;
+  collectively(env_.comm(), [&] { depth_ = usable_depth(); });
+  // A queue counts its packages in half a 64-bit word.
+  if (count() > (index_t{1} << 30)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("work packages: {} packages are too many (at most 2^30): use a "
+                            "larger size= than {}",
+                            count(), size_));
+  }
+}
+
+// Returns the packages computed, over all ranks.
+std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageReport& report) {
+  const MPI_Comm comm = env_.comm();
+  const int me = env_.rank();
+  const int procs = env_.size();
+  std::vector<index_t> ids(static_cast<std::size_t>(count()));
+  std::iota(ids.begin(), ids.end(), index_t{0});
+  std::vector<QueueRange> queues = home_queues(plans_, procs, domain_[0], size_, count());
+  bool rerouted = false;
+  reset_queue(*queue_, me);
+  barrier(comm);
+  const double t0 = MPI_Wtime();
+  for (int round = 1;; ++round) {
+    report.rounds = round;
+    const std::size_t known = report.abandoned.size();
+    const Round this_round{ids, queues, rerouted, t0};
+    with_epochs([&] { Dispatcher(*this, call, this_round, *queue_, report).run(); });
+    // One exchange: what each rank abandoned, whether its device works, what it computed.
+    const RoundEnd mine{static_cast<std::int64_t>(report.abandoned.size() - known), failed_ ? 0 : 1,
+                        static_cast<std::int64_t>(report.computed.size())};
+    const RoundSummary s = summarise(allgather(mine, comm));
+    // No device left and packages not computed: devices that failed while the package size was
+    // tuned (size=auto) never held a package, so nothing was abandoned, yet nothing was computed.
+    if (s.working.empty() && (s.total > 0 || s.done < count())) {
+      throw Error(ErrorKind::device_failed,
+                  fmt::format("work packages: every device failed; {} of {} packages were not "
+                              "computed{}",
+                              count() - s.done, count(),
+                              failure_.empty() ? "" : " (this rank: " + failure_ + ")"));
+    }
+    if (s.total == 0) return s.done;
+    // What failed devices held goes to the devices still working, in a new round.
+    ids = gather_abandoned(report.abandoned.data() + known, s, me, comm);
+    queues = spread_queues(s.total, s.working, procs);
+    rerouted = true;
+    reset_queue(*queue_, me);
+    barrier(comm);  // no claim on a queue before its owner reset it
+  }
+}
+
+void PackageEngine::finish_report(const DeviceCounters& before, PackageReport& report) const {
+  report.idle_s = std::max(0.0, report.wall_s - report.busy_s);
+  const DeviceCounters after = device(env_).counters();
+  report.h2d_bytes = after.bytes_in - before.bytes_in;
+  report.d2h_bytes = after.bytes_out - before.bytes_out;
+  report.evictions = after.evictions - before.evictions;
+  report.evicted_bytes = after.evicted_bytes - before.evicted_bytes;
+  report.bytes_fetched = fetched_bytes_;
+  report.bytes_returned = returned_bytes_;
+  report.overlapped = overlapped_;
+  report.device_failed = failed_;
+  report.failure = failure_;
+}
+
+// Every package exactly once: a broken queue would show here, not as a wrong result later.
+void PackageEngine::check_exactly_once(const PackageReport& report, std::int64_t done) const {
+  if (done == count()) return;
+  // Name the first package missing or computed twice.
+  std::vector<std::int64_t> times(static_cast<std::size_t>(count()), 0);
+  for (const PackageRecord& r : report.computed) ++times[static_cast<std::size_t>(r.id)];
+  allreduce_in_place(times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_SUM,
+                     env_.comm());
+  const auto odd = std::find_if(times.begin(), times.end(), [](std::int64_t t) { return t != 1; });
+  throw Error(ErrorKind::internal,
+              fmt::format("work packages: {} packages were computed, of {}; package {} {} times",
+                          done, count(), odd - times.begin(), odd == times.end() ? 1 : *odd));
+}
+
+}  // namespace hit::detail

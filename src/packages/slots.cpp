@@ -1,0 +1,191 @@
+// One package in a slot (engine.hpp): its input rows fetched from their owners (one-sided gets)
+// and copied to the device on its second stream, its launch, and its results given back to the
+// owners of their rows (one-sided puts).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "hit/core/error.hpp"
+#include "hit/device.hpp"
+#include "hit/device_params.hpp"
+#include "packages/engine.hpp"
+
+namespace hit::detail {
+
+Slot PackageEngine::make_slot(index_t rows) const {
+  Slot s;
+  Device& dev = device(env_);
+  const Shape first = domain_.with_sig(0, Sig(domain_[0].begin(), domain_[0].begin() + rows));
+  for (const ArrayPlan& p : plans_) {
+    if (p.array.policy == PackagePolicy::replicated_in) continue;
+    RowBuffer buf;
+    const auto bytes = static_cast<std::size_t>(rows) * p.row_bytes;
+    buf.bytes.reset(new unsigned char[std::max<std::size_t>(bytes, 1)]);
+    const bool input = p.array.policy == PackagePolicy::partitioned_in;
+    if (input && !dev.uses_host_memory()) {
+      // The device copy of the rows, reused by every package this slot holds.
+      HostRegion h;
+      h.data = buf.bytes.get();
+      h.element_size = p.array.element_size;
+      h.shape = array_rows(p, first);
+      h.steps = dense_row_steps(h.shape);
+      buf.resident = make_resident(env_, h, h.shape, nullptr);
+      if (buf.resident->spilled) {
+        throw Error(ErrorKind::out_of_memory,
+                    fmt::format("work packages: {} rows of input ({} bytes) do not fit device {}",
+                                rows, bytes, dev.label()));
+      }
+    }
+    (input ? s.inputs : s.outputs).push_back(std::move(buf));
+  }
+  return s;
+}
+
+// Moves a package's rows of one partitioned array between a slot's buffer and their owners:
+// copies for this rank's own rows, one-sided gets (inputs) or puts (outputs) for the others'.
+// Returns the bytes moved to or from other ranks.
+std::uint64_t PackageEngine::move_rows(bool get, RowBuffer& buf, const Shape& pkg,
+                                       const ArrayPlan& p, const RmaWindow& window,
+                                       std::vector<MPI_Request>& requests) const {
+  std::uint64_t remote = 0;
+  for (const Segment& s : p.owners) {
+    const index_t lo = std::max(s.begin, pkg[0].begin());
+    const index_t hi = std::min(s.end, pkg[0].end());
+    if (lo >= hi) continue;
+    unsigned char* mine =
+        buf.bytes.get() + static_cast<std::size_t>(lo - pkg[0].begin()) * p.row_bytes;
+    const std::size_t at = static_cast<std::size_t>(lo - s.begin) * p.row_bytes;
+    const std::size_t bytes = static_cast<std::size_t>(hi - lo) * p.row_bytes;
+    if (s.rank == env_.rank()) {
+      unsigned char* block = static_cast<unsigned char*>(p.array.block.data) + at;
+      std::memcpy(get ? mine : block, get ? block : mine, bytes);
+    } else {
+      rma_bytes(get, mine, bytes, s.rank, at, window.get(), requests);
+      remote += bytes;
+    }
+  }
+  return remote;
+}
+
+void PackageEngine::fetch(Slot& slot, const Shape& pkg) {
+  std::size_t in = 0;
+  for (std::size_t a = 0; a < plans_.size(); ++a) {
+    const ArrayPlan& p = plans_[a];
+    if (p.array.policy != PackagePolicy::partitioned_in) continue;
+    RowBuffer& buf = slot.inputs[in++];
+    // On a host device the launch reads this rank's own rows in place.
+    if (device(env_).uses_host_memory() && sole_owner(p, pkg[0]) == env_.rank()) continue;
+    fetched_bytes_ += move_rows(true, buf, pkg, p, *windows_[a], slot.requests);
+  }
+}
+
+void PackageEngine::prefetch_to_device(Slot& slot, const Shape& pkg) {
+  std::size_t in = 0;
+  for (const ArrayPlan& p : plans_) {
+    if (p.array.policy != PackagePolicy::partitioned_in) continue;
+    RowBuffer& buf = slot.inputs[in++];
+    if (!buf.resident) continue;
+    ResidentState& r = *buf.resident;
+    // The same buffer holds another package's rows now: same extents (fewer for the last one),
+    // new array indices.
+    r.host.shape = array_rows(p, pkg);
+    r.own = r.host.shape;
+    r.host_modified = true;
+    r.device_modified = false;
+    resident_prefetch(r, 1);
+  }
+  slot.copied_before = launches_;
+}
+
+// Where a launch finds a package's rows on the host: in this rank's own block when it holds them
+// all, else in the slot's buffer (dense rows).
+HostRegion PackageEngine::host_rows(const ArrayPlan& p, const RowBuffer& buf,
+                                    const Shape& rows) const {
+  if (sole_owner(p, rows[0]) == env_.rank())
+    return rows_of(p.array.block, p.array.block.shape[0].begin(), rows);
+  HostRegion h;
+  h.data = buf.bytes.get();
+  h.element_size = p.array.element_size;
+  h.shape = rows;
+  h.steps = dense_row_steps(rows);
+  return h;
+}
+
+// The launch argument of one array for a package; `in` and `out` count the slot's buffers used.
+LaunchArg PackageEngine::launch_arg(const ArrayPlan& p, Slot& slot, const Shape& pkg,
+                                    std::size_t& in, std::size_t& out) const {
+  LaunchArg a;
+  a.reads = p.array.reads;
+  switch (p.array.policy) {
+    case PackagePolicy::replicated_in:
+      a.intent = Intent::in;
+      a.host = p.array.block;
+      a.own = p.array.block.shape;
+      a.resident = p.resident;
+      break;
+    case PackagePolicy::partitioned_in: {
+      a.intent = Intent::in;
+      RowBuffer& buf = slot.inputs[in++];
+      const Shape rows = array_rows(p, pkg);
+      if (buf.resident) {
+        a.host = buf.resident->host;
+        a.resident = buf.resident;
+      } else {
+        a.host = host_rows(p, buf, rows);
+      }
+      a.own = rows;
+      break;
+    }
+    case PackagePolicy::partitioned_out: {
+      a.intent = Intent::out;
+      RowBuffer& buf = slot.outputs[out++];
+      const Shape rows = array_rows(p, pkg);
+      a.host = host_rows(p, buf, rows);
+      a.own = rows;
+      // An output starts zero-filled, as a launch's OUT tile does on an accelerator.
+      if (device(env_).uses_host_memory()) {
+        std::memset(a.host.data, 0, static_cast<std::size_t>(pkg[0].size()) * p.row_bytes);
+      }
+      break;
+    }
+  }
+  return a;
+}
+
+LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg, const KernelCall& call) {
+  Device& dev = device(env_);
+  // A device copy issued after the last launch began may still be running; one issued before it
+  // ran beside it (the launch ended by synchronising every stream).
+  const bool on_device = std::any_of(slot.inputs.begin(), slot.inputs.end(),
+                                     [](const RowBuffer& b) { return b.resident != nullptr; });
+  if (on_device && slot.copied_before == launches_) dev.synchronize(1);
+  if (on_device && slot.copied_before < launches_) ++overlapped_;
+  std::vector<LaunchArg> args;
+  std::size_t in = 0;
+  std::size_t out = 0;
+  for (const ArrayPlan& p : plans_) args.push_back(launch_arg(p, slot, pkg, in, out));
+  // The same plug-in and parameters as the domain's partition, over the package's rows.
+  const Partition part = partition(env_, partition_.spec(), pkg, call.access);
+  ++launches_;
+  return call.launch_one(part, std::move(args));
+}
+
+void PackageEngine::give_back(Slot& slot, const Shape& pkg) {
+  std::size_t out = 0;
+  for (std::size_t a = 0; a < plans_.size(); ++a) {
+    const ArrayPlan& p = plans_[a];
+    if (p.array.policy != PackagePolicy::partitioned_out) continue;
+    RowBuffer& buf = slot.outputs[out++];
+    if (sole_owner(p, pkg[0]) == env_.rank()) continue;  // written in place by the launch
+    returned_bytes_ += move_rows(false, buf, pkg, p, *windows_[a], slot.requests);
+  }
+}
+
+void PackageEngine::fail(const Error& e) {
+  failed_ = true;
+  failure_ = e.what();
+}
+
+}  // namespace hit::detail
