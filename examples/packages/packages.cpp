@@ -464,6 +464,49 @@ int report_run(Environment& env, const Options& o, const Problem<T>& p, const Sc
                          .check = check});
 }
 
+template <class T>
+int compute(Environment& env, const Options& o) {
+  const bool gemm = o.workload == "gemm";
+  const Frame frame = frame_of(o, gemm ? o.n : (o.width > 0 ? o.width : o.n));
+  const Schedule schedule = schedule_of(env);
+  Problem<T> p = make_problem<T>(env, o, frame);
+  const auto gemm_k = gemm_accumulate<T>();
+  const auto mandel_k = mandelbrot_kernel<T>(frame);
+  const AccessPattern access = gemm ? gemm_k.access() : mandel_k.access();
+  std::unique_ptr<WorkPackages> packages;
+  if (schedule.dynamic()) {
+    packages = std::make_unique<WorkPackages>(
+        env, p.domain, *schedule.options, partition(o.run.partition, p.domain, access, {}, "out"));
+  }
+  const Partition whole = partition(
+      o.run.partition, p.result.is_null() ? Shape() : p.result.shape(), access, {}, "out");
+  Tile<T>& a = p.a;
+  Tile<T>& b = p.b;
+  Tile<T>& result = p.result;
+
+  app::Harness harness(env, o.run);
+  PackageReport last;
+  harness.repeat(
+      [&](int) {
+        if (!result.is_null()) result.fill(T(0));
+      },
+      [&](app::Clock& clock) {
+        if (packages) {
+          last = gemm ? packages->run(gemm_k, partitioned_in(a), replicated_in(b),
+                                      partitioned_out(result))
+                      : packages->run(mandel_k, partitioned_out(result));
+          clock.compute_seconds_add(last.busy_s);
+          return;
+        }
+        last = run_static(env, !result.is_null(), clock, [&] {
+          return gemm ? launch(gemm_k, whole, in(a), in(b), hit::out(result))
+                      : launch(mandel_k, whole, hit::out(result));
+        });
+      });
+  const app::CheckResult check = o.run.check ? check_result(p) : app::CheckResult{};
+  return report_run(env, o, p, schedule, packages.get(), whole, last, harness, check);
+}
+
 }  // namespace
 
 int run(Environment& env, const Options& o) {

@@ -100,7 +100,10 @@ elif app == "packages":
 else:
     sys.exit(f"unknown app {app}")
 
-mem = int(one_rank * 1.25) + 4096
+# Room for one rank's need and a quarter more: two ranks at work at once must take turns. Work
+# packages are claimed as ranks come free, so a rank may get none and never hold B: there the
+# room is one rank's need only, so that any two ranks that both get packages take turns.
+mem = int(one_rank * (1.0 if app == "packages" else 1.25)) + 4096
 shared = f"emu:0(mem={mem}B)*{np_}"
 roomy = f"emu:0*{np_}"
 
