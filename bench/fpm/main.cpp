@@ -32,6 +32,9 @@
 #include <vector>
 
 #include "../../tools/common/cli.hpp"
+#include "hit/balance/benchmark.hpp"
+#include "hit/balance/dynamic_partition.hpp"
+#include "hit/balance/kernels.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -39,9 +42,6 @@
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
-#include "hit/balance/benchmark.hpp"
-#include "hit/balance/dynamic_partition.hpp"
-#include "hit/balance/kernels.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/fpm/statistics.hpp"
@@ -463,7 +463,7 @@ int body(hit::Environment& env, int argc, char** argv) {
       }
       step["imbalance"] = ctx.imbalance;
       step["spread"] = ctx.spread;
-      step["status"] = std::string(fpm::to_string(ctx.status));
+      step["status"] = std::string(balance::to_string(ctx.status));
       s.steps.push_back(step);
     }
     if (ctx.status == balance::DynamicStatus::running) {
@@ -472,7 +472,7 @@ int body(hit::Environment& env, int argc, char** argv) {
     }
     s.dist = ctx.dist;
     s.iterations = ctx.iterations;
-    s.status = std::string(fpm::to_string(ctx.status));
+    s.status = std::string(balance::to_string(ctx.status));
     s.partition_seconds = allgather(comm, t.seconds())[0];
   }
 

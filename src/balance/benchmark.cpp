@@ -17,8 +17,8 @@ namespace hit::balance {
 using fpm::Point;
 using fpm::reject_outliers;
 using fpm::summarize;
-using fpm::unlimited;
 using fpm::Summary;
+using fpm::unlimited;
 
 namespace {
 
