@@ -219,8 +219,7 @@ bool balance_iterate(BalanceContext& ctx, MPI_Comm comm, double seconds) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   check_devices(ctx.models.size(), static_cast<std::size_t>(size), "balance_iterate");
-  std::vector<double> all(static_cast<std::size_t>(size));
-  allgather(&seconds, 1, MPI_DOUBLE, all.data(), comm);
+  const std::vector<double> all = allgather(seconds, comm);
   // Every rank holds the same times and context, so every rank takes the same decisions (and
   // throws the same error for a bad time) and computes the same partition: no further message in a
   // step that runs after every iteration of the application.

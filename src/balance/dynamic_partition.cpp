@@ -35,24 +35,15 @@ Distribution repartition_mpi(MPI_Comm comm, const std::string& algorithm, std::i
   collectively(comm, [&] {
     if (rank == 0) out = repartition_local(algorithm, n, models, explore);
   });
-  const std::size_t p = models.size();
-  Sizes d(p);
-  std::vector<double> t(p + 1);
-  if (rank == 0) {
-    for (std::size_t i = 0; i < p; ++i) {
-      d[i] = out.parts[i].d;
-      t[i] = out.parts[i].t;
-    }
-    t[p] = out.makespan;
-  }
-  check_mpi(MPI_Bcast(d.data(), static_cast<int>(p), MPI_INT64_T, 0, comm), "fpm: MPI_Bcast");
-  check_mpi(MPI_Bcast(t.data(), static_cast<int>(p + 1), MPI_DOUBLE, 0, comm), "fpm: MPI_Bcast");
+  std::vector<Part> parts = out.parts;
+  double makespan = out.makespan;
+  broadcast(parts, 0, comm);
+  broadcast(makespan, 0, comm);
   if (rank != 0) {
     out.n = n;
     out.algorithm = algorithm;
-    out.parts.resize(p);
-    for (std::size_t i = 0; i < p; ++i) out.parts[i] = Part{d[i], t[i]};
-    out.makespan = t[p];
+    out.parts = std::move(parts);
+    out.makespan = makespan;
   }
   return out;
 }
@@ -227,20 +218,8 @@ DynamicStatus partition_iterate(PartitionContext& ctx, MPI_Comm comm, const Benc
   const bool oom = m.failure && is_out_of_memory(m.failure);
   agree(comm, oom ? nullptr : m.failure);
 
-  const bool measured = m.measured();
-  const double mine[6] = {
-      static_cast<double>(d), m.point.t,           static_cast<double>(m.point.reps), m.point.ci,
-      oom ? 1.0 : 0.0,        measured ? 1.0 : 0.0};
-  std::vector<double> all(6 * static_cast<std::size_t>(size));
-  allgather(mine, 6, MPI_DOUBLE, all.data(), comm);
-  std::vector<Observation> obs(static_cast<std::size_t>(size));
-  for (std::size_t i = 0; i < obs.size(); ++i) {
-    const double* row = &all[6 * i];
-    obs[i].point =
-        Point{static_cast<std::int64_t>(row[0]), row[1], static_cast<int>(row[2]), row[3]};
-    obs[i].out_of_memory = row[4] != 0;
-    obs[i].measured = row[5] != 0;
-  }
+  const std::vector<Observation> obs = allgather(
+      Observation{Point{d, m.point.t, m.point.reps, m.point.ci}, m.measured(), oom}, comm);
   return advance(ctx, obs, eps, precision.rel_ci, [&](const std::vector<Model>& models) {
     return repartition_mpi(comm, ctx.algorithm, ctx.n, models, true);
   });
