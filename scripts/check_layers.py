@@ -29,7 +29,7 @@ LAYERS = [
     ("partitions", ["hit/partition.hpp"], ["src/partitions/*", "plugins/partitions/*"]),
     ("comm", ["hit/comm.hpp", "hit/comm_traffic.hpp", "hit/detail/comm_*"], ["src/comm/*"]),
     ("devices", ["hit/device.hpp", "hit/kernel.hpp", "hit/cuda_grid.hpp"], ["src/devices/*"]),
-    ("balance", ["hit/balance/*", "hit/balancer.hpp", "hit/fpm/benchmark.hpp", "hit/fpm/dynamic.hpp", "hit/fpm/kernels.hpp"], ["src/balance/*"]),
+    ("balance", ["hit/balance/*"], ["src/balance/*"]),
     ("packages", ["hit/work_packages.hpp"], ["src/packages/*"]),
     ("everything", ["hit/hit.hpp"], []),
 ]

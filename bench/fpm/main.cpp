@@ -32,6 +32,9 @@
 #include <vector>
 
 #include "../../tools/common/cli.hpp"
+#include "hit/balance/benchmark.hpp"
+#include "hit/balance/dynamic_partition.hpp"
+#include "hit/balance/kernels.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -39,9 +42,6 @@
 #include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
-#include "hit/fpm/benchmark.hpp"
-#include "hit/fpm/dynamic.hpp"
-#include "hit/fpm/kernels.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/fpm/statistics.hpp"
@@ -51,6 +51,7 @@ namespace {
 
 using hit::Error;
 using hit::ErrorKind;
+namespace balance = hit::balance;
 namespace fpm = hit::fpm;
 
 // Speeds relative to the first device: 1, 1/3.8 and, for the third, 1/2.5 while a launch stages
@@ -382,12 +383,12 @@ int body(hit::Environment& env, int argc, char** argv) {
   const hit::PhysicalTopology& topo = hit::PhysicalTopology::of(env);
   const MPI_Comm comm = env.comm();
   const int p = env.size();
-  fpm::LaunchKernelOptions ko;
+  balance::LaunchKernelOptions ko;
   ko.block = o.block;
   ko.columns = o.columns;
   ko.partition = o.partition;
-  fpm::BenchmarkKernel kernel;
-  hit::collectively(comm, [&] { kernel = fpm::launch_kernel(env, o.kernel, ko); });
+  balance::BenchmarkKernel kernel;
+  hit::collectively(comm, [&] { kernel = balance::launch_kernel(env, o.kernel, ko); });
   const hit::Device& dev = hit::device(env);
   std::vector<std::string> devices;
   for (const hit::RankPlacement& r : topo.ranks()) devices.push_back(r.device.str());
@@ -395,7 +396,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   // Capacities from device memory, known to every partitioner alike.
   const std::int64_t my_cap = dev.capacity() == std::numeric_limits<std::uint64_t>::max()
                                   ? fpm::unlimited
-                                  : fpm::units_that_fit(kernel, dev.capacity());
+                                  : balance::units_that_fit(kernel, dev.capacity());
   const std::vector<std::int64_t> caps = allgather(comm, my_cap);
   auto models_of = [&](fpm::ModelKind kind) {
     std::vector<fpm::Model> m(static_cast<std::size_t>(p), fpm::Model(kind));
@@ -403,7 +404,7 @@ int body(hit::Environment& env, int argc, char** argv) {
       m[static_cast<std::size_t>(r)].set_capacity(caps[static_cast<std::size_t>(r)]);
     return m;
   };
-  fpm::Precision precision;
+  balance::Precision precision;
   precision.rel_ci = o.precision;
   precision.min_reps = o.min_reps;
   precision.max_seconds = o.max_time;
@@ -423,7 +424,7 @@ int body(hit::Environment& env, int argc, char** argv) {
     hit::check_mpi(MPI_Barrier(comm), "hit-bench-fpm: MPI_Barrier");
     const hit::Timer t;
     const std::int64_t probe = std::min<std::int64_t>(o.n / p, my_cap);
-    const fpm::Point pt = fpm::benchmark(kernel, probe, precision, topo.node_comm());
+    const fpm::Point pt = balance::benchmark(kernel, probe, precision, topo.node_comm());
     s.probe_t = allgather(comm, pt.t);
     const std::vector<std::int64_t> probes = allgather(comm, probe);
     std::vector<fpm::Model> models = models_of(fpm::ModelKind::constant);
@@ -441,10 +442,10 @@ int body(hit::Environment& env, int argc, char** argv) {
     say(fmt::format("fpm: dynamic partitioning ({}, eps {})", o.algorithm, o.eps));
     hit::check_mpi(MPI_Barrier(comm), "hit-bench-fpm: MPI_Barrier");
     const hit::Timer t;
-    fpm::PartitionContext ctx(o.n, p, o.algorithm);
+    balance::PartitionContext ctx(o.n, p, o.algorithm);
     ctx.models = models_of(fpm::ModelKind::piecewise);
-    while (ctx.status == fpm::DynamicStatus::running && ctx.iterations < o.max_iterations) {
-      fpm::partition_iterate(ctx, comm, kernel, precision, o.eps, topo.node_comm());
+    while (ctx.status == balance::DynamicStatus::running && ctx.iterations < o.max_iterations) {
+      balance::partition_iterate(ctx, comm, kernel, precision, o.eps, topo.node_comm());
       std::string measured;
       for (const fpm::Point& q : ctx.measured) {
         measured += fmt::format("{}{}:{:.4f}s±{:.1f}%", measured.empty() ? "" : " ", q.d, q.t,
@@ -452,7 +453,7 @@ int body(hit::Environment& env, int argc, char** argv) {
       }
       say(fmt::format("  step {}: measured {} (imbalance {:.3f}, spread {:.3f}) -> {}",
                       ctx.iterations, measured, ctx.imbalance, ctx.spread,
-                      fpm::to_string(ctx.status)));
+                      balance::to_string(ctx.status)));
       nlohmann::json step;
       step["d"] = nlohmann::json::array();
       step["t"] = nlohmann::json::array();
@@ -462,21 +463,21 @@ int body(hit::Environment& env, int argc, char** argv) {
       }
       step["imbalance"] = ctx.imbalance;
       step["spread"] = ctx.spread;
-      step["status"] = std::string(fpm::to_string(ctx.status));
+      step["status"] = std::string(balance::to_string(ctx.status));
       s.steps.push_back(step);
     }
-    if (ctx.status == fpm::DynamicStatus::running) {
-      ctx.status = fpm::DynamicStatus::not_converged;
+    if (ctx.status == balance::DynamicStatus::running) {
+      ctx.status = balance::DynamicStatus::not_converged;
       if (!ctx.best.parts.empty()) ctx.dist = ctx.best;
     }
     s.dist = ctx.dist;
     s.iterations = ctx.iterations;
-    s.status = std::string(fpm::to_string(ctx.status));
+    s.status = std::string(balance::to_string(ctx.status));
     s.partition_seconds = allgather(comm, t.seconds())[0];
   }
 
   // The workload of every distribution, interleaved run by run; all ranks start each run together.
-  fpm::Precision once;
+  balance::Precision once;
   once.min_reps = 1;
   once.max_reps = 1;
   once.warmup = 1;
@@ -484,7 +485,7 @@ int body(hit::Environment& env, int argc, char** argv) {
     say(fmt::format("run {}/{}", run + 1, o.runs));
     for (Strategy& s : strategies) {
       const std::int64_t d = s.dist.parts[static_cast<std::size_t>(env.rank())].d;
-      const fpm::Point pt = fpm::benchmark(kernel, d, once, comm);
+      const fpm::Point pt = balance::benchmark(kernel, d, once, comm);
       s.times.push_back(allgather(comm, d > 0 ? pt.t : 0.0));
     }
   }

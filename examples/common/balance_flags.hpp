@@ -7,7 +7,7 @@
 #include <string>
 
 #include "../../tools/common/cli.hpp"
-#include "hit/balancer.hpp"
+#include "hit/balance/row_balancer.hpp"
 
 namespace hit::app {
 
@@ -27,7 +27,7 @@ inline CLI::Option* add_balance_flags(CLI::App& cli, BalanceOptions& balance, st
                  "spread of the per-rank compute times tolerated ((max - min) / min)")
       ->capture_default_str()
       ->check(hit::cli::real_above(0));
-  cli.add_option("--balance-window", balance.window,
+  cli.add_option("--balance-window", balance.window_steps,
                  "balancing steps whose median time is a rank's measure at one share (longer: "
                  "steadier on a noisy machine, slower to see a change)")
       ->capture_default_str()

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hit/balancer.hpp"
+#include "hit/balance/row_balancer.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 

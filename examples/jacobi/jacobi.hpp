@@ -7,7 +7,7 @@
 #include <string>
 
 #include "../common/harness.hpp"
-#include "hit/balancer.hpp"
+#include "hit/balance/row_balancer.hpp"
 #include "hit/core/environment.hpp"
 
 namespace hit::jacobi {

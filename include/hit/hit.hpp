@@ -2,7 +2,12 @@
 // The public API of hitmap++: one include for programs (every public header; internals live in
 // hit/detail/ and come with the headers that need them).
 
-#include "hit/balancer.hpp"
+#include "hit/balance/benchmark.hpp"
+#include "hit/balance/dynamic_balance.hpp"
+#include "hit/balance/dynamic_partition.hpp"
+#include "hit/balance/hierarchical.hpp"
+#include "hit/balance/kernels.hpp"
+#include "hit/balance/row_balancer.hpp"
 #include "hit/comm.hpp"
 #include "hit/comm_traffic.hpp"
 #include "hit/core/checked.hpp"
@@ -24,12 +29,9 @@
 #include "hit/device_kind.hpp"
 #include "hit/device_params.hpp"
 #include "hit/fpm/akima.hpp"
-#include "hit/fpm/benchmark.hpp"
 #include "hit/fpm/columns.hpp"
 #include "hit/fpm/distribution.hpp"
-#include "hit/fpm/dynamic.hpp"
 #include "hit/fpm/hierarchical.hpp"
-#include "hit/fpm/kernels.hpp"
 #include "hit/fpm/model.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"

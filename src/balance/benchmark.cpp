@@ -1,4 +1,4 @@
-#include "hit/fpm/benchmark.hpp"
+#include "hit/balance/benchmark.hpp"
 
 #include <fmt/format.h>
 #include <chrono>
@@ -12,7 +12,14 @@
 #include "hit/core/timer.hpp"
 #include "hit/fpm/statistics.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
+
+using fpm::Point;
+using fpm::reject_outliers;
+using fpm::summarize;
+using fpm::Summary;
+using fpm::unlimited;
+
 namespace {
 
 void validate(const BenchmarkKernel& kernel, std::int64_t d, const Precision& p) {
@@ -109,11 +116,8 @@ class Sync {
       }
     }
     if (comm_ != MPI_COMM_NULL) {
-      int header[2] = {kind, static_cast<int>(text.size())};
-      check_mpi(MPI_Bcast(header, 2, MPI_INT, first, comm_), "benchmark: MPI_Bcast");
-      text.resize(static_cast<std::size_t>(header[1]));
-      check_mpi(MPI_Bcast(text.data(), header[1], MPI_CHAR, first, comm_), "benchmark: MPI_Bcast");
-      kind = header[0];
+      broadcast(kind, first, comm_);
+      broadcast(text, first, comm_);
     }
     if (!failure) {
       m.peer_failed = true;
@@ -266,4 +270,4 @@ Point benchmark(const BenchmarkKernel& kernel, std::int64_t d, const Precision& 
   return m.point;
 }
 
-}  // namespace hit::fpm
+}  // namespace hit::balance

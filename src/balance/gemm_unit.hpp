@@ -12,7 +12,7 @@
 
 #include "hit/core/error.hpp"
 
-namespace hit::fpm::detail {
+namespace hit::balance::detail {
 
 // Error(invalid_argument) unless 1 <= block <= 4096.
 inline void check_gemm_block(int block) {
@@ -48,4 +48,4 @@ inline GemmGeometry gemm_geometry(std::int64_t d) {
   return g;
 }
 
-}  // namespace hit::fpm::detail
+}  // namespace hit::balance::detail

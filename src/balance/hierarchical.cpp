@@ -1,7 +1,6 @@
-#include "hit/fpm/hierarchical.hpp"
+#include "hit/balance/hierarchical.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -9,19 +8,32 @@
 #include <map>
 #include <numeric>
 
+#include "hit/balance/kernels.hpp"
 #include "hit/core/checked.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/timer.hpp"
-#include "hit/fpm/kernels.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/layout.hpp"
 #include "hit/physical_topology.hpp"
 #include "hit/topology.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
+
+using fpm::check_partitioner;
+using fpm::evaluate;
+using fpm::HierarchicalMethod;
+using fpm::load_model;
+using fpm::Model;
+using fpm::ModelKind;
+using fpm::partition;
+using fpm::partition_even;
+using fpm::partition_proportional;
+using fpm::Point;
+using fpm::save_model;
+
 namespace {
 
 using Sizes = std::vector<std::int64_t>;
@@ -50,38 +62,17 @@ Placement place(const PhysicalTopology& topo) {
   return pl;
 }
 
-// Six significant digits: weights are relative, and the spec stays readable.
-std::string join(const std::vector<double>& values) {
-  return fmt::format("{:.6g}", fmt::join(values, ","));
-}
-
 std::vector<double> as_doubles(const Sizes& s) {
   return {s.begin(), s.end()};
-}
-
-// The columns2d weights of the target areas: a node asked for no area still gets a rectangle of
-// at least one block (columns2d gives every process one), so it weighs one block.
-std::string node_spec(const Sizes& targets, int block) {
-  std::vector<double> w;
-  for (const std::int64_t a : targets)
-    w.push_back(static_cast<double>(std::max<std::int64_t>(a, 1)));
-  return fmt::format("columns2d:w={},b={}", join(w), block);
-}
-
-std::string layout_spec(const Sizes& targets, int block, const std::vector<double>& weights) {
-  std::string spec =
-      fmt::format("hierarchical:nodes=({}),devices=(dimBlocks:dim=1)", node_spec(targets, block));
-  if (!weights.empty()) spec += ",w=" + join(weights);
-  return spec;
 }
 
 // The rectangle of every node for the target areas.
 std::vector<Shape> node_rectangles(Environment& env, const Sizes& targets, int block,
                                    std::int64_t n) {
   const auto r = static_cast<int>(targets.size());
-  const Layout nodes =
-      layout(env, node_spec(targets, block), topology(env, "array", r), Shape{Sig(0, n), Sig(0, n)},
-             "", std::vector<DeviceBinding>(static_cast<std::size_t>(r)));
+  const Layout nodes = layout(env, fpm::hierarchical_node_spec(targets, block),
+                              topology(env, "array", r), Shape{Sig(0, n), Sig(0, n)}, "",
+                              std::vector<DeviceBinding>(static_cast<std::size_t>(r)));
   std::vector<Shape> out;
   for (int i = 0; i < r; ++i) out.push_back(nodes.blocks(i).front());
   return out;
@@ -226,9 +217,15 @@ DeviceLevel balance_devices(const HierarchicalOptions& o, const std::string& alg
   return out;
 }
 
-int status_code(DynamicStatus s) {
-  return static_cast<int>(s);
-}
+// What every rank tells the others after IDPA on its node.
+struct DeviceReport {
+  std::int64_t columns = 0;  // its device units
+  double seconds = 0;        // its last measured time
+  double node_seconds = 0;   // its node's
+  int iterations = 0;        // its node's IDPA steps
+  DynamicStatus status = DynamicStatus::converged;
+  bool loaded = false;  // its node's device models came from models_dir
+};
 
 // One INPA step: every node balances its devices on its rectangle for `targets`; returns what all
 // ranks measured (the same on every rank).
@@ -244,13 +241,10 @@ HierarchicalStep measure_step(Environment& env, const HierarchicalOptions& o,
     dev = balance_devices(o, algorithm, kind, pl, topo.node_comm(), kernel, mine[0].size(),
                           device_units(o, mine[1].size()));
   });
-  const double row[5] = {static_cast<double>(dev.columns), dev.seconds, dev.node_seconds,
-                         static_cast<double>(dev.iterations),
-                         static_cast<double>(status_code(dev.status)) + (dev.loaded ? 100 : 0)};
-  const auto p = static_cast<std::size_t>(env.size());
-  std::vector<double> all(5 * p);
-  check_mpi(MPI_Allgather(row, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, env.comm()),
-            "partition_hierarchical: MPI_Allgather");
+  const std::vector<DeviceReport> all =
+      allgather(DeviceReport{dev.columns, dev.seconds, dev.node_seconds, dev.iterations, dev.status,
+                             dev.loaded},
+                env.comm());
 
   HierarchicalStep step;
   step.target_areas = targets;
@@ -260,16 +254,15 @@ HierarchicalStep measure_step(Environment& env, const HierarchicalOptions& o,
   step.device_status.assign(r, "");
   step.areas = realised_areas(rects, o.block);
   bool all_loaded = true;
-  for (std::size_t q = 0; q < p; ++q) {
-    const double* x = &all[5 * q];
+  for (std::size_t q = 0; q < all.size(); ++q) {
+    const DeviceReport& x = all[q];
     const auto node = static_cast<std::size_t>(pl.node_of_rank[q]);
-    step.columns.push_back(static_cast<std::int64_t>(x[0]));
-    step.device_seconds.push_back(x[1]);
-    step.node_seconds[node] = x[2];
-    step.device_iterations[node] = static_cast<int>(x[3]);
-    const int code = static_cast<int>(x[4]);
-    step.device_status[node] = std::string(to_string(static_cast<DynamicStatus>(code % 100)));
-    all_loaded = all_loaded && code >= 100;
+    step.columns.push_back(x.columns);
+    step.device_seconds.push_back(x.seconds);
+    step.node_seconds[node] = x.node_seconds;
+    step.device_iterations[node] = x.iterations;
+    step.device_status[node] = std::string(to_string(x.status));
+    all_loaded = all_loaded && x.loaded;
   }
   loaded = all_loaded;
   step.spread = node_spread(step.areas, step.node_seconds);
@@ -293,6 +286,12 @@ void check_options(const HierarchicalOptions& o) {
         fmt::format("{} / {} iterations (at least 1)", o.max_iterations, o.device_iterations));
   }
 }
+
+// A device's speed (blocks of C per second; 0: not measured) and its time, as single-CPM measures.
+struct DeviceSpeed {
+  double speed = 0;
+  double seconds = 0;
+};
 
 // single-CPM: one measurement of every device on the homogeneous split; nodes get areas in
 // proportion to the sums of their devices' speeds, devices columns in proportion to theirs.
@@ -322,23 +321,20 @@ HierarchicalPartition single_cpm(Environment& env, const HierarchicalOptions& o,
                            static_cast<double>(o.block_columns ? o.block : 1) /
                            (static_cast<double>(o.block) * static_cast<double>(o.block));
   const double speed = m.measured() ? static_cast<double>(d) * unit_area / m.point.t : 0;
-  const double row[2] = {speed, m.point.t};
-  const auto p = static_cast<std::size_t>(env.size());
-  std::vector<double> all(2 * p);
-  check_mpi(MPI_Allgather(row, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, env.comm()),
-            "partition_hierarchical: MPI_Allgather");
+  std::vector<DeviceSpeed> all = allgather(DeviceSpeed{speed, m.point.t}, env.comm());
+  const std::size_t p = all.size();
   std::vector<double> node_speed(static_cast<std::size_t>(pl.nodes), 0);
   std::vector<int> measured(static_cast<std::size_t>(pl.nodes), 0);
   for (std::size_t q = 0; q < p; ++q) {
     const auto i = static_cast<std::size_t>(pl.node_of_rank[q]);
-    node_speed[i] += all[2 * q];
-    measured[i] += all[2 * q] > 0 ? 1 : 0;
+    node_speed[i] += all[q].speed;
+    measured[i] += all[q].speed > 0 ? 1 : 0;
   }
   // A device that had no column to measure is taken as fast as its node's average.
   for (std::size_t q = 0; q < p; ++q) {
     const auto i = static_cast<std::size_t>(pl.node_of_rank[q]);
-    if (!(all[2 * q] > 0)) all[2 * q] = measured[i] > 0 ? node_speed[i] / measured[i] : 1.0;
-    out.weights.push_back(all[2 * q]);
+    if (!(all[q].speed > 0)) all[q].speed = measured[i] > 0 ? node_speed[i] / measured[i] : 1.0;
+    out.weights.push_back(all[q].speed);
   }
   std::vector<Model> nodes;
   for (std::size_t i = 0; i < node_speed.size(); ++i) {
@@ -352,8 +348,8 @@ HierarchicalPartition single_cpm(Environment& env, const HierarchicalOptions& o,
   step.node_seconds.assign(static_cast<std::size_t>(pl.nodes), 0);
   for (std::size_t q = 0; q < p; ++q) {
     auto& t = step.node_seconds[static_cast<std::size_t>(pl.node_of_rank[q])];
-    t = std::max(t, all[2 * q + 1]);
-    step.device_seconds.push_back(all[2 * q + 1]);
+    t = std::max(t, all[q].seconds);
+    step.device_seconds.push_back(all[q].seconds);
   }
   step.spread = node_spread(step.areas, step.node_seconds);
   out.steps.push_back(step);
@@ -361,74 +357,12 @@ HierarchicalPartition single_cpm(Environment& env, const HierarchicalOptions& o,
   return out;
 }
 
-}  // namespace
-
-std::string_view to_string(HierarchicalMethod method) noexcept {
-  switch (method) {
-    case HierarchicalMethod::homogeneous:
-      return "homogeneous";
-    case HierarchicalMethod::single_cpm:
-      return "single-cpm";
-    case HierarchicalMethod::multiple_cpm:
-      return "multiple-cpm";
-    case HierarchicalMethod::fpm:
-      return "fpm";
-  }
-  return "?";
-}
-
-HierarchicalMethod parse_hierarchical_method(std::string_view name) {
-  for (const auto m : {HierarchicalMethod::homogeneous, HierarchicalMethod::single_cpm,
-                       HierarchicalMethod::multiple_cpm, HierarchicalMethod::fpm}) {
-    if (name == to_string(m)) return m;
-  }
-  throw Error(ErrorKind::invalid_argument,
-              fmt::format("hierarchical partitioning method '{}' (methods: homogeneous, "
-                          "single-cpm, multiple-cpm, fpm)",
-                          name));
-}
-
-HierarchicalPartition partition_hierarchical(Environment& env, const HierarchicalOptions& o,
-                                             PanelKernelFactory kernel) {
-  check_options(o);
-  // Before anything is measured, whichever method uses it (an unknown name was found only when the
-  // first partition was computed, and never by the methods that do not partition with models).
-  if (!o.algorithm.empty()) check_partitioner(o.algorithm);
-  const Timer timer;
-  const PhysicalTopology& topo = PhysicalTopology::of(env);
-  const Placement pl = place(topo);
-  const std::int64_t grid = blocks_of(o.n, o.block);
-  const std::int64_t total = checked_mul(grid, grid, "hierarchical partitioning: blocks of C");
-  if (!kernel) {
-    kernel = [&env, k = o.panel > 0 ? o.panel : o.block](std::int64_t rows,
-                                                         std::int64_t unit_columns) {
-      return gemm_panel_launch_kernel(env, k, rows, unit_columns);
-    };
-  }
-  if (!o.models_dir.empty()) {
-    collectively(env.comm(), [&] {
-      if (env.rank() == 0) std::filesystem::create_directories(o.models_dir);
-    });
-  }
-
+// multiple-CPM and FPM: INPA over the nodes, each step balancing every node's devices (IDPA) on
+// its rectangle, until the nodes' times agree. The result lacks what partition_hierarchical adds.
+HierarchicalPartition iterate_levels(Environment& env, const HierarchicalOptions& o,
+                                     const Placement& pl, const PanelKernelFactory& kernel,
+                                     std::int64_t total) {
   HierarchicalPartition out;
-  const auto finish = [&](HierarchicalPartition&& result) {
-    result.method = o.method;
-    result.node_of_rank = pl.node_of_rank;
-    result.spec = layout_spec(result.areas, o.block, result.weights);
-    result.seconds = timer.seconds();
-    return std::move(result);
-  };
-  if (o.method == HierarchicalMethod::homogeneous) {
-    const std::vector<Model> nobody(static_cast<std::size_t>(pl.nodes));
-    out.areas = partition_even(nobody, total).sizes();
-    out.status = DynamicStatus::converged;
-    return finish(std::move(out));
-  }
-  if (o.method == HierarchicalMethod::single_cpm) {
-    return finish(single_cpm(env, o, pl, kernel, total));
-  }
-
   const bool cpm = o.method == HierarchicalMethod::multiple_cpm;
   const std::string algorithm = !o.algorithm.empty() ? o.algorithm
                                 : cpm                ? "proportional"
@@ -493,7 +427,53 @@ HierarchicalPartition partition_hierarchical(Environment& env, const Hierarchica
       save(node_model_path(o, i), m, "one b-wide block of C", o.block);
     }
   });
-  return finish(std::move(out));
+  return out;
 }
 
-}  // namespace hit::fpm
+}  // namespace
+
+HierarchicalPartition partition_hierarchical(Environment& env, const HierarchicalOptions& o,
+                                             PanelKernelFactory kernel) {
+  check_options(o);
+  // Before anything is measured, whichever method uses it (an unknown name was found only when the
+  // first partition was computed, and never by the methods that do not partition with models).
+  if (!o.algorithm.empty()) check_partitioner(o.algorithm);
+  const Timer timer;
+  const PhysicalTopology& topo = PhysicalTopology::of(env);
+  const Placement pl = place(topo);
+  const std::int64_t grid = blocks_of(o.n, o.block);
+  const std::int64_t total = checked_mul(grid, grid, "hierarchical partitioning: blocks of C");
+  if (!kernel) {
+    kernel = [&env, k = o.panel > 0 ? o.panel : o.block](std::int64_t rows,
+                                                         std::int64_t unit_columns) {
+      return gemm_panel_launch_kernel(env, k, rows, unit_columns);
+    };
+  }
+  if (!o.models_dir.empty()) {
+    collectively(env.comm(), [&] {
+      if (env.rank() == 0) std::filesystem::create_directories(o.models_dir);
+    });
+  }
+
+  const auto finish = [&](HierarchicalPartition&& result) {
+    result.method = o.method;
+    result.node_of_rank = pl.node_of_rank;
+    result.spec = fpm::hierarchical_layout_spec(result.areas, o.block, result.weights);
+    result.seconds = timer.seconds();
+    return std::move(result);
+  };
+  if (o.method == HierarchicalMethod::homogeneous) {
+    HierarchicalPartition out;
+    const std::vector<Model> nobody(static_cast<std::size_t>(pl.nodes));
+    out.areas = partition_even(nobody, total).sizes();
+    out.status = DynamicStatus::converged;
+    return finish(std::move(out));
+  }
+  if (o.method == HierarchicalMethod::single_cpm) {
+    return finish(single_cpm(env, o, pl, kernel, total));
+  }
+
+  return finish(iterate_levels(env, o, pl, kernel, total));
+}
+
+}  // namespace hit::balance

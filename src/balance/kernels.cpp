@@ -1,4 +1,4 @@
-#include "hit/fpm/kernels.hpp"
+#include "hit/balance/kernels.hpp"
 
 #include <cblas.h>
 
@@ -11,7 +11,7 @@
 #include "balance/gemm_unit.hpp"
 #include "hit/core/error.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
 namespace {
 
 template <class T>
@@ -141,4 +141,4 @@ BenchmarkKernel jacobi_row_kernel(std::int64_t columns) {
   return k;
 }
 
-}  // namespace hit::fpm
+}  // namespace hit::balance

@@ -12,16 +12,16 @@
 #include <optional>
 
 #include "balance/gemm_unit.hpp"
+#include "hit/balance/kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/fpm/kernels.hpp"
 #include "hit/kernel.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
 #include "hit/resident.hpp"
 #include "hit/tile.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
 namespace {
 
 index_t round_up(index_t a, index_t m) {
@@ -291,4 +291,4 @@ BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
               fmt::format("kernel '{}' (built-in kernels: gemm, jacobi)", name));
 }
 
-}  // namespace hit::fpm
+}  // namespace hit::balance

@@ -103,6 +103,74 @@ void parse_comment(const Reader& reader, int line, std::string_view body, Model&
   if (word) model.set_info(std::string(key), std::string(trim(body.substr(colon + 1))));
 }
 
+// The columns of the header line `line` (d and t, optionally reps and ci, in any order).
+std::vector<std::string> parse_header(const Reader& reader, int line_no, std::string_view line,
+                                      const std::vector<std::string_view>& fields) {
+  std::vector<std::string> header;
+  double probe = 0;
+  if (parse_double(fields.front(), probe)) {
+    reader.fail(line_no, fmt::format("expected the header 'd,t' (optionally with columns reps "
+                                     "and ci) before the points, got '{}'",
+                                     excerpt(line)));
+  }
+  for (std::string_view f : fields) {
+    std::string col(f);
+    std::transform(col.begin(), col.end(), col.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (col != "d" && col != "t" && col != "reps" && col != "ci") {
+      reader.fail(line_no, fmt::format("unknown column '{}' in the header (columns: d, t, "
+                                       "reps, ci)",
+                                       excerpt(f)));
+    }
+    if (std::find(header.begin(), header.end(), col) != header.end()) {
+      reader.fail(line_no, fmt::format("column '{}' appears twice in the header", excerpt(col)));
+    }
+    header.push_back(col);
+  }
+  if (std::find(header.begin(), header.end(), "d") == header.end() ||
+      std::find(header.begin(), header.end(), "t") == header.end()) {
+    reader.fail(line_no,
+                fmt::format("the header '{}' lacks column d or t (expected 'd,t')", excerpt(line)));
+  }
+  return header;
+}
+
+// The point of a data line whose fields follow `header`.
+Point parse_point(const Reader& reader, int line_no, const std::vector<std::string>& header,
+                  const std::vector<std::string_view>& fields) {
+  Point p;
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    const std::string& col = header[c];
+    const std::string_view v = fields[c];
+    if (col == "d") {
+      if (!parse_int(v, p.d)) {
+        reader.fail(line_no, fmt::format("d = '{}' is not a whole number of units", excerpt(v)));
+      }
+      if (p.d < 1) {
+        reader.fail(line_no, fmt::format("d = {} must be >= 1 (the point d = 0, t = 0 is "
+                                         "implicit)",
+                                         p.d));
+      }
+    } else if (col == "t") {
+      if (!parse_double(v, p.t) || !std::isfinite(p.t)) {
+        reader.fail(line_no, fmt::format("t = '{}' is not a number of seconds", excerpt(v)));
+      }
+      if (p.t <= 0) reader.fail(line_no, fmt::format("t = {} must be > 0 seconds", excerpt(v)));
+    } else if (col == "reps") {
+      std::int64_t reps = 0;
+      if (!parse_int(v, reps) || reps < 0 || reps > 1'000'000'000) {
+        reader.fail(line_no, fmt::format("reps = '{}' is not a whole number >= 0", excerpt(v)));
+      }
+      p.reps = static_cast<int>(reps);
+    } else {
+      if (!parse_double(v, p.ci) || !std::isfinite(p.ci) || p.ci < 0) {
+        reader.fail(line_no, fmt::format("ci = '{}' is not a number of seconds >= 0", excerpt(v)));
+      }
+    }
+  }
+  return p;
+}
+
 }  // namespace
 
 Model parse_model(std::string_view text, std::string_view name, ModelKind kind) {
@@ -130,32 +198,7 @@ Model parse_model(std::string_view text, std::string_view name, ModelKind kind) 
     }
     const auto fields = split_fields(line);
     if (header.empty()) {
-      double probe = 0;
-      if (parse_double(fields.front(), probe)) {
-        reader.fail(line_no, fmt::format("expected the header 'd,t' (optionally with columns reps "
-                                         "and ci) before the points, got '{}'",
-                                         excerpt(line)));
-      }
-      for (std::string_view f : fields) {
-        std::string col(f);
-        std::transform(col.begin(), col.end(), col.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        if (col != "d" && col != "t" && col != "reps" && col != "ci") {
-          reader.fail(line_no, fmt::format("unknown column '{}' in the header (columns: d, t, "
-                                           "reps, ci)",
-                                           excerpt(f)));
-        }
-        if (std::find(header.begin(), header.end(), col) != header.end()) {
-          reader.fail(line_no,
-                      fmt::format("column '{}' appears twice in the header", excerpt(col)));
-        }
-        header.push_back(col);
-      }
-      if (std::find(header.begin(), header.end(), "d") == header.end() ||
-          std::find(header.begin(), header.end(), "t") == header.end()) {
-        reader.fail(line_no, fmt::format("the header '{}' lacks column d or t (expected 'd,t')",
-                                         excerpt(line)));
-      }
+      header = parse_header(reader, line_no, line, fields);
       header_line = line_no;
       continue;
     }
@@ -163,37 +206,7 @@ Model parse_model(std::string_view text, std::string_view name, ModelKind kind) 
       reader.fail(line_no, fmt::format("{} fields, but the header (line {}) has {} columns",
                                        fields.size(), header_line, header.size()));
     }
-    Point p;
-    for (std::size_t c = 0; c < header.size(); ++c) {
-      const std::string& col = header[c];
-      const std::string_view v = fields[c];
-      if (col == "d") {
-        if (!parse_int(v, p.d)) {
-          reader.fail(line_no, fmt::format("d = '{}' is not a whole number of units", excerpt(v)));
-        }
-        if (p.d < 1) {
-          reader.fail(line_no, fmt::format("d = {} must be >= 1 (the point d = 0, t = 0 is "
-                                           "implicit)",
-                                           p.d));
-        }
-      } else if (col == "t") {
-        if (!parse_double(v, p.t) || !std::isfinite(p.t)) {
-          reader.fail(line_no, fmt::format("t = '{}' is not a number of seconds", excerpt(v)));
-        }
-        if (p.t <= 0) reader.fail(line_no, fmt::format("t = {} must be > 0 seconds", excerpt(v)));
-      } else if (col == "reps") {
-        std::int64_t reps = 0;
-        if (!parse_int(v, reps) || reps < 0 || reps > 1'000'000'000) {
-          reader.fail(line_no, fmt::format("reps = '{}' is not a whole number >= 0", excerpt(v)));
-        }
-        p.reps = static_cast<int>(reps);
-      } else {
-        if (!parse_double(v, p.ci) || !std::isfinite(p.ci) || p.ci < 0) {
-          reader.fail(line_no,
-                      fmt::format("ci = '{}' is not a number of seconds >= 0", excerpt(v)));
-        }
-      }
-    }
+    const Point p = parse_point(reader, line_no, header, fields);
     if (!points.empty() && p.d <= points.back().d) {
       if (p.d == points.back().d) {
         reader.fail(line_no, fmt::format("d = {} repeats the d of line {} (one point per size)",

@@ -6,13 +6,14 @@
 #include <chrono>
 #include <thread>
 
+#include "hit/balance/benchmark.hpp"
+#include "hit/balance/kernels.hpp"
 #include "hit/core/error.hpp"
-#include "hit/fpm/benchmark.hpp"
-#include "hit/fpm/kernels.hpp"
 #include "hit/fpm/statistics.hpp"
 #include "virtual_device.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
+using namespace hit::fpm;  // the models the tests build and compare
 namespace {
 
 using test::kernel_of;
@@ -205,4 +206,4 @@ TEST(Benchmark, BuiltInKernels) {
 }
 
 }  // namespace
-}  // namespace hit::fpm
+}  // namespace hit::balance

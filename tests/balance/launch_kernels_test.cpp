@@ -6,16 +6,17 @@
 
 #include <cmath>
 
+#include "hit/balance/benchmark.hpp"
+#include "hit/balance/kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
 #include "hit/device_params.hpp"
-#include "hit/fpm/benchmark.hpp"
-#include "hit/fpm/kernels.hpp"
 #include "hit/kernel.hpp"
 #include "hit/physical_topology.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
+using namespace hit::fpm;  // the models the tests build and compare
 namespace {
 
 using ::testing::HasSubstr;
@@ -193,4 +194,4 @@ TEST_F(LaunchKernels, BadUse) {
 }
 
 }  // namespace
-}  // namespace hit::fpm
+}  // namespace hit::balance

@@ -1,7 +1,7 @@
 // The row balancer's account of its moves' memory, serially.
 #include <gtest/gtest.h>
 
-#include "hit/balancer.hpp"
+#include "hit/balance/row_balancer.hpp"
 
 namespace hit {
 namespace {

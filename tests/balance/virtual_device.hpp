@@ -9,15 +9,15 @@
 #include <memory>
 #include <string>
 
+#include "hit/balance/benchmark.hpp"
 #include "hit/core/error.hpp"
-#include "hit/fpm/benchmark.hpp"
 #include "hit/fpm/model.hpp"
 
-namespace hit::fpm::test {
+namespace hit::balance::test {
 
 struct VirtualDevice {
   std::function<double(std::int64_t)> time;  // seconds for d units
-  std::int64_t memory = unlimited;           // setup of more units is an out-of-memory error
+  std::int64_t memory = fpm::unlimited;      // setup of more units is an out-of-memory error
   int spike_every = 0;                       // every k-th run is `spike` times slower (0: never)
   double spike = 10;
   double noise = 0;  // relative amplitude of a deterministic ±noise
@@ -65,12 +65,12 @@ inline std::shared_ptr<VirtualDevice> device_with_speed(double speed) {
 }
 
 // A dense piecewise model of a test device's true time, for computing the true optimum.
-inline Model true_model(double speed, std::int64_t n, std::int64_t capacity = unlimited) {
-  std::vector<Point> pts;
+inline fpm::Model true_model(double speed, std::int64_t n, std::int64_t capacity = fpm::unlimited) {
+  std::vector<fpm::Point> pts;
   for (std::int64_t d = 1; d <= std::min(n, capacity); d += std::max<std::int64_t>(1, n / 2000)) {
-    pts.push_back(Point{d, device_time(speed, d), 1, 0});
+    pts.push_back(fpm::Point{d, device_time(speed, d), 1, 0});
   }
-  return Model(pts, ModelKind::piecewise, capacity);
+  return fpm::Model(pts, fpm::ModelKind::piecewise, capacity);
 }
 
-}  // namespace hit::fpm::test
+}  // namespace hit::balance::test

@@ -12,7 +12,7 @@
 #include <numeric>
 
 #include "../support/error_text.hpp"
-#include "hit/balancer.hpp"
+#include "hit/balance/row_balancer.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
 #include "hit/device_binding.hpp"
@@ -117,7 +117,8 @@ TEST(RowBalancer, ARankGoesToZeroRowsAndComesBack) {
   Environment& env = Environment::current();
   if (env.size() < 2) GTEST_SKIP() << "needs another rank to take the rows";
   const Layout start = row_blocks(64, 5);
-  RowBalancer b(env, start, {.mode = BalanceMode::fpm, .every = 1, .eps = 0.05, .window = 1}, 1000);
+  RowBalancer b(env, start, {.mode = BalanceMode::fpm, .every = 1, .eps = 0.05, .window_steps = 1},
+                1000);
   Tile<double> t = Tile<double>::of(start, {.ghost = 1});
   t.for_each([](const Index& i, double& x) { x = value_at(i[0], i[1]); });
   // Rank 1 becomes 1000x slower: it is left without rows.
@@ -183,7 +184,8 @@ TEST_F(RowBalancerOnDevice, ASmallMoveHappensInPlaceOnTheDevice) {
   if (env.size() < 2) GTEST_SKIP() << "needs two ranks for rows to move";
   const index_t rows = 800, cols = 16;
   const Layout start = row_blocks(rows, cols);
-  RowBalancer b(env, start, {.mode = BalanceMode::cpm, .every = 1, .eps = 0.01, .window = 1}, 1000);
+  RowBalancer b(env, start, {.mode = BalanceMode::cpm, .every = 1, .eps = 0.01, .window_steps = 1},
+                1000);
   Resident<double> u = Resident<double>::of(start, {.ghost = 1});
   u.host().for_each([](const Index& i, double& x) { x = value_at(i[0], i[1]); });
   u.modified_on_host();

@@ -10,12 +10,14 @@
 #include <ctime>
 
 #include "../balance/virtual_device.hpp"
+#include "hit/balance/dynamic_balance.hpp"
+#include "hit/balance/dynamic_partition.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/fpm/dynamic.hpp"
 #include "hit/fpm/partition.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
+using namespace hit::fpm;  // the models the tests build and compare
 namespace {
 
 using ::testing::HasSubstr;
@@ -205,4 +207,4 @@ TEST(MpiDynamicLoadBalancing, BalancesApplicationIterations) {
 }
 
 }  // namespace
-}  // namespace hit::fpm
+}  // namespace hit::balance

@@ -15,14 +15,16 @@
 #include <algorithm>
 #include <limits>
 
+#include "hit/balance/dynamic_balance.hpp"
+#include "hit/balance/dynamic_partition.hpp"
+#include "hit/balance/kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
-#include "hit/fpm/dynamic.hpp"
-#include "hit/fpm/kernels.hpp"
 #include "hit/kernel.hpp"
 #include "hit/physical_topology.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
+using namespace hit::fpm;  // the models the tests build and compare
 namespace {
 
 using ::testing::AnyOf;
@@ -161,4 +163,4 @@ TEST(FpmOnEmulatedDevices, AMemoryLimitBecomesACapacity) {
 }
 
 }  // namespace
-}  // namespace hit::fpm
+}  // namespace hit::balance

@@ -20,11 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "hit/balance/dynamic_balance.hpp"
 #include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/timer.hpp"
-#include "hit/fpm/dynamic.hpp"
 #include "hit/layout.hpp"
 #include "hit/resident.hpp"
 #include "hit/tile.hpp"
@@ -36,22 +36,24 @@ enum class BalanceMode {
   cpm,  // constant models (the newest point): shares in proportion to the measured speeds
   fpm,  // partial piecewise models, geometric partitioner
 };
-std::string_view to_string(BalanceMode mode) noexcept;
+[[nodiscard]] std::string_view to_string(BalanceMode mode) noexcept;
 // "off", "cpm", "fpm"; Error(invalid_argument) listing them otherwise.
 BalanceMode parse_balance_mode(std::string_view name);
 
+// The default of BalanceOptions::window_steps.
+inline constexpr int default_window_steps = 20;
+
 struct BalanceOptions {
   BalanceMode mode = BalanceMode::off;
-  // Iterations per balancing step; the step takes their median time. One iteration's time on a
-  // shared machine varies by tens of percent; the median of five is steady enough to act on.
+  // Iterations per balancing step; the step takes their median time, since one iteration's time
+  // on a shared machine is too noisy to act on (docs/fpm.md, "Balancing a running application").
   int every = 5;
   double eps = 0.05;  // spread ((max − min) / min of the times) tolerated
-  // A rank's point: the median of its last `window` step times at one share. On a shared
-  // machine a step's time still varies by about 10 %, in bursts that last a few steps; twenty
-  // steps make the median's standard error about 7 % of their range (five: a quarter of it), so a
-  // balanced distribution stays balanced. The price: a device whose speed drifts by less than the
-  // 50 % that restarts its model is seen only once the drift fills half the window.
-  int window = 20;
+  // A rank's point: the median of its last `window_steps` balancing steps at one share (so over
+  // window_steps × every iterations; BalanceContext::window counts what it is given, here steps).
+  // Long, so that a balanced distribution stays balanced on a noisy machine; the price is a slow
+  // view of a drifting device (docs/fpm.md, "Balancing a running application").
+  int window_steps = default_window_steps;
   std::string algorithm = {};  // partitioner; empty: geometric (fpm) or proportional (cpm)
   // Rows to spare on each side of a moved block, as a fraction of its rows: its memory (host and
   // device) is allocated that much larger, and a later move that keeps the block within it
@@ -83,7 +85,7 @@ class RowBalancer {
  public:
   // `initial`: every process holds at most one block, of whole rows (axis 0 split, the other axes
   // whole), blocks in rank order; Error(invalid_argument) otherwise, and for every < 1, eps <= 0
-  // or window < 1. `iterations`: how many the application runs (for the gain test).
+  // or window_steps < 1. `iterations`: how many the application runs (for the gain test).
   RowBalancer(Environment& env, Layout initial, BalanceOptions options, std::int64_t iterations);
 
   const Layout& layout() const noexcept { return layout_; }
@@ -92,7 +94,7 @@ class RowBalancer {
   // After iteration `iteration` (0-based): this rank's compute seconds for it, measured before any
   // blocking collective. Collective on every `every`-th iteration (a no-op between). Returns true
   // when layout() changed: move() the live tiles and rebuild the communication patterns.
-  bool after_iteration(std::int64_t iteration, double seconds);
+  [[nodiscard]] bool after_iteration(std::int64_t iteration, double seconds);
 
   // Moves a tile of the previous layout to the current one: a tile of the new block with `ghost`
   // cells, its block and ghost cells filled from their owners. The first move of a tile puts it
@@ -173,7 +175,7 @@ class RowBalancer {
   Layout previous_;
   BalanceOptions options_;
   std::int64_t iterations_;
-  fpm::BalanceContext ctx_;
+  balance::BalanceContext ctx_;
   std::vector<Rebalance> rebalances_;
   std::vector<Step> trace_;
   std::vector<double> pending_;  // compute seconds of the iterations since the last step

@@ -1,4 +1,4 @@
-#include "hit/balancer.hpp"
+#include "hit/balance/row_balancer.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -59,7 +59,7 @@ void check(const BalanceOptions& o) {
   if (o.every < 1)
     throw bad(fmt::format("every = {} (balance every 1 or more iterations)", o.every));
   if (!(o.eps > 0)) throw bad(fmt::format("eps = {} (must be > 0)", o.eps));
-  if (o.window < 1) throw bad(fmt::format("window = {} (must be >= 1)", o.window));
+  if (o.window_steps < 1) throw bad(fmt::format("window = {} (must be >= 1)", o.window_steps));
   if (!(o.reserve >= 0) || !std::isfinite(o.reserve)) {
     throw bad(fmt::format("reserve = {} (must be a finite fraction >= 0)", o.reserve));
   }
@@ -180,7 +180,7 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
   }
   const Sizes rows = rows_of(layout_);
   ctx_.eps = options_.eps;
-  ctx_.window = options_.window;
+  ctx_.window = options_.window_steps;
   // The first iteration on a share stages its tile: not the device's speed. A step of three or
   // more iterations takes their median, which leaves it out; a shorter one is skipped.
   ctx_.settle = options_.every >= 3 ? 0 : 1;
@@ -225,7 +225,7 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
   const double mine =
       before[static_cast<std::size_t>(env_->rank())] > 0 ? std::max(typical, 1e-12) : 0.0;
   ctx_.remaining_iterations = std::max<std::int64_t>(0, iterations_ - iteration - 1);
-  const bool changed = fpm::balance_iterate(ctx_, env_->comm(), mine);
+  const bool changed = balance::balance_iterate(ctx_, env_->comm(), mine);
   ++steps_;
   // A step in which a rank was settling on a new share (its time not taken) says nothing of the
   // balance: only complete ones are reported.
@@ -282,7 +282,7 @@ void RowBalancer::account_move(double seconds, std::uint64_t bytes, bool holds, 
   // the moves so far: a move in place costs what crosses, so small corrections pass, and a large
   // one is charged for the memory it needs, not for every row at the rate of a move that
   // allocated (which overstates a large move and kept a slowed device's share from following).
-  const auto units = static_cast<double>(fpm::units_moved(rows_of(previous_), r.rows));
+  const auto units = static_cast<double>(balance::units_moved(rows_of(previous_), r.rows));
   if (r.tiles_moved == r.tiles_in_place || allocated_rows_ == 0) {
     if (units > 0) cross_rate_ = r.seconds / units;
   } else {
@@ -293,7 +293,7 @@ void RowBalancer::account_move(double seconds, std::uint64_t bytes, bool holds, 
                     alloc = alloc_rate_](const Sizes& from, const Sizes& to) {
     std::vector<detail::RowSpan> after = reach;
     const auto rows = static_cast<double>(detail::allocated_rows(after, to, reserve));
-    return cross * static_cast<double>(fpm::units_moved(from, to)) + alloc * rows;
+    return cross * static_cast<double>(balance::units_moved(from, to)) + alloc * rows;
   };
 }
 

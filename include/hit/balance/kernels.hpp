@@ -13,13 +13,13 @@
 #include <string>
 #include <string_view>
 
-#include "hit/fpm/benchmark.hpp"
+#include "hit/balance/benchmark.hpp"
 
 namespace hit {
 class Environment;
 }
 
-namespace hit::fpm {
+namespace hit::balance {
 
 // ---- through hit::launch ---------------------------------------------------------------------
 
@@ -71,4 +71,4 @@ BenchmarkKernel gemm_block_kernel(int block);
 // x_new[i] = (b[i] − Σ_{j≠i} A[i][j]·x[j]) / A[i][i]; 2·N flops per unit.
 BenchmarkKernel jacobi_row_kernel(std::int64_t columns);
 
-}  // namespace hit::fpm
+}  // namespace hit::balance

@@ -18,7 +18,7 @@
 #include "hit/fpm/model.hpp"
 #include "hit/fpm/point.hpp"
 
-namespace hit::fpm {
+namespace hit::balance {
 
 // What to benchmark (fupermod_kernel). Members are std::function so any kernel plugs in: a lambda
 // over a BLAS call, or a hit::launch of a device kernel (which synchronises, so the wall time of
@@ -43,8 +43,8 @@ struct BenchmarkKernel {
 };
 
 // The most units whose device_bytes fit in `bytes` (device_bytes must not decrease with d), at
-// most 2^40; `unlimited` when the kernel has no device_bytes. 0 when not even one unit fits.
-std::int64_t units_that_fit(const BenchmarkKernel& kernel, std::uint64_t bytes);
+// most 2^40; `fpm::unlimited` when the kernel has no device_bytes. 0 when not even one unit fits.
+[[nodiscard]] std::int64_t units_that_fit(const BenchmarkKernel& kernel, std::uint64_t bytes);
 
 struct Precision {
   int min_reps = 3;             // accepted repetitions at least (unless max_reps is reached)
@@ -64,15 +64,15 @@ struct Precision {
 // Errors: Error(invalid_argument) for d < 0 or a bad precision; a failure in setup, run or
 // teardown on any process of sync_comm ends the benchmark on all of them: the failing process
 // rethrows its own error, the others an Error of the same kind naming the failed rank.
-Point benchmark(const BenchmarkKernel& kernel, std::int64_t d, const Precision& precision = {},
-                MPI_Comm sync_comm = MPI_COMM_NULL);
+fpm::Point benchmark(const BenchmarkKernel& kernel, std::int64_t d, const Precision& precision = {},
+                     MPI_Comm sync_comm = MPI_COMM_NULL);
 
 // The outcome of benchmarking d units on this process, failures included, for callers that go on
 // after one: a model builder that takes a size the device cannot hold as its capacity (hit-fpm
 // build), the dynamic loops that lower a capacity and repartition.
 struct Measurement {
   // {d, mean time, accepted repetitions, CI half-width}; t = 0 when nothing was measured.
-  Point point;
+  fpm::Point point;
   // This process failed: its own error (a bad argument, or setup, run or teardown throwing).
   std::exception_ptr failure;
   // Another process of sync_comm failed, so no point was measured here either; what it reported
@@ -82,13 +82,14 @@ struct Measurement {
   ErrorKind peer_kind = ErrorKind::internal;
 
   // A point was measured: d > 0 and no process of sync_comm failed.
-  bool measured() const noexcept { return !failure && !peer_failed && point.d > 0; }
+  [[nodiscard]] bool measured() const noexcept { return !failure && !peer_failed && point.d > 0; }
 };
 
 // benchmark() that reports instead of throwing: the same synchronised repetitions, and every
 // process of sync_comm returns, whichever of them failed. benchmark() is measure() followed by
 // rethrowing `failure`, or throwing an Error of `peer_kind` that names the failed peer.
-Measurement measure(const BenchmarkKernel& kernel, std::int64_t d, const Precision& precision = {},
-                    MPI_Comm sync_comm = MPI_COMM_NULL);
+[[nodiscard]] Measurement measure(const BenchmarkKernel& kernel, std::int64_t d,
+                                  const Precision& precision = {},
+                                  MPI_Comm sync_comm = MPI_COMM_NULL);
 
-}  // namespace hit::fpm
+}  // namespace hit::balance
