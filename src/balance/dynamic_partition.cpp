@@ -78,8 +78,8 @@ double difference_noise(const std::vector<Point>& measured) {
 // The distribution kept when the loop ends without converging: of those measured, the one whose
 // makespan the models now predict smallest. Not the smallest measured makespan: near the balance
 // the measured distributions differ by less than the noise, and the smallest of a few noisy
-// makespans is the luckiest measurement, often of a worse distribution (a run ended on a split
-// 4 % off the balance that way). The models hold every measurement, merged near the balance.
+// makespans is the luckiest measurement, often of a worse distribution (docs/fpm.md, "Dynamic
+// partitioning and load balancing"). The models hold every measurement, merged near the balance.
 // Distributions the models no longer admit (a capacity found since) are skipped.
 void choose_best(PartitionContext& ctx) {
   ctx.best = Distribution{};
