@@ -136,7 +136,7 @@ int compute(Environment& env, const Options& o) {
   collectively(env.comm(), [&] {
     if (dynamic) options = PackageOptions::parse(schedule);
   });
-  Layout rows = layout("blocks", topology("array"), domain, "out");
+  Layout rows = layout("blocks", topology("array"), domain, {.label = "out"});
   collectively(env.comm(), [&] {
     const Tile<T> probe = Tile<T>::of(rows);
     if (!probe.is_null() && !(probe.shape()[1] == domain[1])) {
@@ -167,8 +167,9 @@ int compute(Environment& env, const Options& o) {
   std::unique_ptr<WorkPackages> packages;
   if (dynamic)
     packages = std::make_unique<WorkPackages>(env, domain, *options, o.run.partition, "out");
-  const Partition whole = partition(o.run.partition, result.is_null() ? Shape() : result.shape(),
-                                    gemm ? gemm_k.access() : mandel_k.access(), {}, "out");
+  const Partition whole =
+      partition(o.run.partition, result.is_null() ? Shape() : result.shape(),
+                {.access = gemm ? gemm_k.access() : mandel_k.access(), .label = "out"});
 
   app::Harness harness(env, o.run);
   PackageReport last;

@@ -4,6 +4,7 @@
 
 #include "hit/balancer.hpp"
 #include "hit/comm.hpp"
+#include "hit/comm_options.hpp"
 #include "hit/comm_traffic.hpp"
 #include "hit/core/checked.hpp"
 #include "hit/core/collective.hpp"

@@ -538,7 +538,7 @@ LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg,
     }
     args.push_back(std::move(a));
   }
-  const Partition part = partition(env_, partition_, pkg, access, {}, label_);
+  const Partition part = partition(partition_, pkg, {.access = access, .label = label_});
   ++launches_;
   return launch_one(part, std::move(args));
 }
