@@ -13,8 +13,8 @@
 // is exactly one, Environment::current()). Construction is collective over the run: every rank
 // builds the same Comms in the same order; errors (a tile that does not match its block, a halo
 // wider than the ghosts) are agreed, so every rank throws the same Error and none waits in a later
-// collective. A Comm that is built and dropped is a bug (the other ranks' messages find no peer),
-// so Comm is [[nodiscard]].
+// collective. A Comm built and dropped is a bug (if another rank runs its twin, those messages
+// find no peer), so Comm is [[nodiscard]].
 //
 // The builder templates only convert the tile to its type-free description (its element's MPI
 // datatype and size, hit/detail/comm_tile.hpp); the algorithms are compiled once, in src/comm/.
