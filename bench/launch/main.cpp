@@ -134,7 +134,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   // The launch log keeps a record of each launch (as in any program); it is part of the cost.
   nlohmann::json cases = nlohmann::json::array();
   for (const std::string& spec : partitions) {
-    const hit::Partition part = hit::partition(env, spec, shape, empty.access());
+    const hit::Partition part = hit::partition(spec, shape, {.access = empty.access()});
     const Summary s = time_per_call(
         warmup, launches, reps, [&] { hit::launch(env, empty, part, hit::in(a), hit::inout(b)); });
     cases.push_back(

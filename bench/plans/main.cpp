@@ -158,12 +158,12 @@ struct Options {
 
 // A layout by spec over `topo` for a plan of another run (no devices of this one), with the
 // seconds it took to build.
-hit::Layout timed_layout(hit::Environment& env, const std::string& spec, const hit::Topology& topo,
-                         const hit::Shape& shape, double& seconds) {
+hit::Layout timed_layout(hit::Environment& /*env*/, const std::string& spec,
+                         const hit::Topology& topo, const hit::Shape& shape, double& seconds) {
   const auto t0 = Clock::now();
-  hit::Layout l =
-      hit::layout(env, spec, topo, shape, "",
-                  std::vector<hit::DeviceBinding>(static_cast<std::size_t>(topo.procs())));
+  hit::Layout l = hit::layout(
+      spec, topo, shape,
+      {.devices = std::vector<hit::DeviceBinding>(static_cast<std::size_t>(topo.procs()))});
   seconds = seconds_since(t0);
   return l;
 }
@@ -179,8 +179,8 @@ Json one_count(hit::Environment& env, const Options& o, int procs) {
               {"sampled_ranks", ranks.size()},
               {"layout", "blocks on " + mesh.str()},
               {"layout_build_s", build_s}};
-  out["halo"] = figures_json(
-      measure(ranks, o.min_seconds, [&](int r) { return hit::halo_traffic(from, r, 1); }));
+  out["halo"] = figures_json(measure(
+      ranks, o.min_seconds, [&](int r) { return hit::halo_traffic(from, r, {.width = 1}); }));
   // What hit-layout --comm halo computes for each rank (it sums what the ranks receive).
   out["dry_run_faces"] = figures_json(measure(ranks, o.min_seconds, [&](int r) {
     return hit::face_traffic(from, r, 1, hit::FaceSides::received);

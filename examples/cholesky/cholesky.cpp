@@ -18,47 +18,30 @@
 namespace hit::cholesky {
 namespace {
 
-// Who holds which tile of the lower triangle, and this process's views of its own: per tile
-// column j, the diagonal tile (when it is this process's) and the runs below it, the rows under
-// the diagonal tile that one block of this process holds in column j. A run spans as many tiles
-// as its block is tall (a heteroBlockCyclic block holds several thin tiles of a column), so one
-// BLAS call updates all of them.
+// This process's views of the tiles of the lower triangle it holds: per tile column j, the
+// diagonal tile (when it is this process's) and the runs below it, the rows under the diagonal
+// tile that one block of this process holds in column j. A run spans as many tiles as its block
+// is tall (a heteroBlockCyclic block holds several thin tiles of a column), so one BLAS call
+// updates all of them. Only this process's blocks are looked at: what it needs from the others,
+// it asks for (hit::fetch).
 template <class T>
 class TileMap {
  public:
-  TileMap(const Layout& lay, const Tiling& tiling, std::vector<Tile<T>>& blocks)
-      : tiling_(tiling), procs_(lay.topology().grid_size()) {
-    const int t = tiling.count();
-    const auto columns = static_cast<std::size_t>(t);
-    below_.assign(columns * static_cast<std::size_t>(procs_), false);
-    last_column_.assign(static_cast<std::size_t>(procs_), -1);
-    diagonal_owner_.assign(columns, -1);
-    for (int p = 0; p < procs_; ++p) {
-      for (const Shape& b : lay.blocks(p)) {
-        for_tile_columns(b, [&](int j) {
-          if (b[0].includes(tiling.range(j))) diagonal_owner_[static_cast<std::size_t>(j)] = p;
-          if (b[0].end() > tiling.cut(j + 1)) {
-            below_[static_cast<std::size_t>(j) * static_cast<std::size_t>(procs_) +
-                   static_cast<std::size_t>(p)] = true;
-          }
-          if (b[0].end() > tiling.cut(j)) {
-            last_column_[static_cast<std::size_t>(p)] =
-                std::max(last_column_[static_cast<std::size_t>(p)], j);
-          }
-        });
-      }
-    }
+  TileMap(const Tiling& tiling, std::vector<Tile<T>>& blocks) : tiling_(tiling) {
+    const auto columns = static_cast<std::size_t>(tiling.count());
+    below_.assign(columns, false);
     diagonal_.resize(columns);
     runs_.resize(columns);
     for (Tile<T>& b : blocks) {
       const Shape& s = b.shape();
       for_tile_columns(s, [&](int j) {
+        const auto u = static_cast<std::size_t>(j);
         const Sig cols = tiling.range(j);
-        if (s[0].includes(tiling.range(j)))
-          diagonal_[static_cast<std::size_t>(j)] = b.select(Shape{cols, cols});
+        if (s[0].includes(cols)) diagonal_[u] = b.select(Shape{cols, cols});
+        if (s[0].end() > tiling.cut(j + 1)) below_[u] = true;
+        if (s[0].end() > tiling.cut(j)) last_column_ = std::max(last_column_, j);
         const Sig rows(std::clamp(tiling.cut(j + 1), s[0].begin(), s[0].end()), s[0].end());
-        if (!rows.empty())
-          runs_[static_cast<std::size_t>(j)].push_back(b.select(Shape{rows, cols}));
+        if (!rows.empty()) runs_[u].push_back(b.select(Shape{rows, cols}));
       });
     }
     for (auto& list : runs_) {
@@ -67,18 +50,17 @@ class TileMap {
       });
     }
   }
-  int diagonal_owner(int j) const { return diagonal_owner_[static_cast<std::size_t>(j)]; }
   // This process's diagonal tile j (the null tile when another process holds it).
   Tile<T>& diagonal(int j) { return diagonal_[static_cast<std::size_t>(j)]; }
   std::vector<Tile<T>>& runs(int j) { return runs_[static_cast<std::size_t>(j)]; }
-  // Process p holds a tile below the diagonal in column k (and so needs the diagonal tile k).
-  bool holds_below(int k, int p) const {
-    return below_[static_cast<std::size_t>(k) * static_cast<std::size_t>(procs_) +
-                  static_cast<std::size_t>(p)];
+  // This process needs the diagonal tile k from its owner: it holds a tile below it, and not the
+  // diagonal tile itself.
+  bool needs_diagonal(int k) const {
+    return below_[static_cast<std::size_t>(k)] && diagonal_[static_cast<std::size_t>(k)].is_null();
   }
-  // Process p holds a tile of the lower triangle in a column after k (and so updates with
+  // This process holds a tile of the lower triangle in a column after k (and so updates with
   // panel k).
-  bool holds_after(int k, int p) const { return last_column_[static_cast<std::size_t>(p)] > k; }
+  bool holds_after(int k) const { return last_column_ > k; }
 
  private:
   // Calls fn(j) for every tile column inside the block's columns (the cuts refine the blocks).
@@ -92,10 +74,8 @@ class TileMap {
   }
 
   const Tiling& tiling_;
-  int procs_;
-  std::vector<bool> below_;
-  std::vector<int> last_column_;
-  std::vector<int> diagonal_owner_;
+  std::vector<bool> below_;  // per tile column: this process holds a tile below the diagonal
+  int last_column_ = -1;     // the last tile column in which it holds a tile of the triangle
   std::vector<Tile<T>> diagonal_;
   std::vector<std::vector<Tile<T>>> runs_;
 };
@@ -108,17 +88,13 @@ class Factorisation {
  public:
   Factorisation(Environment& env, const Options& o, const Layout& lay)
       : env_(env), o_(o), lay_(lay), tiling_(lay) {
-    const int procs = lay.topology().grid_size();
-    const int me = env.rank();
-    if (me < procs) {
-      for (const Shape& b : lay.blocks(me)) {
-        blocks_.emplace_back(b);
-        input_.emplace_back(b);
-      }
+    for (const Shape& b : lay.local().blocks) {
+      blocks_.emplace_back(b);
+      input_.emplace_back(b);
     }
     load_input(env, o, lay.shape(), input_);
-    tiles_.emplace(lay, tiling_, blocks_);
-    plan_communication(procs);
+    tiles_.emplace(tiling_, blocks_);
+    plan_communication();
   }
 
   // Back to the input matrix.
@@ -153,10 +129,11 @@ class Factorisation {
 
  private:
   // For every tile column k: the diagonal tile to the processes that hold tiles below it, then
-  // the panel below it to every process that holds tiles to its right. Panels alternate between
-  // two buffers (relabelled to each panel's indices), so panel k + 1 can travel while panel k is
-  // used. Built in the same order on every process (the builders are collective).
-  void plan_communication(int procs) {
+  // the panel below it to every process that holds tiles to its right: each process asks for
+  // what it needs. Panels alternate between two buffers (relabelled to each panel's indices), so
+  // panel k + 1 can travel while panel k is used. Built in the same order on every process (the
+  // builders are collective).
+  void plan_communication() {
     const int t = tiling_.count();
     const index_t w = tiling_.max_width();
     diagonal_buffer_ = Tile<T>(Shape::extents({w, w}));
@@ -165,26 +142,19 @@ class Factorisation {
     panel_.resize(static_cast<std::size_t>(t));
     get_diagonal_.resize(static_cast<std::size_t>(t));
     get_panel_.resize(static_cast<std::size_t>(t));
-    std::vector<Shape> wanted(static_cast<std::size_t>(env_.size()));
     for (int k = 0; k < t; ++k) {
       const auto kk = static_cast<std::size_t>(k);
-      for (int p = 0; p < procs; ++p) {
-        const bool needs = tiles_->holds_below(k, p) && p != tiles_->diagonal_owner(k);
-        wanted[static_cast<std::size_t>(p)] = needs ? tiling_.tile(k, k) : Shape();
-      }
       diagonal_[kk] =
           diagonal_buffer_.select_tile(Shape::extents({tiling_.width(k), tiling_.width(k)}))
               .relabel(tiling_.tile(k, k));
-      get_diagonal_[kk] = fetch_regions(env_, lay_, blocks_, wanted, diagonal_[kk]);
+      const Shape diagonal = tiles_->needs_diagonal(k) ? tiling_.tile(k, k) : Shape();
+      get_diagonal_[kk] = fetch(lay_, blocks_, diagonal, diagonal_[kk]);
       if (k + 1 == t) break;
       const Shape below = tiling_.panel(k);
-      for (int p = 0; p < procs; ++p) {
-        wanted[static_cast<std::size_t>(p)] = tiles_->holds_after(k, p) ? below : Shape();
-      }
       panel_[kk] = panel_buffers_[k % 2]
                        .select_tile(Shape::extents({below.extent(0), below.extent(1)}))
                        .relabel(below);
-      get_panel_[kk] = fetch_regions(env_, lay_, blocks_, wanted, panel_[kk]);
+      get_panel_[kk] = fetch(lay_, blocks_, tiles_->holds_after(k) ? below : Shape(), panel_[kk]);
     }
   }
 
@@ -294,7 +264,7 @@ std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const 
   for (int trial = 0; trial < 8; ++trial) {
     Spec tried = spec;
     tried.set("bh", std::to_string(bh));
-    const Layout l = layout(env, tried.str(), lay.topology(), Shape::extents({small.n, small.n}));
+    const Layout l = layout(tried.str(), lay.topology(), Shape::extents({small.n, small.n}));
     Factorisation<T> f(env, small, l);
     // One factorisation's busy times vary by 5-10 % when processes share cores, as much as a
     // step of B_h changes them: each trial is the median of three, after one that warms up.
@@ -334,8 +304,8 @@ int factorise(Environment& env, const Options& o) {
   }
   // The matrix, laid on a grid of processes by the layout chosen by name.
   const Topology topo = topology(o.topology);
-  Layout lay =
-      layout("blockCyclic:b=" + std::to_string(o.b), topo, Shape::extents({o.n, o.n}), "a");
+  Layout lay = layout("blockCyclic:b=" + std::to_string(o.b), topo, Shape::extents({o.n, o.n}),
+                      {.label = "a"});
   std::vector<TuneStep> tuning;
   if (o.tune) {
     tuning = tune_host_share<T>(env, o, lay);
@@ -345,7 +315,7 @@ int factorise(Environment& env, const Options& o) {
         });
     Spec tuned = Spec::parse(lay.spec());
     tuned.set("bh", std::to_string(best->bh));
-    lay = layout(env, tuned.str(), topo, lay.shape());
+    lay = layout(tuned.str(), topo, lay.shape());
   }
   check_and_draw(env, o, lay);
   Factorisation<T> f(env, o, lay);

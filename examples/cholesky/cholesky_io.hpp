@@ -112,7 +112,7 @@ app::CheckResult verify(Environment& env, const Options& o, const Layout& lay,
   const Shape whole = lay.shape();
   Tile<T> l = root ? Tile<T>(whole) : Tile<T>();
   Tile<T> a = root ? Tile<T>(whole) : Tile<T>();
-  gather(env, lay, factor, 0, l).run();
+  gather(lay, factor, 0, l).run();
   if (!o.a_file.empty()) {
     read_raw(o.a_file, whole, a, env.comm());
   } else if (root) {

@@ -33,9 +33,9 @@ struct SplitSweep {
       own = own.expand(k, below, above);
     }
     const Shape reads_no_ghost = domain.intersect(own);
-    inner = partition(spec, reads_no_ghost, sweep.access(), {}, "grid");
+    inner = partition(spec, reads_no_ghost, {.access = sweep.access(), .label = "grid"});
     for (const Shape& face : domain.subtract(reads_no_ghost)) {
-      faces.push_back(partition(spec, face, sweep.access(), {}, "grid"));
+      faces.push_back(partition(spec, face, {.access = sweep.access(), .label = "grid"}));
     }
   }
 };
@@ -44,7 +44,8 @@ template <class T>
 int solve(Environment& env, const Options& o) {
   app::Harness harness(env, o.run);
   // The grid, laid on a virtual topology of processes by the layout chosen by name.
-  Layout lay = layout(o.layout, topology(o.topology), Shape::extents({o.n, o.n}), "grid");
+  Layout lay =
+      layout(o.layout, topology(o.topology), Shape::extents({o.n, o.n}), {.label = "grid"});
   check_and_draw(env, o, lay);
   // With --balance, the rows move between the processes as their measured speeds ask.
   std::optional<RowBalancer> balancer;

@@ -18,7 +18,7 @@ int solve(Environment& env, const Options& o, double tol) {
   app::Harness harness(env, o.run);
   const index_t n = o.n;
   // The rows of [A | b], laid on the processes by the layout chosen by name (whole rows).
-  Layout la = layout(o.layout, topology("array"), Shape::extents({n, n + 1}), "a");
+  Layout la = layout(o.layout, topology("array"), Shape::extents({n, n + 1}), {.label = "a"});
   // The balancer checks the layout gives whole rows; with --balance off it never moves them.
   RowBalancer balancer(env, la, o.balance, o.iters);
   collectively(env.comm(), [&] {
@@ -40,7 +40,7 @@ int solve(Environment& env, const Options& o, double tol) {
   Comm gather_x = fetch_regions(lx, x_new, everyone, x);
   const auto update = jacobi_rows<T>();
   const auto local_part = [&](const Layout& l) {
-    return partition(o.run.partition, l.local().block(), update.access(), {}, "a");
+    return partition(o.run.partition, l.local().block(), {.access = update.access(), .label = "a"});
   };
   Partition part = local_part(lx);
 

@@ -141,7 +141,7 @@ Problem<T> make_problem(Environment& env, const Options& o, const Frame& frame) 
   p.width = frame.cols;
   p.frame = frame;
   p.domain = Shape::extents({p.n, p.width});
-  p.rows = layout("blocks", topology("array"), p.domain, "out");
+  p.rows = layout("blocks", topology("array"), p.domain, {.label = "out"});
   collectively(env.comm(), [&] {
     const Tile<T> probe = Tile<T>::of(p.rows);
     if (!probe.is_null() && !(probe.shape()[1] == p.domain[1])) {
@@ -476,10 +476,12 @@ int compute(Environment& env, const Options& o) {
   std::unique_ptr<WorkPackages> packages;
   if (schedule.dynamic()) {
     packages = std::make_unique<WorkPackages>(
-        env, p.domain, *schedule.options, partition(o.run.partition, p.domain, access, {}, "out"));
+        env, p.domain, *schedule.options,
+        partition(o.run.partition, p.domain, {.access = access, .label = "out"}));
   }
-  const Partition whole = partition(
-      o.run.partition, p.result.is_null() ? Shape() : p.result.shape(), access, {}, "out");
+  const Partition whole =
+      partition(o.run.partition, p.result.is_null() ? Shape() : p.result.shape(),
+                {.access = access, .label = "out"});
   Tile<T>& a = p.a;
   Tile<T>& b = p.b;
   Tile<T>& result = p.result;

@@ -10,9 +10,9 @@
 namespace hit::summa {
 namespace {
 
-// Whether process `rank` holds all of `region` of the array `l` lays out, in one block.
-bool holds(const Layout& l, int rank, const Shape& region) {
-  const Shape own = l.part(rank).block();
+// Whether this process holds all of `region` of the array `l` lays out, in one block.
+bool holds(const Layout& l, const Shape& region) {
+  const Shape own = l.local().block();
   return !own.is_null() && own.includes(region);
 }
 
@@ -27,14 +27,52 @@ struct Panel {
   Comm get_b;
 };
 
+// The panels of `width` columns of A (rows of B), built once. This process wants A's panel over
+// its rows of C and B's over its columns, received into one of `buffers` buffers (panels
+// j + 1 .. j + buffers - 1 arrive in the others while panel j is multiplied). Where it holds what
+// it wants it multiplies it where it lies: nothing is copied, and it wants nothing.
+template <class T>
+std::vector<Panel<T>> plan_panels(const Layout& la, Tile<T>& a, const Layout& lb, Tile<T>& b,
+                                  const Shape& mine, index_t width, std::size_t buffers) {
+  const index_t m = la.shape().extent(1);
+  std::vector<Tile<T>> buffer_a(buffers), buffer_b(buffers);
+  for (std::size_t i = 0; i < buffers && !mine.is_null(); ++i) {
+    buffer_a[i] = Tile<T>(Shape{mine[0], Sig(0, width)});
+    buffer_b[i] = Tile<T>(Shape{Sig(0, width), mine[1]});
+  }
+  std::vector<Panel<T>> panels;
+  for (index_t k0 = 0; k0 < m; k0 += width) {
+    const Sig inner(k0, std::min<index_t>(k0 + width, m));
+    const std::size_t buffer = panels.size() % buffers;
+    Panel<T> p;
+    Shape want_a, want_b;
+    if (!mine.is_null()) {
+      const index_t rows = mine.extent(0), cols = mine.extent(1), w = inner.size();
+      want_a = Shape{mine[0], inner};
+      want_b = Shape{inner, mine[1]};
+      const bool local_a = holds(la, want_a), local_b = holds(lb, want_b);
+      p.a = local_a ? a.select(want_a)
+                    : buffer_a[buffer].select_tile(Shape::extents({rows, w})).relabel(want_a);
+      p.b = local_b ? b.select(want_b)
+                    : buffer_b[buffer].select_tile(Shape::extents({w, cols})).relabel(want_b);
+      if (local_a) want_a = Shape();
+      if (local_b) want_b = Shape();
+    }
+    p.get_a = fetch(la, a, want_a, p.a);
+    p.get_b = fetch(lb, b, want_b, p.b);
+    panels.push_back(std::move(p));
+  }
+  return panels;
+}
+
 template <class T>
 int multiply(Environment& env, const Options& o) {
   app::Harness harness(env, o.run);
   // The three matrices, laid on the processes by the layouts chosen by name.
   const Topology procs = topology(o.topology);
-  const Layout la = layout(o.layout_a, procs, Shape::extents({o.n, o.m}), "a");
-  const Layout lb = layout(o.layout_b, procs, Shape::extents({o.m, o.k}), "b");
-  const Layout lc = layout(o.layout_c, procs, Shape::extents({o.n, o.k}), "c");
+  const Layout la = layout(o.layout_a, procs, Shape::extents({o.n, o.m}), {.label = "a"});
+  const Layout lb = layout(o.layout_b, procs, Shape::extents({o.m, o.k}), {.label = "b"});
+  const Layout lc = layout(o.layout_c, procs, Shape::extents({o.n, o.k}), {.label = "c"});
   check_and_draw(env, o, la, lb, lc);
 
   // This process's blocks. C stays on its device; A and B stay where they are: panels of them
@@ -45,65 +83,17 @@ int multiply(Environment& env, const Options& o) {
   app::load_matrix(env, o.a_file, la.shape(), a, o.run.seed, "A (--a)");
   app::load_matrix(env, o.b_file, lb.shape(), b, o.run.seed + 1, "B (--b)");
 
-  // Panels of `width` columns of A (rows of B). Each process receives A's panel over its rows of
-  // C and B's over its columns, into one of lookahead + 1 buffers: panels j + 1 .. j + lookahead
-  // arrive in the others while panel j is multiplied. One panel ahead is enough when the processes
-  // keep step; with more processes than cores one is often a step behind, and its panels would
-  // reach the others only when it catches up.
+  // One panel ahead is enough when the processes keep step; with more processes than cores one is
+  // often a step behind, and its panels would reach the others only when it catches up.
   const Shape mine = lc.local().block();
   const index_t width = std::min<index_t>(o.panel, o.m);
   const index_t steps = (o.m + width - 1) / width;
   const auto depth = static_cast<std::size_t>(std::clamp<index_t>(o.lookahead, 1, steps));
-  std::vector<Tile<T>> buffer_a(depth + 1), buffer_b(depth + 1);
-  for (std::size_t i = 0; i <= depth && !mine.is_null(); ++i) {
-    buffer_a[i] = Tile<T>(Shape{mine[0], Sig(0, width)});
-    buffer_b[i] = Tile<T>(Shape{Sig(0, width), mine[1]});
-  }
-  std::vector<Panel<T>> panels;
-  for (index_t k0 = 0; k0 < o.m; k0 += width) {
-    const Sig inner(k0, std::min<index_t>(k0 + width, o.m));
-    const std::size_t buffer = panels.size() % (depth + 1);
-    Panel<T> p;
-    // What every process wants of this panel: its rows of C of A's panel, its columns of B's.
-    // A process that holds what it wants multiplies it where it lies: nothing is copied, and it
-    // wants nothing (every process computes the same lists from the layouts).
-    std::vector<Shape> want_a(static_cast<std::size_t>(env.size()));
-    std::vector<Shape> want_b(want_a.size());
-    bool local_a = false, local_b = false;
-    for (int r = 0; r < env.size(); ++r) {
-      const Shape theirs = lc.part(r).block();
-      if (theirs.is_null()) continue;
-      const auto u = static_cast<std::size_t>(r);
-      want_a[u] = Shape{theirs[0], inner};
-      want_b[u] = Shape{inner, theirs[1]};
-      if (holds(la, r, want_a[u])) {
-        want_a[u] = Shape();
-        local_a = local_a || r == env.rank();
-      }
-      if (holds(lb, r, want_b[u])) {
-        want_b[u] = Shape();
-        local_b = local_b || r == env.rank();
-      }
-    }
-    if (!mine.is_null()) {
-      const index_t rows = mine.extent(0), cols = mine.extent(1), w = inner.size();
-      p.a = local_a ? a.select(Shape{mine[0], inner})
-                    : buffer_a[buffer]
-                          .select_tile(Shape::extents({rows, w}))
-                          .relabel(Shape{mine[0], inner});
-      p.b = local_b ? b.select(Shape{inner, mine[1]})
-                    : buffer_b[buffer]
-                          .select_tile(Shape::extents({w, cols}))
-                          .relabel(Shape{inner, mine[1]});
-    }
-    p.get_a = fetch_regions(la, a, want_a, p.a);
-    p.get_b = fetch_regions(lb, b, want_b, p.b);
-    panels.push_back(std::move(p));
-  }
+  std::vector<Panel<T>> panels = plan_panels(la, a, lb, b, mine, width, depth + 1);
 
   // The local update C += A_panel · B_panel on the process's device.
   const auto gemm = gemm_accumulate<T>();
-  const Partition part = partition(o.run.partition, mine, gemm.access(), {}, "c");
+  const Partition part = partition(o.run.partition, mine, {.access = gemm.access(), .label = "c"});
 
   harness.repeat(
       [&](int) {

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "hit/comm_options.hpp"
 #include "hit/layout.hpp"
 #include "hit/shape.hpp"
 
@@ -25,14 +26,15 @@ struct PeerTraffic {
 // The messages of redistribute(from, ..., to, ...) on process `rank`, peers ascending (itself
 // among them when its blocks move between its own tiles). Error(shape) for layouts of
 // different global shapes, as the builder.
-std::vector<PeerTraffic> redistribute_traffic(const Layout& from, const Layout& to, int rank);
+[[nodiscard]] std::vector<PeerTraffic> redistribute_traffic(const Layout& from, const Layout& to,
+                                                            int rank);
 
-// The messages of halo(layout, tile, width, corners, periodic) on process `rank`, peers
-// ascending (none for an inactive process). The errors of the builder where it refuses the
-// layout: a strided block, a neighbour's block not aligned with this one, a block narrower than
-// `width`, a width below 1.
-std::vector<PeerTraffic> halo_traffic(const Layout& layout, int rank, index_t width = 1,
-                                      bool corners = false, bool periodic = false);
+// The messages of halo(layout, tile, options) on process `rank`, peers ascending (none for an
+// inactive process; the options' label plays no part). The errors of the builder where it
+// refuses the layout: a strided block, a neighbour's block not aligned with this one, a block
+// narrower than the width, a width below 1.
+[[nodiscard]] std::vector<PeerTraffic> halo_traffic(const Layout& layout, int rank,
+                                                    const HaloOptions& options = {});
 
 // Which sides of a process's traffic face_traffic computes.
 enum class FaceSides {
@@ -50,8 +52,9 @@ enum class FaceSides {
 // others' faces take of its blocks. Where halo() serves the layout and splits shape axis k over
 // topology axis k (blocks, weighted, fpm, blocksLB, dimBlocks:dim=0 ...), equal to halo_traffic
 // with corners and periodic false. `width` >= 0 (0: nothing).
-std::vector<PeerTraffic> face_traffic(const Layout& layout, int rank, index_t width = 1,
-                                      FaceSides sides = FaceSides::both);
+[[nodiscard]] std::vector<PeerTraffic> face_traffic(const Layout& layout, int rank,
+                                                    index_t width = 1,
+                                                    FaceSides sides = FaceSides::both);
 
 // Elements sent to every peer together, times `element_bytes` (checked arithmetic).
 index_t bytes_sent(const std::vector<PeerTraffic>& traffic, index_t element_bytes);

@@ -9,6 +9,7 @@
 #include "hit/balance/kernels.hpp"
 #include "hit/balance/row_balancer.hpp"
 #include "hit/comm.hpp"
+#include "hit/comm_options.hpp"
 #include "hit/comm_traffic.hpp"
 #include "hit/core/checked.hpp"
 #include "hit/core/collective.hpp"

@@ -146,8 +146,9 @@ class Kernel {
 
 // ---- arguments ---------------------------------------------------------------------------------
 
+// [[nodiscard]]: an argument made and dropped is a tile the launch never sees.
 template <class T>
-struct TileArg {
+struct [[nodiscard]] TileArg {
   using element_type = T;
   Intent intent = Intent::in;
   detail::HostRegion host;
@@ -381,12 +382,12 @@ LaunchRecord launch(const Kernel<Params...>& kernel, const Partition& partition,
 // domain, C[r][c] += sum_k A[r][k] * B[k][c], with k over A's columns (== B's rows). cpu: CBLAS
 // (OpenBLAS) gemm per block; cuda: cuBLAS. For double and float.
 template <class T>
-Kernel<View<const T>, View<const T>, View<T>> gemm_accumulate();
+[[nodiscard]] Kernel<View<const T>, View<const T>, View<T>> gemm_accumulate();
 
 // One 5-point Jacobi sweep: out(i,j) = 0.25 * (in(i-1,j) + in(i+1,j) + in(i,j-1) + in(i,j+1)) for
 // every (i,j) of the domain (array indices; `in` must hold the domain and its 4 neighbours, e.g.
 // through its ghost cells). cpu: a loop per block; cuda: a hand-written kernel. double and float.
 template <class T>
-Kernel<View<const T>, View<T>> jacobi5();
+[[nodiscard]] Kernel<View<const T>, View<T>> jacobi5();
 
 }  // namespace hit

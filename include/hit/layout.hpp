@@ -24,6 +24,7 @@
 namespace hit {
 
 class Environment;
+struct LayoutOptions;
 
 // What a layout plug-in gets: the virtual topology, the global shape, its own spec (name and
 // checked parameters) and the device of every rank (empty when unknown: treat as homogeneous).
@@ -170,9 +171,8 @@ class Layout {
   std::shared_ptr<const detail::BlockTree> tree_;
   int self_ = -1;  // the process local() describes; -1: Environment::current()'s rank
   std::vector<DeviceBinding> devices_;
-  friend Layout layout(Environment& env, std::string_view spec, const Topology& topo,
-                       const Shape& shape, std::string_view label,
-                       std::vector<DeviceBinding> devices);
+  friend Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
+                       const LayoutOptions& options);
 };
 
 // A layout plug-in: maps a request to a Layout. Must be deterministic (same result on every rank).
@@ -193,16 +193,22 @@ class LayoutRegistry : public Registry<LayoutPlugin> {
   explicit LayoutRegistry(Environment& env);
 };
 
-// Builds a layout by spec with the plug-ins of Environment::current(). A non-empty `label` enables
-// the run-time override: a value of config key "layout-<label>" (the command line's
-// --layout-<label>, else the environment variable HIT_LAYOUT_<LABEL>) replaces `spec`.
-// `devices`: one binding per process of `topo`; empty: the run's own binding (the physical
-// topology's, collective on first use), cut or padded with host bindings to the topology's size.
-Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
-              std::string_view label = {}, std::vector<DeviceBinding> devices = {});
-// The same with an explicit Environment.
-Layout layout(Environment& env, std::string_view spec, const Topology& topo, const Shape& shape,
-              std::string_view label = {}, std::vector<DeviceBinding> devices = {});
+// What hit::layout() may be told besides the spec, the topology and the shape (designated
+// initialisers: layout("blocks", topo, shape, {.label = "grid"})).
+struct LayoutOptions {
+  // Non-empty: enables the run-time override, a value of config key "layout-<label>" (the command
+  // line's --layout-<label>, else the environment variable HIT_LAYOUT_<LABEL>) replaces `spec`.
+  std::string label{};
+  // One binding per process of the topology (a plan for another run); empty: the run's own
+  // binding (the physical topology's, collective on first use), cut or padded with host bindings
+  // to the topology's size.
+  std::vector<DeviceBinding> devices{};
+};
+
+// Builds a layout by spec with the plug-ins of the run's Environment (Environment::current(),
+// whose rank local() then describes).
+[[nodiscard]] Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
+                            const LayoutOptions& options = {});
 
 // ---- building blocks for layout plug-ins ------------------------------------------------------
 

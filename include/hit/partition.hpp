@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -180,20 +181,27 @@ class PartitionRegistry : public Registry<PartitionPlugin> {
   explicit PartitionRegistry(Environment& env);
 };
 
-// Builds the partition named by `spec` of `domain` for the device this rank is bound to. A
-// non-empty `label` enables the run-time override: config key "partition-<label>" (the command
-// line's --partition-<label>, else HIT_PARTITION_<LABEL>) replaces `spec`. A null or empty
-// `domain` (an inactive process's) gives the empty Partition(), which hit::launch runs as nothing;
-// the spec is still checked, so a bad one fails on every process.
-Partition partition(Environment& env, std::string_view spec, const Shape& domain,
-                    const AccessPattern& access = {}, const Footprint& footprint = {},
-                    std::string_view label = {});
-Partition partition(std::string_view spec, const Shape& domain, const AccessPattern& access = {},
-                    const Footprint& footprint = {}, std::string_view label = {});
-// For a given device (tools, tests, planning for another rank).
-Partition partition(Environment& env, std::string_view spec, const PartitionDevice& device,
-                    const Shape& domain, const AccessPattern& access = {},
-                    const Footprint& footprint = {});
+// What hit::partition() may be told besides the spec and the domain (designated initialisers:
+// partition("blocks", domain, {.access = k.access(), .label = "c"})).
+struct PartitionOptions {
+  // What the kernel reads around each index (shapes CUDA blocks; unknown: only its own).
+  AccessPattern access{};
+  // The device memory a launch over the domain needs (for outOfCore).
+  Footprint footprint{};
+  // The device to partition for (tools, tests, planning for another rank); empty: the device this
+  // rank is bound to.
+  std::optional<PartitionDevice> device{};
+  // Non-empty: enables the run-time override, config key "partition-<label>" (the command line's
+  // --partition-<label>, else HIT_PARTITION_<LABEL>) replaces `spec`.
+  std::string label{};
+};
+
+// Builds the partition named by `spec` of `domain`, with the plug-ins of the run's Environment
+// (Environment::current()). A null or empty `domain` (an inactive process's) gives the empty
+// Partition(), which hit::launch runs as nothing; the spec is still checked, so a bad one fails
+// on every process.
+[[nodiscard]] Partition partition(std::string_view spec, const Shape& domain,
+                                  const PartitionOptions& options = {});
 
 namespace detail {
 // Defined with the built-in plug-ins (plugins/partitions/builtin.cpp).

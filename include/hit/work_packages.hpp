@@ -6,7 +6,7 @@
 // its rank's window, so no rank serves everyone); faster devices simply take more.
 //
 //   hit::WorkPackages packages(env, domain, hit::PackageOptions::parse("workPackages:size=64"),
-//                              hit::partition(env, "blocks", domain));
+//                              hit::partition("blocks", domain));
 //   auto report = packages.run(kernel, hit::partitioned_in(a_block), hit::replicated_in(x),
 //                              hit::partitioned_out(y_block), alpha);
 //
@@ -134,8 +134,8 @@ class PackageEngine;
 class WorkPackages {
  public:
   // `domain`: the indices the kernel computes (its first axis is cut into packages); `partition`:
-  // a partition of `domain`, built as for hit::launch (hit::partition(env, spec, domain, access,
-  // {}, label), where a label lets HIT_PARTITION_<LABEL> override the spec): each package's launch
+  // a partition of `domain`, built as for hit::launch (hit::partition(spec, domain,
+  // {.access = ..., .label = ...}), where a label lets HIT_PARTITION_<LABEL> override the spec): each package's launch
   // uses its plug-in and parameters over the package's rows. Error(invalid_argument) when it is
   // not a partition of `domain`. Without one, each launch's partition is `single`.
   WorkPackages(Environment& env, Shape domain, PackageOptions options);

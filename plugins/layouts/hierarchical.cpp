@@ -91,9 +91,8 @@ class HierarchicalLayout final : public LayoutPlugin {
     }
     // The node level sees one placeholder device per node (its weight is in w), so hit::layout
     // does not take the run's devices for it.
-    const Layout node_layout =
-        layout(env, node_spec.str(), topology(env, "array", r), request.shape, "",
-               std::vector<DeviceBinding>(members.size()));
+    const Layout node_layout = layout(node_spec.str(), topology(env, "array", r), request.shape,
+                                      {.devices = std::vector<DeviceBinding>(members.size())});
 
     const Spec device_spec = request.spec.get_spec("devices", "columns2d");
     const bool pass_weights = given && takes(registry.get(device_spec), "w") &&
@@ -118,9 +117,9 @@ class HierarchicalLayout final : public LayoutPlugin {
         for (const int p : members[i]) w.push_back(weight[static_cast<std::size_t>(p)]);
         inside_spec.set("w", fmt::format("{}", fmt::join(w, ",")));
       }
-      const Layout inside = layout(env, inside_spec.str(),
-                                   topology(env, "array", static_cast<int>(members[i].size())),
-                                   part.front(), "", devices);
+      const Layout inside =
+          layout(inside_spec.str(), topology(env, "array", static_cast<int>(members[i].size())),
+                 part.front(), {.devices = devices});
       for (std::size_t j = 0; j < members[i].size(); ++j) {
         blocks[static_cast<std::size_t>(members[i][j])] = inside.blocks(static_cast<int>(j));
       }

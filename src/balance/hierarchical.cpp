@@ -70,9 +70,9 @@ std::vector<double> as_doubles(const Sizes& s) {
 std::vector<Shape> node_rectangles(Environment& env, const Sizes& targets, int block,
                                    std::int64_t n) {
   const auto r = static_cast<int>(targets.size());
-  const Layout nodes = layout(env, fpm::hierarchical_node_spec(targets, block),
-                              topology(env, "array", r), Shape{Sig(0, n), Sig(0, n)}, "",
-                              std::vector<DeviceBinding>(static_cast<std::size_t>(r)));
+  const Layout nodes = layout(fpm::hierarchical_node_spec(targets, block),
+                              topology(env, "array", r), Shape{Sig(0, n), Sig(0, n)},
+                              {.devices = std::vector<DeviceBinding>(static_cast<std::size_t>(r))});
   std::vector<Shape> out;
   for (int i = 0; i < r; ++i) out.push_back(nodes.blocks(i).front());
   return out;

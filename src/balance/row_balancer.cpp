@@ -198,7 +198,7 @@ void RowBalancer::restart_report() {
 }
 
 Layout RowBalancer::rows_layout(const Shape& shape) const {
-  return hit::layout(*env_, fmt::format("dimBlocks:dim=0,w={}", fmt::join(rows(), ",")),
+  return hit::layout(fmt::format("dimBlocks:dim=0,w={}", fmt::join(rows(), ",")),
                      topology(*env_, "array", env_->size()), shape);
 }
 

@@ -197,13 +197,14 @@ std::vector<PeerTraffic> redistribute_traffic(const Layout& from, const Layout& 
   return sum.take();
 }
 
-std::vector<PeerTraffic> halo_traffic(const Layout& layout, int rank, index_t width, bool corners,
-                                      bool periodic) {
+std::vector<PeerTraffic> halo_traffic(const Layout& layout, int rank, const HaloOptions& options) {
+  const index_t width = options.width;
   detail::require_halo_width(width);
   if (rank >= layout.procs() || !layout.active(rank)) return {};
   detail::require_halo_block(layout, rank, layout.block(rank));
   TrafficSum sum;
-  for (const detail::HaloFace& f : detail::halo_faces(layout, rank, width, corners, periodic)) {
+  for (const detail::HaloFace& f :
+       detail::halo_faces(layout, rank, width, options.corners, options.periodic)) {
     sum.add(f.peer, f.send.size(), f.recv.size());
   }
   return sum.take();

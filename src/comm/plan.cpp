@@ -4,6 +4,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/detail/comm_plan.hpp"
 
 namespace hit {
 

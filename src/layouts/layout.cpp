@@ -428,8 +428,11 @@ void require_block_count(const LayoutRequest& request, double blocks) {
                           head, blocks, gigabytes, max_layout_blocks));
 }
 
-Layout layout(Environment& env, std::string_view spec_text, const Topology& topo,
-              const Shape& shape, std::string_view label, std::vector<DeviceBinding> devices) {
+Layout layout(std::string_view spec_text, const Topology& topo, const Shape& shape,
+              const LayoutOptions& options) {
+  Environment& env = Environment::current();
+  const std::string_view label = options.label;
+  std::vector<DeviceBinding> devices = options.devices;
   std::string chosen(spec_text);
   std::string origin;
   if (!label.empty()) {
@@ -484,11 +487,6 @@ Layout layout(Environment& env, std::string_view spec_text, const Topology& topo
     if (origin.empty()) throw;
     throw Error(e.kind(), origin + ": " + e.what());
   }
-}
-
-Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
-              std::string_view label, std::vector<DeviceBinding> devices) {
-  return layout(Environment::current(), spec, topo, shape, label, std::move(devices));
 }
 
 Shape LocalPart::block() const {

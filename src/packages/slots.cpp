@@ -167,7 +167,7 @@ LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg, const KernelCal
   std::size_t out = 0;
   for (const ArrayPlan& p : plans_) args.push_back(launch_arg(p, slot, pkg, in, out));
   // The same plug-in and parameters as the domain's partition, over the package's rows.
-  const Partition part = partition(env_, partition_.spec(), pkg, call.access);
+  const Partition part = partition(partition_.spec(), pkg, {.access = call.access});
   ++launches_;
   return call.launch_one(part, std::move(args));
 }

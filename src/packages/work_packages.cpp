@@ -64,7 +64,7 @@ std::string PackageOptions::spec() const {
 // ---- WorkPackages -------------------------------------------------------------------------------
 
 WorkPackages::WorkPackages(Environment& env, Shape domain, PackageOptions options)
-    : WorkPackages(env, domain, options, partition(env, "single", domain)) {}
+    : WorkPackages(env, domain, options, partition("single", domain)) {}
 
 WorkPackages::WorkPackages(Environment& env, Shape domain, PackageOptions options,
                            Partition partition)

@@ -414,8 +414,11 @@ PartitionRegistry::PartitionRegistry(Environment& /*env*/)
   detail::register_builtin_partitions(*this);
 }
 
-Partition partition(Environment& env, std::string_view spec_text, const PartitionDevice& device,
-                    const Shape& domain, const AccessPattern& access, const Footprint& footprint) {
+namespace {
+
+Partition make_partition(Environment& env, std::string_view spec_text,
+                         const PartitionDevice& device, const Shape& domain,
+                         const AccessPattern& access, const Footprint& footprint) {
   const Spec spec = Spec::parse(spec_text);
   const PartitionPlugin& plugin = env.extension<PartitionRegistry>().get(spec);
   if (domain.is_null() || domain.empty()) {
@@ -437,13 +440,16 @@ Partition partition(Environment& env, std::string_view spec_text, const Partitio
   return result;
 }
 
-Partition partition(Environment& env, std::string_view spec_text, const Shape& domain,
-                    const AccessPattern& access, const Footprint& footprint,
-                    std::string_view label) {
+}  // namespace
+
+Partition partition(std::string_view spec_text, const Shape& domain,
+                    const PartitionOptions& options) {
+  Environment& env = Environment::current();
+  const std::string& label = options.label;
   std::string chosen(spec_text);
   std::string origin;
   if (!label.empty()) {
-    const std::string key = "partition-" + std::string(label);
+    const std::string key = "partition-" + label;
     if (auto value = env.config().get(key)) {
       chosen = *value;
       origin = fmt::format("partition of '{}' set to '{}' by --{} or {}", label, chosen, key,
@@ -451,16 +457,12 @@ Partition partition(Environment& env, std::string_view spec_text, const Shape& d
     }
   }
   try {
-    return partition(env, chosen, PartitionDevice::of(env), domain, access, footprint);
+    const PartitionDevice device = options.device ? *options.device : PartitionDevice::of(env);
+    return make_partition(env, chosen, device, domain, options.access, options.footprint);
   } catch (const Error& e) {
     if (origin.empty()) throw;
     throw Error(e.kind(), origin + ": " + e.what());
   }
-}
-
-Partition partition(std::string_view spec, const Shape& domain, const AccessPattern& access,
-                    const Footprint& footprint, std::string_view label) {
-  return partition(Environment::current(), spec, domain, access, footprint, label);
 }
 
 }  // namespace hit

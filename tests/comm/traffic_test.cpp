@@ -24,8 +24,8 @@ using hit::Shape;
 
 // A layout for a plan of another run (no devices of this one: every process weighs the same).
 Layout make(const std::string& spec, const std::string& topo, int procs, const std::string& shape) {
-  return hit::layout(spec, hit::topology(topo, procs), Shape::parse(shape), "",
-                     std::vector<hit::DeviceBinding>(static_cast<std::size_t>(procs)));
+  return hit::layout(spec, hit::topology(topo, procs), Shape::parse(shape),
+                     {.devices = std::vector<hit::DeviceBinding>(static_cast<std::size_t>(procs))});
 }
 
 // Layouts of [0:13][0:11] (and of a strided shape) over up to 9 processes: grids of several
@@ -233,7 +233,8 @@ TEST(HaloTraffic, GridLayoutsEqualTheDryRunFaces) {
       if (!fits) continue;
       SCOPED_TRACE(name(l) + " width " + std::to_string(width));
       for (int r = 0; r<l.procs(); r += l.procs()> 100 ? 61 : 1) {
-        EXPECT_EQ(hit::halo_traffic(l, r, width), hit::face_traffic(l, r, width)) << "rank " << r;
+        EXPECT_EQ(hit::halo_traffic(l, r, {.width = width}), hit::face_traffic(l, r, width))
+            << "rank " << r;
       }
     }
   }
@@ -243,16 +244,16 @@ TEST(HaloTraffic, CornersAndWrapAndRefusals) {
   const Layout l = make("blocks", "mesh2d", 4, "[0:8][0:6]");  // 2x2 blocks of 4x3
   // Rank 0 with corners: along axis 0 a row of 3 to rank 2; along axis 1 a column of its 4 rows
   // and both ghost rows (filled by then) to rank 1.
-  const std::vector<PeerTraffic> corners = hit::halo_traffic(l, 0, 1, true, false);
+  const std::vector<PeerTraffic> corners = hit::halo_traffic(l, 0, {.width = 1, .corners = true});
   EXPECT_EQ(corners, (std::vector<PeerTraffic>{{1, 6, 6}, {2, 3, 3}}));
   // Periodic on a 2x2 grid: both sides of each axis go to the same neighbour.
-  const std::vector<PeerTraffic> wrapped = hit::halo_traffic(l, 3, 1, false, true);
+  const std::vector<PeerTraffic> wrapped = hit::halo_traffic(l, 3, {.width = 1, .periodic = true});
   EXPECT_EQ(wrapped, (std::vector<PeerTraffic>{{1, 6, 6}, {2, 8, 8}}));
   EXPECT_EQ(hit::bytes_sent(wrapped, 8), 112);
   // As the builder: a strided block, a block narrower than the width, a width below 1.
   EXPECT_THROW((void)hit::halo_traffic(make("cyclic", "array", 2, "[0:10]"), 0), hit::Error);
-  EXPECT_THROW((void)hit::halo_traffic(l, 0, 4), hit::Error);
-  EXPECT_THROW((void)hit::halo_traffic(l, 0, 0), hit::Error);
+  EXPECT_THROW((void)hit::halo_traffic(l, 0, {.width = 4}), hit::Error);
+  EXPECT_THROW((void)hit::halo_traffic(l, 0, {.width = 0}), hit::Error);
   EXPECT_TRUE(hit::halo_traffic(make("blocks", "array", 5, "[0:2]"), 3).empty());  // inactive
 }
 

@@ -104,10 +104,11 @@ TEST_F(CudaTest, GemmMatchesTheCpu) {
     const auto g = hit::gemm_accumulate<double>();
     const auto gf = hit::gemm_accumulate<float>();
     dev().reset_counters();
-    hit::launch(g, hit::partition("blocks", sc, g.access()), hit::in(a), hit::in(b), hit::inout(c));
+    hit::launch(g, hit::partition("blocks", sc, {.access = g.access()}), hit::in(a), hit::in(b),
+                hit::inout(c));
     EXPECT_EQ(dev().counters().copies_in, 3u);
     EXPECT_EQ(dev().counters().copies_out, 1u);
-    hit::launch(gf, hit::partition("blocks", sc, gf.access()), hit::in(af), hit::in(bf),
+    hit::launch(gf, hit::partition("blocks", sc, {.access = gf.access()}), hit::in(af), hit::in(bf),
                 hit::inout(cf));
     sc.for_each([&](const hit::Index& i) {
       double s = f(i[0], i[1]);
@@ -127,8 +128,8 @@ TEST_F(CudaTest, JacobiMatchesTheCpuInCoreAndOutOfCore) {
                                  "outOfCore:mem=1MiB", "outOfCore:mem=1MiB,buffers=1"}) {
     hit::Tile<double> out(grid);
     out.fill(-1);
-    const auto rec =
-        hit::launch(k, hit::partition(spec, interior, k.access()), hit::in(in), hit::out(out));
+    const auto rec = hit::launch(k, hit::partition(spec, interior, {.access = k.access()}),
+                                 hit::in(in), hit::out(out));
     if (spec.rfind("outOfCore", 0) == 0) {
       EXPECT_GT(rec.chunks, 2u) << spec;
     }
@@ -146,7 +147,7 @@ TEST_F(CudaTest, ResidentTilesStayOnTheGpu) {
   const auto a = filled<double>(shape), b = filled<double>(shape);
   hit::Tile<double> c(shape);
   const auto g = hit::gemm_accumulate<double>();
-  const auto p = hit::partition("blocks", shape, g.access());
+  const auto p = hit::partition("blocks", shape, {.access = g.access()});
   dev().reset_counters();
   hit::Resident<double> ra(a), rb(b), rc(c);
   for (int it = 0; it < 4; ++it) hit::launch(g, p, hit::in(ra), hit::in(rb), hit::inout(rc));

@@ -252,7 +252,7 @@ std::vector<unsigned char> sweeps(const std::string& spec) {
   u.for_each([](const hit::Index& i, double& x) { x = value(i[0], i[1]); });
   v.fill(-1.0);  // what a block that never ran would leave
   const auto k = hit::jacobi5<double>();
-  const auto p = hit::partition(spec, interior, k.access());
+  const auto p = hit::partition(spec, interior, {.access = k.access()});
   hit::launch(k, p, hit::in(u), hit::inout(v));
   hit::launch(k, p, hit::in(v), hit::inout(u));
   std::vector<unsigned char> bytes(static_cast<std::size_t>(grid.size()) * sizeof(double));
@@ -288,7 +288,7 @@ TEST_P(ThreadsPartition, LaunchesReuseTheDevicesThreads) {
     seen.insert(tid());
     ++blocks[ctx.block_index];
   });
-  const auto p = hit::partition("threads:threads=3", shape, k.access());
+  const auto p = hit::partition("threads:threads=3", shape, {.access = k.access()});
   ASSERT_EQ(p.threads(), 3);
   ASSERT_EQ(p.block_count(), 3);
   constexpr int launches = 300;

@@ -290,7 +290,7 @@ TEST_F(LaunchTest, PartitionForAnotherDeviceKindIsAnError) {
   hit::PartitionDevice gpu;
   gpu.kind = hit::DeviceKind::cuda;
   const hit::Shape shape = hit::Shape::parse("[0:4][0:4]");
-  const auto p = hit::partition(env(), "blocks", gpu, shape);
+  const auto p = hit::partition("blocks", shape, {.device = gpu});
   hit::Tile<double> t(shape);
   try {
     hit::launch(scale(), p, hit::inout(t), 1.0);
@@ -342,7 +342,7 @@ TEST_F(LaunchTest, OutOfCoreJacobiMatchesAndUsesChunks) {
     hit::Device& dev = bind("emu:0(mem=1MiB)");
     hit::Tile<double> out(grid);
     out.fill(-1);
-    const auto p = hit::partition(spec, interior, k.access());
+    const auto p = hit::partition(spec, interior, {.access = k.access()});
     const auto rec = hit::launch(k, p, hit::in(in), hit::out(out));
     EXPECT_GT(rec.chunks, 2u) << spec;
     EXPECT_LE(rec.problem_bytes, 1u << 20) << spec;
@@ -372,7 +372,7 @@ TEST_F(LaunchTest, OutOfCoreGemmKeepsBWhole) {
   });
   hit::Device& dev = bind("emu:0(mem=64KiB)");
   const auto gemm = hit::gemm_accumulate<double>();
-  const auto p = hit::partition("outOfCore:fill=1", sc, gemm.access());
+  const auto p = hit::partition("outOfCore:fill=1", sc, {.access = gemm.access()});
   dev.reset_counters();
   const auto rec = hit::launch(gemm, p, hit::in(a), hit::in(b), hit::inout(c));
   EXPECT_GT(rec.chunks, 3u);
@@ -532,9 +532,10 @@ TEST_F(LaunchTest, BuiltInGemmMatchesTheDefinition) {
       });
       const std::string spec = std::vector<std::string>{"single", "threads", "blocks"}[trial % 3];
       const auto g = hit::gemm_accumulate<double>();
-      hit::launch(g, hit::partition(spec, sc, g.access()), hit::in(a), hit::in(b), hit::inout(c));
+      hit::launch(g, hit::partition(spec, sc, {.access = g.access()}), hit::in(a), hit::in(b),
+                  hit::inout(c));
       const auto gf = hit::gemm_accumulate<float>();
-      hit::launch(gf, hit::partition(spec, sc, gf.access()), hit::in(af), hit::in(bf),
+      hit::launch(gf, hit::partition(spec, sc, {.access = gf.access()}), hit::in(af), hit::in(bf),
                   hit::inout(cf));
       c.for_each(
           [&](const hit::Index& i, double v) { ASSERT_EQ(v, expected.at(i)) << device << i; });

@@ -84,7 +84,8 @@ TEST_F(FpmLayout, ModelsFromTheDevices) {
   std::vector<DeviceBinding> devices(2);
   devices[0].params["model"] = file(1);
   devices[1].params["model"] = file(0);
-  const Layout l = layout("fpm", topology("array", 2), Shape::parse("[0:100]"), {}, devices);
+  const Layout l =
+      layout("fpm", topology("array", 2), Shape::parse("[0:100]"), {.devices = devices});
   const Distribution d = partition_geometric(std::vector<Model>{models_[1], models_[0]}, 100);
   EXPECT_EQ(l.elements(0), d.parts[0].d);
   EXPECT_EQ(l.elements(1), d.parts[1].d);
@@ -101,7 +102,7 @@ TEST_F(FpmLayout, ProcessWithoutWorkIsInactive) {
 TEST_F(FpmLayout, ErrorsNameTheLayoutAndWhatIsWrong) {
   auto message = [&](const std::string& spec, const char* shape = "[0:100]") {
     try {
-      layout(spec, topology("array", 3), Shape::parse(shape));
+      (void)layout(spec, topology("array", 3), Shape::parse(shape));
     } catch (const Error& e) {
       return std::string(e.what());
     }

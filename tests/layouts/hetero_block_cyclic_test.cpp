@@ -28,8 +28,9 @@ std::vector<hit::DeviceBinding> devices(const std::string& text, int procs) {
 // spec gives ranks_per_node: the devices are given, so the run's nodes are not used).
 hit::Layout make(const std::string& spec, const std::string& devs, int procs,
                  const hit::Shape& shape) {
-  return hit::layout(spec, hit::topology("array", procs), shape, "",
-                     devs.empty() ? std::vector<hit::DeviceBinding>{} : devices(devs, procs));
+  return hit::layout(
+      spec, hit::topology("array", procs), shape,
+      {.devices = devs.empty() ? std::vector<hit::DeviceBinding>{} : devices(devs, procs)});
 }
 
 // The layout made by the plug-in from a request that names the node of every process, as

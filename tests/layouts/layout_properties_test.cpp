@@ -328,7 +328,7 @@ TEST(LayoutProperties, HierarchicalNodesHoldTheirPartTogether) {
   devices[1] = devices[0];
   const std::string spec =
       "hierarchical:nodes=(columns2d),devices=(columns2d:w=1,3),ranks_per_node=2";
-  const hit::Layout l = hit::layout(spec, hit::topology("array", 4), shape, "", devices);
+  const hit::Layout l = hit::layout(spec, hit::topology("array", 4), shape, {.devices = devices});
   expect_valid_layout(l, spec);
   for (int node = 0; node < 2; ++node) {
     const hit::Shape a = l.block(2 * node), b = l.block(2 * node + 1);
@@ -345,7 +345,7 @@ TEST(LayoutProperties, HierarchicalNodesHoldTheirPartTogether) {
   const double node0 = static_cast<double>(l.elements(0) + l.elements(1));
   const double node1 = static_cast<double>(l.elements(2) + l.elements(3));
   EXPECT_NEAR(node1 / node0, 4.0, 0.3);
-  EXPECT_EQ(hit::layout(l.spec(), hit::topology("array", 4), shape, "", devices), l);
+  EXPECT_EQ(hit::layout(l.spec(), hit::topology("array", 4), shape, {.devices = devices}), l);
 }
 
 // `w=` of hierarchical: a node weighs the sum of its processes' weights, and a device layout that

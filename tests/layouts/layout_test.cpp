@@ -95,7 +95,7 @@ TEST(BlocksLayout, ExtraShapeAxesAreWholeAndFewerAreAnError) {
   EXPECT_EQ(l.block(0), S("[0:2][0:3][-1:1]"));
   EXPECT_EQ(l.block(1), S("[2:4][0:3][-1:1]"));
   const std::string msg =
-      error_of([] { hit::layout("blocks", hit::topology("square", 4), S("[0:10]")); });
+      error_of([] { (void)hit::layout("blocks", hit::topology("square", 4), S("[0:10]")); });
   EXPECT_THAT(msg, HasSubstr("[0:10] has 1 axis"));
   EXPECT_THAT(msg, HasSubstr("has 2"));
 }
@@ -118,11 +118,12 @@ TEST(DimBlocksLayout, SplitsOneAxisOverAllProcessesInRankOrder) {
   EXPECT_EQ(l.neighbor(3, 0, 1, true), 0);
   EXPECT_EQ(hit::layout("dimBlocks", hit::topology("array", 2), S("[0:4][0:4]")).block(1),
             S("[2:4][0:4]"));
+  EXPECT_THAT(error_of([] {
+                (void)hit::layout("dimBlocks:dim=2", hit::topology("array", 2), S("[0:4][0:4]"));
+              }),
+              HasSubstr("dim=2 is not an axis of the shape (0 to 1)"));
   EXPECT_THAT(
-      error_of([] { hit::layout("dimBlocks:dim=2", hit::topology("array", 2), S("[0:4][0:4]")); }),
-      HasSubstr("dim=2 is not an axis of the shape (0 to 1)"));
-  EXPECT_THAT(
-      error_of([] { hit::layout("dimBlocks:dim=x", hit::topology("array", 2), S("[0:4]")); }),
+      error_of([] { (void)hit::layout("dimBlocks:dim=x", hit::topology("array", 2), S("[0:4]")); }),
       HasSubstr("dim='x' is not an integer"));
 }
 
@@ -140,7 +141,7 @@ TEST(DimBlocksLayout, WeightsSplitInProportionAndZeroGetsNothing) {
   EXPECT_EQ(odd.elements(0) + odd.elements(1) + odd.elements(2), 20);
   EXPECT_EQ(hit::layout(l.spec(), hit::topology("array", 4), S("[0:5][0:64]")), l);
   const auto bad = [](const char* spec) {
-    return error_of([&] { hit::layout(spec, hit::topology("array", 2), S("[0:4][0:4]")); });
+    return error_of([&] { (void)hit::layout(spec, hit::topology("array", 2), S("[0:4][0:4]")); });
   };
   EXPECT_THAT(bad("dimBlocks:w=1"), HasSubstr("w has 1 weights, expected 2"));
   EXPECT_THAT(bad("dimBlocks:w=1,-1"), HasSubstr("weight -1 (position 1 of w)"));
@@ -168,13 +169,15 @@ TEST(BlockCyclicLayout, SeveralBlocksPerProcess) {
   EXPECT_THAT(two.blocks(1), ElementsAre(S("[0:2][1:2]")));
   EXPECT_THAT(two.blocks(0), ElementsAre(S("[0:2][0:1]"), S("[0:2][2:3]")));
   expect_valid_layout(two, "blockCyclic 2x2");
-  EXPECT_THAT(error_of([] { hit::layout("blockCyclic", hit::topology("array", 2), S("[0:4]")); }),
-              HasSubstr("needs the block size b"));
   EXPECT_THAT(
-      error_of([] { hit::layout("blockCyclic:b=0", hit::topology("array", 2), S("[0:4]")); }),
+      error_of([] { (void)hit::layout("blockCyclic", hit::topology("array", 2), S("[0:4]")); }),
+      HasSubstr("needs the block size b"));
+  EXPECT_THAT(
+      error_of([] { (void)hit::layout("blockCyclic:b=0", hit::topology("array", 2), S("[0:4]")); }),
       HasSubstr("block size 0 is not positive"));
   EXPECT_THAT(error_of([] {
-                hit::layout("blockCyclic:b=1,2,3", hit::topology("mesh2d", 4), S("[0:4][0:4]"));
+                (void)hit::layout("blockCyclic:b=1,2,3", hit::topology("mesh2d", 4),
+                                  S("[0:4][0:4]"));
               }),
               HasSubstr("b has 3 values"));
   EXPECT_EQ(
@@ -208,17 +211,17 @@ TEST(WeightedLayout, PerProcessWeightsUseTheSlowestOfEachSlice) {
 
 TEST(WeightedLayout, BadWeightsNameTheValue) {
   const auto topo = hit::topology("square", 4);
-  EXPECT_THAT(error_of([&] { hit::layout("weighted", topo, S("[0:4][0:4]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("weighted", topo, S("[0:4][0:4]")); }),
               HasSubstr("needs the weights w"));
-  EXPECT_THAT(error_of([&] { hit::layout("weighted:w=1,0", topo, S("[0:4][0:4]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("weighted:w=1,0", topo, S("[0:4][0:4]")); }),
               HasSubstr("weight 0 (position 1 of w) is not positive"));
-  EXPECT_THAT(error_of([&] { hit::layout("weighted:w=-2,1", topo, S("[0:4][0:4]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("weighted:w=-2,1", topo, S("[0:4][0:4]")); }),
               HasSubstr("weight -2"));
-  EXPECT_THAT(error_of([&] { hit::layout("weighted:w=1,2,3", topo, S("[0:4][0:4]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("weighted:w=1,2,3", topo, S("[0:4][0:4]")); }),
               HasSubstr("w has 3 weights, expected 2"));
-  EXPECT_THAT(error_of([&] { hit::layout("weighted:w=1,x", topo, S("[0:4][0:4]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("weighted:w=1,x", topo, S("[0:4][0:4]")); }),
               HasSubstr("w='1,x' is not a comma-separated list of numbers"));
-  EXPECT_THAT(error_of([&] { hit::layout("weighted:w=1,1,axis=2", topo, S("[0:4][0:4]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("weighted:w=1,1,axis=2", topo, S("[0:4][0:4]")); }),
               HasSubstr("axis=2 is not an axis of the topology (0 to 1)"));
 }
 
@@ -228,24 +231,27 @@ TEST(BlocksLbLayout, SeedScenarioA3B1) {
   const auto topo = hit::topology("square", 4);
   const auto devs = devices({{"cuda", 0}, {"cuda", 0}, {"cuda", 0}, {"cuda", 1}});
   const hit::Layout l =
-      hit::layout("blocksLB:factor=0.75,fast=cuda:0", topo, S("[0:100][0:100]"), {}, devs);
+      hit::layout("blocksLB:factor=0.75,fast=cuda:0", topo, S("[0:100][0:100]"), {.devices = devs});
   EXPECT_THAT(axis_parts(l, 0, 0), ElementsAre(75, 25));
   EXPECT_THAT(axis_parts(l, 1, 1), ElementsAre(50, 50));
   // Without fast=, both are accelerators: one class, so the split is even.
   EXPECT_THAT(
-      axis_parts(hit::layout("blocksLB:factor=0.75", topo, S("[0:100][0:100]"), {}, devs), 0, 0),
+      axis_parts(hit::layout("blocksLB:factor=0.75", topo, S("[0:100][0:100]"), {.devices = devs}),
+                 0, 0),
       ElementsAre(50, 50));
 }
 
 TEST(BlocksLbLayout, SeedScenarioA2C2UsesNotCpuAsFast) {
   const auto topo = hit::topology("square", 4);
   const auto devs = devices({{"cuda", 0}, {"cuda", 0}, {"cpu", 0}, {"cpu", 1}});
-  const hit::Layout l = hit::layout("blocksLB:factor=0.8", topo, S("[0:10][0:6]"), {}, devs);
+  const hit::Layout l =
+      hit::layout("blocksLB:factor=0.8", topo, S("[0:10][0:6]"), {.devices = devs});
   EXPECT_THAT(axis_parts(l, 0, 0), ElementsAre(8, 2));
   // The fast class is wherever it sits: rows swap when the GPU ranks are the second row.
   const auto swapped = devices({{"cpu", 0}, {"cpu", 0}, {"emu", 0}, {"emu", 0}});
   EXPECT_THAT(
-      axis_parts(hit::layout("blocksLB:factor=0.8", topo, S("[0:10][0:6]"), {}, swapped), 0, 0),
+      axis_parts(hit::layout("blocksLB:factor=0.8", topo, S("[0:10][0:6]"), {.devices = swapped}),
+                 0, 0),
       ElementsAre(2, 8));
 }
 
@@ -271,15 +277,15 @@ TEST(BlocksLbLayout, SharesTheWeightedCodePath) {
 
 TEST(BlocksLbLayout, BadParametersNameTheValue) {
   const auto topo = hit::topology("array", 4);
-  EXPECT_THAT(error_of([&] { hit::layout("blocksLB:factor=1.5", topo, S("[0:8]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("blocksLB:factor=1.5", topo, S("[0:8]")); }),
               HasSubstr("factor=1.5 is not a fraction strictly between 0 and 1"));
-  EXPECT_THAT(error_of([&] { hit::layout("blocksLB:factor=0", topo, S("[0:8]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("blocksLB:factor=0", topo, S("[0:8]")); }),
               HasSubstr("factor=0"));
-  EXPECT_THAT(error_of([&] { hit::layout("blocksLB:fast=gpu", topo, S("[0:8]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("blocksLB:fast=gpu", topo, S("[0:8]")); }),
               HasSubstr("fast item 'gpu' is not a rank or a device"));
-  EXPECT_THAT(error_of([&] { hit::layout("blocksLB:fast=9", topo, S("[0:8]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("blocksLB:fast=9", topo, S("[0:8]")); }),
               HasSubstr("fast item '9' is not a process (0 to 3)"));
-  EXPECT_THAT(error_of([&] { hit::layout("blocksLB:fast=cuda:x", topo, S("[0:8]")); }),
+  EXPECT_THAT(error_of([&] { (void)hit::layout("blocksLB:fast=cuda:x", topo, S("[0:8]")); }),
               HasSubstr("fast item 'cuda:x'"));
 }
 
@@ -461,38 +467,42 @@ TEST(LayoutRegistry, ListsEveryBuiltinAndValidatesKeys) {
     EXPECT_TRUE(registry.contains(name)) << name;
   }
   const std::string unknown =
-      error_of([] { hit::layout("stripes", hit::topology("array", 2), S("[0:4]")); });
+      error_of([] { (void)hit::layout("stripes", hit::topology("array", 2), S("[0:4]")); });
   EXPECT_THAT(unknown, HasSubstr("unknown layout plug-in 'stripes'"));
   for (const char* name :
        {"blockCyclic", "blocks,", "blocksLB", "cyclic", "dimBlocks", "weighted"}) {
     EXPECT_THAT(unknown, HasSubstr(name));
   }
-  EXPECT_THAT(error_of([] { hit::layout("blocks:size=2", hit::topology("array", 2), S("[0:4]")); }),
-              HasSubstr("has no parameter 'size' (allowed: none)"));
   EXPECT_THAT(
-      error_of([] { hit::layout("weighted:weights=2", hit::topology("array", 2), S("[0:4]")); }),
-      HasSubstr("allowed: w, axis"));
-  EXPECT_THAT(error_of([] { hit::layout("blocks:", hit::topology("array", 2), S("[0:4]")); }),
+      error_of([] { (void)hit::layout("blocks:size=2", hit::topology("array", 2), S("[0:4]")); }),
+      HasSubstr("has no parameter 'size' (allowed: none)"));
+  EXPECT_THAT(error_of([] {
+                (void)hit::layout("weighted:weights=2", hit::topology("array", 2), S("[0:4]"));
+              }),
+              HasSubstr("allowed: w, axis"));
+  EXPECT_THAT(error_of([] { (void)hit::layout("blocks:", hit::topology("array", 2), S("[0:4]")); }),
               HasSubstr("malformed"));
-  EXPECT_THAT(
-      error_of([] {
-        hit::layout("blocks", hit::topology("array", 2), S("[0:4]"), {}, devices({{"cpu", 0}}));
-      }),
-      HasSubstr("the devices bind 1 processes, the topology has 2"));
+  EXPECT_THAT(error_of([] {
+                (void)hit::layout("blocks", hit::topology("array", 2), S("[0:4]"),
+                                  {.devices = devices({{"cpu", 0}})});
+              }),
+              HasSubstr("the devices bind 1 processes, the topology has 2"));
 }
 
 TEST(LayoutOverride, CommandLineAndEnvironmentReplaceTheSpecInCode) {
   auto& env = hit::Environment::current();
   const auto topo = hit::topology("array", 3);
   // No override: the code's choice.
-  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), "unsetlabel").spec(), "blocks");
+  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), {.label = "unsetlabel"}).spec(), "blocks");
   ::setenv("HIT_LAYOUT_MATRIX_A", "cyclic", 1);
-  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), "matrix-a").spec(), "cyclic");
+  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-a"}).spec(), "cyclic");
   EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]")).spec(), "blocks");  // no label, no override
   env.config().set("layout-matrix-a", "weighted:w=1,2,1");               // the command line wins
-  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), "matrix-a").spec(), "weighted:w=1,2,1");
+  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-a"}).spec(),
+            "weighted:w=1,2,1");
   env.config().set("layout-matrix-a", "nonsense");
-  const std::string msg = error_of([&] { hit::layout("blocks", topo, S("[0:10]"), "matrix-a"); });
+  const std::string msg =
+      error_of([&] { (void)hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-a"}); });
   EXPECT_THAT(msg, HasSubstr("HIT_LAYOUT_MATRIX_A"));
   EXPECT_THAT(msg, HasSubstr("'nonsense'"));
   EXPECT_THAT(msg, HasSubstr("registered: "));

@@ -212,8 +212,8 @@ TEST_F(RowBalancerOnDevice, ASmallMoveHappensInPlaceOnTheDevice) {
   const std::vector<std::int64_t> after = b.rows();
   const int me = env.rank();
   const auto incoming = detail::incoming_parts(
-      hit::layout(env, fmt::format("dimBlocks:dim=0,w={}", fmt::join(before, ",")),
-                  topology("array"), start.shape()),
+      hit::layout(fmt::format("dimBlocks:dim=0,w={}", fmt::join(before, ",")), topology("array"),
+                  start.shape()),
       b.layout(), 1);
   index_t crossing = 0;  // rows this rank receives
   for (const Shape& part : incoming[static_cast<std::size_t>(me)]) crossing += part[0].size();

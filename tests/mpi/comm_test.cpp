@@ -128,7 +128,7 @@ void check_halo(bool corners, bool periodic, const Shape& shape) {
     tile.with_ghosts().fill(-1.0);
     tile.for_each([](const Index& i, double& v) { v = value_at(i); });
   }
-  hit::halo(lay, tile, 1, corners, periodic).run();
+  hit::halo(lay, tile, {.width = 1, .corners = corners, .periodic = periodic}).run();
   if (tile.is_null()) return;
   const index_t rows = shape.extent(0);
   const index_t cols = shape.extent(1);
@@ -179,7 +179,7 @@ TEST(Halo, NeedsGhostBorders) {
   const auto lay = hit::layout("blocks", topo, Shape::extents({8, 8}));
   Tile<double> tile(lay.block(rank()));
   try {
-    hit::halo(lay, tile, 1);
+    (void)hit::halo(lay, tile, {.width = 1});
     FAIL() << "expected an error";
   } catch (const hit::Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("ghost borders of at least 1"));
@@ -250,7 +250,7 @@ TEST(Redistribute, DifferentGlobalShapesIsAnError) {
   auto ta = tiles_for(a, rank());
   auto tb = tiles_for(b, rank());
   try {
-    hit::redistribute(a, ta, b, tb);
+    (void)hit::redistribute(a, ta, b, tb);
     FAIL() << "expected an error";
   } catch (const hit::Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("different global shapes"));
@@ -264,7 +264,7 @@ TEST(Redistribute, WrongTileOnOneRankFailsOnEveryRank) {
   auto a = tiles_for(lay, rank());
   auto b = tiles_for(lay, rank());
   if (rank() == procs() - 1) b[0] = Tile<double>(Shape::extents({1}));
-  EXPECT_THROW(hit::redistribute(lay, a, lay, b), hit::Error);
+  EXPECT_THROW((void)hit::redistribute(lay, a, lay, b), hit::Error);
 }
 
 // fetch_regions: every process asks for a region of an array laid out in unequal rectangles
@@ -320,6 +320,37 @@ TEST(FetchRegions, RegionOutsideTheArrayOrTheBufferFailsOnEveryRank) {
   Tile<double> small(Shape::extents({2, 2}));
   EXPECT_THAT(error_of([&] { (void)hit::fetch_regions(layout, mine, wanted, small); }),
               HasSubstr("wants [0:4][0:4] into a tile of shape"));
+}
+
+// fetch, the global view of fetch_regions: each process names only the region it wants; the plan
+// moves what fetch_regions with everyone's list moves, and the data arrives (from one block per
+// process, and from several: blockCyclic).
+TEST(Fetch, EachProcessNamesItsOwnRegion) {
+  const Shape shape = Shape::extents({23, 17});
+  for (const std::string spec : {"blocks", "blockCyclic:b=3"}) {
+    const hit::Layout layout = hit::layout(spec, hit::topology("array"), shape);
+    std::vector<Tile<double>> mine;
+    for (const Shape& b : layout.local().blocks) mine.emplace_back(b);
+    for (Tile<double>& t : mine) t.for_each([](const Index& i, double& v) { v = value_at(i); });
+    const auto region = [](int r) {
+      return r == 1 ? Shape()
+                    : Shape{hit::Sig(r, r + 12), hit::Sig(2 * r, std::min<index_t>(2 * r + 9, 17))};
+    };
+    std::vector<Shape> wanted;
+    for (int r = 0; r < procs(); ++r) wanted.push_back(region(r));
+    const Shape want = region(rank());
+    Tile<double> into = want.is_null() ? Tile<double>() : Tile<double>(want);
+    hit::Comm global = hit::fetch(layout, mine, want, into, {.label = "mine"});
+    const hit::Comm listed = hit::fetch_regions(layout, mine, wanted, into);
+    EXPECT_EQ(global.name(), "mine");
+    EXPECT_EQ(global.bytes_sent(), listed.bytes_sent()) << spec;
+    EXPECT_EQ(global.bytes_received(), listed.bytes_received()) << spec;
+    global.run();
+    if (into.is_null()) continue;
+    into.for_each([&](const Index& i, const double& v) {
+      EXPECT_EQ(v, value_at(i)) << spec << " rank " << rank() << " at " << i.str();
+    });
+  }
 }
 
 TEST(GatherScatter, RoundTripThroughRoot) {

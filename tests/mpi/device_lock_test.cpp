@@ -73,7 +73,7 @@ TEST_F(DeviceLock, SharedDeviceRunsWhatDoesNotFitOneProcess) {
   hit::Tile<double> out(my_rows());
   out.fill(-1);
   const auto k = hit::jacobi5<double>();
-  const auto part = hit::partition("single", my_domain(), k.access());
+  const auto part = hit::partition("single", my_domain(), {.access = k.access()});
   constexpr int launches = 3;
   std::vector<double> sections;  // start, end of every critical section of this rank
   bool failed = false;
@@ -140,7 +140,8 @@ TEST_F(DeviceLock, TooSmallADeviceFailsOnEveryRank) {
   const auto k = hit::jacobi5<double>();
   try {
     hit::collectively(env().comm(), [&] {
-      hit::launch(k, hit::partition("single", my_domain(), k.access()), hit::in(in), hit::out(out));
+      hit::launch(k, hit::partition("single", my_domain(), {.access = k.access()}), hit::in(in),
+                  hit::out(out));
     });
     ADD_FAILURE() << "no error";
   } catch (const hit::Error& e) {
@@ -149,7 +150,7 @@ TEST_F(DeviceLock, TooSmallADeviceFailsOnEveryRank) {
   }
   // Out of core, the same device runs it.
   hit::collectively(env().comm(), [&] {
-    hit::launch(k, hit::partition("outOfCore", my_domain(), k.access()), hit::in(in),
+    hit::launch(k, hit::partition("outOfCore", my_domain(), {.access = k.access()}), hit::in(in),
                 hit::out(out));
   });
   const hit::Shape domain = my_domain();

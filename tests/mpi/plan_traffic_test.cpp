@@ -55,8 +55,10 @@ TEST(PlanTraffic, HaloSendsWhatTheDryRunPredicts) {
                        std::to_string(width) + (corners ? " corners" : "") +
                        (periodic ? " periodic" : ""));
           Tile<double> tile = Tile<double>::of(lay, {.ghost = width});
-          const hit::Comm halo = hit::halo(lay, tile, width, corners, periodic);
-          const auto traffic = hit::halo_traffic(lay, rank(), width, corners, periodic);
+          const hit::Comm halo =
+              hit::halo(lay, tile, {.width = width, .corners = corners, .periodic = periodic});
+          const auto traffic = hit::halo_traffic(
+              lay, rank(), {.width = width, .corners = corners, .periodic = periodic});
           EXPECT_EQ(halo.bytes_sent(), static_cast<std::size_t>(hit::bytes_sent(traffic, 8)));
           EXPECT_EQ(halo.bytes_received(), received(traffic));
           if (!corners && !periodic) {

@@ -85,14 +85,14 @@ int launches_until_received() {
   // 2^20 doubles per process: far beyond any eager limit, so the block travels in a rendezvous.
   const index_t block = index_t{1} << 20;
   const int procs = env().size();
-  const auto lay =
-      hit::layout("blocks", hit::topology("array"), Shape::extents({block * procs}), "progress");
+  const auto lay = hit::layout("blocks", hit::topology("array"), Shape::extents({block * procs}),
+                               {.label = "progress"});
   Tile<double> mine = Tile<double>::of(lay);
   mine.fill(1.0 + env().rank());
   std::vector<Shape> wanted(static_cast<std::size_t>(procs));
   wanted[1] = lay.blocks(0).front();
   Tile<double> into = env().rank() == 1 ? Tile<double>(wanted[1]) : Tile<double>();
-  hit::Comm fetch = hit::fetch_regions(env(), lay, mine, wanted, into);
+  hit::Comm fetch = hit::fetch_regions(lay, mine, wanted, into);
 
   int launches = -1;
   Tile<double> scratch(Shape::extents({1}));

@@ -108,7 +108,7 @@ TEST_F(SharedDevice, RanksTakeTurnsAndWriteBackOnlyWhatTheDeviceChanged) {
   a.modified_on_host();
   c.modified_on_host();
   const auto k = accumulate();
-  const auto part = hit::partition("single", rows_of(c_rows), k.access());
+  const auto part = hit::partition("single", rows_of(c_rows), {.access = k.access()});
   constexpr int launches = 20;
   std::vector<double> sections;
   const hit::DeviceCounters before = dev.counters();
@@ -190,7 +190,7 @@ TEST_F(SharedDevice, RandomLaunchesOfRandomSizesGiveTheHostResults) {
       if (y == x) y = (x + 1) % tiles;
       const index_t rows =
           std::min(sizes[static_cast<std::size_t>(x)], sizes[static_cast<std::size_t>(y)]);
-      const auto part = hit::partition("single", rows_of(rows), k.access());
+      const auto part = hit::partition("single", rows_of(rows), {.access = k.access()});
       const auto rec = hit::launch(k, part, hit::in(t[static_cast<std::size_t>(x)]),
                                    hit::inout(t[static_cast<std::size_t>(y)]));
       sections.push_back(rec.lock_acquired);
@@ -238,7 +238,7 @@ TEST_F(SharedDevice, ARankFailingInALaunchEndsTheRunOnEveryRank) {
   a.modified_on_host();
   c.modified_on_host();
   const auto k = accumulate();
-  const auto part = hit::partition("single", rows_of(24), k.access());
+  const auto part = hit::partition("single", rows_of(24), {.access = k.access()});
   try {
     hit::collectively(env().comm(), [&] {
       for (int l = 0; l < 12; ++l) hit::launch(k, part, hit::in(a), hit::inout(c));

@@ -346,7 +346,7 @@ TEST(WorkPackages, EachLaunchUsesThePartitionOfTheDomain) {
   Arrays a = make_arrays(rows, "blocks", "blocks");
   // Built as for hit::launch: each package's launch uses its plug-in and parameters.
   hit::WorkPackages packages(env(), domain, hit::PackageOptions{6, 2},
-                             hit::partition(env(), "threads", domain));
+                             hit::partition("threads", domain));
   const auto report = packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
                                    hit::partitioned_out(a.out));
   const auto times = times_computed(report);
@@ -355,7 +355,7 @@ TEST(WorkPackages, EachLaunchUsesThePartitionOfTheDomain) {
   // A partition of another domain is a clear error.
   try {
     hit::WorkPackages other(env(), domain, hit::PackageOptions{6, 2},
-                            hit::partition(env(), "single", Shape::extents({rows / 2, cols})));
+                            hit::partition("single", Shape::extents({rows / 2, cols})));
     ADD_FAILURE() << "a partition of another domain was accepted";
   } catch (const hit::Error& e) {
     EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);

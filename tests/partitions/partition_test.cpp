@@ -33,7 +33,7 @@ hit::PartitionDevice dev(const std::string& kind, int cores = 4) {
 hit::Partition make(const std::string& spec, const hit::PartitionDevice& d,
                     const hit::Shape& domain, const hit::AccessPattern& access = {},
                     const hit::Footprint& f = {}) {
-  return hit::partition(env(), spec, d, domain, access, f);
+  return hit::partition(spec, domain, {.access = access, .footprint = f, .device = d});
 }
 
 // Every index of the domain in exactly one block, every block inside the domain.
@@ -312,11 +312,11 @@ TEST(PartitionEntry, OverrideByLabelAndThisRanksDevice) {
   const auto p = hit::partition("single", domain);
   EXPECT_EQ(p.device_kind(), mine.kind);
   e.config().set("partition-grid", "threads:threads=2");
-  const auto q = hit::partition("single", domain, {}, {}, "grid");
+  const auto q = hit::partition("single", domain, {.label = "grid"});
   EXPECT_EQ(q.spec(), "threads:threads=2");
   e.config().set("partition-grid", "bogus");
   try {
-    hit::partition("single", domain, {}, {}, "grid");
+    (void)hit::partition("single", domain, {.label = "grid"});
     ADD_FAILURE() << "bogus accepted";
   } catch (const hit::Error& err) {
     EXPECT_THAT(err.what(), AllOf(HasSubstr("partition of 'grid' set to 'bogus'"),

@@ -263,7 +263,7 @@ void RowBalancer::exchange(Tiles& old, Tiles& next, index_t ghost, bool in_place
   for (std::size_t k = 0; k < rounds; ++k) {
     std::vector<Shape> wanted;
     for (const auto& p : parts) wanted.push_back(k < p.size() ? p[k] : Shape());
-    fetch_regions(*env_, previous_, old, wanted, next).run();
+    fetch_regions(previous_, old, wanted, next).run();
     const Shape& mine = wanted[static_cast<std::size_t>(env_->rank())];
     if (!mine.is_null()) foreign += static_cast<std::uint64_t>(mine.size());
   }

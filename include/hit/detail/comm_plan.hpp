@@ -1,6 +1,6 @@
 #pragma once
-// Internal to the comm layer (included by hit/comm.hpp, whose builder templates need it): MPI
-// datatypes for tile regions, messages, and the plan a Comm executes. Not part of the API.
+// Internal to the comm layer (src/comm/): MPI datatypes for tile regions, messages, and the
+// plan a Comm executes. Not part of the API.
 
 #include <mpi.h>
 
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hit/detail/comm_tile.hpp"
 #include "hit/resident.hpp"
 #include "hit/shape.hpp"
 
@@ -30,16 +31,6 @@ class Datatype {
 
  private:
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
-};
-
-// A strided box of memory: `rank` axes with element counts and steps (in elements), starting at
-// `data`. This is how the comm layer sees a tile region, whatever the element type.
-struct Region {
-  const void* data = nullptr;
-  int rank = 0;
-  std::array<index_t, max_rank> extents{};
-  std::array<index_t, max_rank> steps{};
-  index_t elements() const;
 };
 
 // Collects regions bound for (or coming from) one peer, in a fixed order, and builds one datatype

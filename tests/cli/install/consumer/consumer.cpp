@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
     const hit::index_t n = 256;
     const int sweeps = 100;
     // The plate over a 2-D grid of processes, by the layout named here (or HIT_LAYOUT_PLATE).
-    const hit::Layout plate =
-        hit::layout("blocks", hit::topology("mesh2d"), hit::Shape::extents({n, n}), "plate");
+    const hit::Layout plate = hit::layout("blocks", hit::topology("mesh2d"),
+                                          hit::Shape::extents({n, n}), {.label = "plate"});
     // This process's block with a ring of ghost cells, twice, kept on its device.
     auto u = hit::Resident<double>::of(plate, {.ghost = 1});
     auto v = hit::Resident<double>::of(plate, {.ghost = 1});
@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
     // The interior points of this process's block, split over its device.
     const auto kernel = smooth();
     const hit::Shape interior = hit::Shape::extents({n - 2, n - 2}).displace(hit::Index{1, 1});
-    const hit::Partition part =
-        hit::partition("threads", plate.local().block().intersect(interior), kernel.access());
+    const hit::Partition part = hit::partition("threads", plate.local().block().intersect(interior),
+                                               {.access = kernel.access()});
 
     const hit::Timer timer;
     for (int s = 0; s < sweeps; ++s) {

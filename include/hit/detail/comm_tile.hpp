@@ -1,0 +1,124 @@
+#pragma once
+// Internal: a tile of any element type as the comm layer's algorithms (src/comm/) see it, and the
+// thin typed conversions hit/comm.hpp's builder templates make. Only the element's MPI datatype
+// and size depend on the element type, so the algorithms are compiled once, in the library, and
+// a program's translation units see only these conversions. Not part of the API.
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "hit/core/mpi_type.hpp"
+#include "hit/resident.hpp"
+#include "hit/shape.hpp"
+#include "hit/tile.hpp"
+
+namespace hit::detail {
+
+// The element type of a tile, as MPI and memory copies need it.
+struct ElementType {
+  MPI_Datatype mpi = MPI_DATATYPE_NULL;
+  std::size_t size = 0;
+};
+template <class T>
+ElementType element_type() {
+  return {mpi_type<T>(), sizeof(T)};
+}
+
+// A strided box of memory: `rank` axes with element counts and steps (in elements), starting at
+// `data`. This is how the comm layer sees a tile region, whatever the element type.
+struct Region {
+  const void* data = nullptr;
+  int rank = 0;
+  std::array<index_t, max_rank> extents{};
+  std::array<index_t, max_rank> steps{};
+  index_t elements() const;
+};
+
+// The geometry of a Tile<T> handle without its element type: where shape().first() lies, the
+// steps, the padding and the ghost width (see hit/tile.hpp). The null tile has a null shape.
+struct TileData {
+  void* origin = nullptr;
+  std::size_t element_size = 0;
+  Shape shape;
+  Shape padded;
+  index_t ghost = 0;
+  std::array<index_t, max_rank> steps{};
+
+  bool is_null() const noexcept { return shape.is_null(); }
+  Shape allocated_shape() const { return padded.expand(ghost); }
+  // shape()'s elements are one dense run in memory.
+  bool contiguous() const noexcept;
+  // The memory of `sub` (array indices inside allocated_shape(), else Error(shape) as
+  // Tile::select); empty for an empty `sub`.
+  Region region(const Shape& sub) const;
+  // The memory of shape() and of the padded shape (empty when empty).
+  Region whole() const;
+  Region padded_region() const;
+};
+
+template <class T>
+TileData tile_data(const Tile<T>& t) {
+  TileData d;
+  if (t.is_null()) return d;
+  d.origin = const_cast<void*>(static_cast<const void*>(t.data()));
+  d.element_size = sizeof(T);
+  d.shape = t.shape();
+  d.padded = t.padded_shape();
+  d.ghost = t.ghost();
+  d.steps = t.steps();
+  return d;
+}
+
+// The two host buffers of a Resident whose shift is double-buffered: where the padded buffer of
+// the host side and of the spare side start now, and the swap that makes the spare the host.
+struct HostBuffers {
+  std::function<const void*()> host;
+  std::function<const void*()> spare;
+  std::function<void()> swap;
+};
+
+// The tile a builder got: its geometry, the element type, an owner handle the plan keeps alive,
+// and for a Resident its device copy (null for a host tile) and host buffers.
+struct CommTile {
+  TileData tile;
+  ElementType element;
+  std::shared_ptr<const void> owner;
+  std::shared_ptr<ResidentState> device;
+  bool resident = false;
+  HostBuffers buffers;  // set for a Resident only
+};
+
+template <class T>
+CommTile comm_tile(Tile<T>& t) {
+  return {tile_data(t), element_type<T>(), std::make_shared<Tile<T>>(t), nullptr, false, {}};
+}
+
+template <class T>
+CommTile comm_tile(Resident<T>& r) {
+  CommTile c{tile_data(r.host()),
+             element_type<T>(),
+             std::make_shared<Resident<T>>(r),
+             r.state(),
+             true,
+             {}};
+  c.buffers.host = [r]() mutable { return tile_data(r.host()).padded_region().data; };
+  c.buffers.spare = [r]() mutable { return tile_data(r.spare()).padded_region().data; };
+  c.buffers.swap = [r]() mutable { r.swap_host_buffers(); };
+  return c;
+}
+
+// One CommTile per tile of a process with several blocks (host tiles).
+template <class T>
+std::vector<CommTile> comm_tiles(std::vector<Tile<T>>& tiles) {
+  std::vector<CommTile> out;
+  out.reserve(tiles.size());
+  for (Tile<T>& t : tiles) out.push_back(comm_tile(t));
+  return out;
+}
+
+}  // namespace hit::detail
