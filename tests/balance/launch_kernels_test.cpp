@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
 #include "hit/fpm/dynamic.hpp"

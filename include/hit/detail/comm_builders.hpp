@@ -21,7 +21,7 @@ struct CommTile {
   Tile<T> tile;
   std::shared_ptr<const void> owner;
   Resident<T> resident;  // the null Resident for a host tile
-  const std::shared_ptr<ResidentState>& device() const noexcept { return resident.state(); }
+  const std::shared_ptr<ResidentState>& device() const noexcept { return resident_state(resident); }
 };
 template <class T>
 CommTile<T> comm_tile(Tile<T>& t) {
