@@ -10,7 +10,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <set>
 
 #include "core/log_format.hpp"
 #include "hit/core/collective.hpp"
@@ -172,6 +171,7 @@ void PhysicalTopology::build(Environment& env) {
   bind_ranks(env);
   run_id_ = agree_run_id(comm, rank_);
   share_ = open_device_share(comm);
+  // 6. Optional pinning.
   if (auto pin = env.config().get("pin"); pin && truthy(*pin)) {
     detail::pin_to_cores(mine().cores);
     pinned_ = true;
