@@ -27,7 +27,7 @@ LAYERS = [
     ("models", ["hit/fpm/*"], ["src/fpm/*"]),
     ("layouts", ["hit/layout.hpp", "hit/layout_svg.hpp"], ["src/layouts/*", "plugins/layouts/*"]),
     ("partitions", ["hit/partition.hpp"], ["src/partitions/*", "plugins/partitions/*"]),
-    ("comm", ["hit/comm.hpp", "hit/comm_traffic.hpp", "hit/detail/comm_*"], ["src/comm/*"]),
+    ("comm", ["hit/comm.hpp", "hit/comm_options.hpp", "hit/comm_traffic.hpp", "hit/detail/comm_*"], ["src/comm/*"]),
     ("devices", ["hit/device.hpp", "hit/kernel.hpp", "hit/cuda_grid.hpp"], ["src/devices/*"]),
     ("balance", ["hit/balance/*"], ["src/balance/*"]),
     ("packages", ["hit/work_packages.hpp"], ["src/packages/*"]),

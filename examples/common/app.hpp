@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "values.hpp"
@@ -43,21 +44,9 @@ std::vector<V> gather_to_root(const std::vector<V>& mine, MPI_Datatype type, MPI
   return all;
 }
 
-// Every rank's string (a device label), on rank 0.
+// Every rank's string (a device label), in rank order (the callers use it on rank 0).
 inline std::vector<std::string> gather_labels(const std::string& mine, MPI_Comm comm) {
-  std::vector<int> lengths;
-  const std::vector<char> all =
-      gather_to_root(std::vector<char>(mine.begin(), mine.end()), MPI_CHAR, comm, &lengths);
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  std::vector<std::string> out;
-  if (rank != 0) return out;
-  std::size_t at = 0;
-  for (std::size_t r = 0; r < lengths.size(); ++r) {
-    out.emplace_back(all.data() + at, static_cast<std::size_t>(lengths[r]));
-    at += static_cast<std::size_t>(lengths[r]);
-  }
-  return out;
+  return allgather(mine, comm);
 }
 
 // Several SVG documents side by side in one picture (each keeps its own size).

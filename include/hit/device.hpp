@@ -22,12 +22,15 @@
 namespace hit {
 
 class Environment;
+// What a backend gives a body it executes: defined in the devices layer (src/devices/), where the
+// backends and the launch make and read it; bodies given to execute() here pass it through.
+struct ExecContext;
 
 static_assert(view_max_rank == max_rank, "View and Shape must agree on the largest rank");
 
 // The array indices a view covers.
 template <class T>
-Shape view_shape(const View<T>& v) {
+[[nodiscard]] Shape view_shape(const View<T>& v) {
   Shape s = Shape::of_rank(v.rank);
   for (int k = 0; k < v.rank; ++k) {
     const index_t end =
@@ -39,7 +42,7 @@ Shape view_shape(const View<T>& v) {
 
 // A row-major view of `data` over `shape` (rows of `pitch` elements; 0: unpadded).
 template <class T>
-View<T> make_view(T* data, const Shape& shape, index_t pitch = 0) {
+[[nodiscard]] View<T> make_view(T* data, const Shape& shape, index_t pitch = 0) {
   View<T> v;
   v.data = data;
   v.rank = shape.rank();
@@ -165,21 +168,9 @@ class Device {
   std::string label_;
 };
 
-// Creates the backend for a resolved binding. `shared_state` (may be null): memory shared by the
-// ranks bound to the same device on one node, for capacity accounting (see DeviceShare).
-class DeviceShare;
-std::unique_ptr<Device> make_device(const DeviceBinding& binding, int cores,
-                                    DeviceShare* share = nullptr);
-
 // The device this rank is bound to (created at first use; PhysicalTopology::of(env) must have been
 // made collectively before, or this first call must be collective).
 Device& device(Environment& env);
 Device& device();  // Environment::current()
-
-// Replaces the device of this rank by a new one for `binding` (resolved: a concrete index), and
-// returns it. For tests and benchmarks within one process that compare devices; the device lock
-// and the accounting shared with other ranks stay those of the rank's bound device, and
-// partitions made before must be made again. Not collective.
-Device& rebind_device(Environment& env, const DeviceBinding& binding);
 
 }  // namespace hit

@@ -26,14 +26,14 @@ struct DeviceBinding {
   std::map<std::string, std::string> params;
 
   // Canonical text of one device, e.g. "emu:0(mem=64MiB,slowdown=4)" (no ":index" for any_index).
-  std::string str() const;
+  [[nodiscard]] std::string str() const;
   friend bool operator==(const DeviceBinding&, const DeviceBinding&) = default;
 };
 
 // One binding per rank, in rank order. Throws Error(parse) with the grammar on malformed text, and
 // Error(device) when the spec binds a number of ranks different from `procs` (unless it binds
 // exactly one item without a count, which is then repeated for every rank).
-std::vector<DeviceBinding> parse_device_spec(std::string_view spec, int procs);
+[[nodiscard]] std::vector<DeviceBinding> parse_device_spec(std::string_view spec, int procs);
 
 // The grammar, as shown in error messages and --help.
 std::string_view device_spec_grammar();

@@ -49,7 +49,8 @@ constexpr std::size_t default_row_alignment(DeviceKind kind) noexcept {
 }
 
 // The kind whose name is exactly `name`, or nothing (for parsers with messages of their own).
-constexpr std::optional<DeviceKind> parse_device_kind(std::string_view name) noexcept {
+[[nodiscard]] constexpr std::optional<DeviceKind> parse_device_kind(
+    std::string_view name) noexcept {
   for (const DeviceKind kind : device_kinds()) {
     if (to_string(kind) == name) return kind;
   }
@@ -57,7 +58,7 @@ constexpr std::optional<DeviceKind> parse_device_kind(std::string_view name) noe
 }
 
 // The kind named `name`; Error(device) naming the kinds there are otherwise.
-DeviceKind device_kind(std::string_view name);
+[[nodiscard]] DeviceKind device_kind(std::string_view name);
 
 // Writes the kind's name (so test frameworks and streams print "cuda", not a number).
 std::ostream& operator<<(std::ostream& out, DeviceKind kind);

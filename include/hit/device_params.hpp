@@ -18,17 +18,17 @@ namespace hit {
 // TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), letters in any case; no unit = B.
 // Throws Error(parse) naming the text and the units allowed; zero is allowed (callers that need a
 // positive size check it).
-std::uint64_t parse_bytes(std::string_view text);
+[[nodiscard]] std::uint64_t parse_bytes(std::string_view text);
 // Exact, short text for a byte count: the largest binary unit that divides it ("64MiB"), else the
 // largest decimal one ("10GB"), else bytes ("1234B"). parse_bytes(format_bytes(b)) == b.
-std::string format_bytes(std::uint64_t bytes);
+[[nodiscard]] std::string format_bytes(std::uint64_t bytes);
 // Human text, rounded: "1.50 GiB".
-std::string human_bytes(double bytes);
+[[nodiscard]] std::string human_bytes(double bytes);
 
 // A transfer bandwidth in bytes per second: a byte count followed by "/s" ("10GB/s", "512MiB/s");
 // "/s" may be left out. Must be positive. Throws Error(parse).
-double parse_bandwidth(std::string_view text);
-std::string format_bandwidth(double bytes_per_second);
+[[nodiscard]] double parse_bandwidth(std::string_view text);
+[[nodiscard]] std::string format_bandwidth(double bytes_per_second);
 
 // The slowdown of an emulated device as a step function of the problem size (the bytes a launch
 // stages on the device): `F` (everywhere) or `F0;F1@S1;F2@S2…` (F0 below S1, F1 from S1 up to S2,
@@ -44,9 +44,10 @@ class SlowdownProfile {
 
   SlowdownProfile() = default;  // factor 1 everywhere
   explicit SlowdownProfile(double factor);
-  static SlowdownProfile parse(std::string_view text);  // Error(parse) with the grammar
+  [[nodiscard]] static SlowdownProfile parse(
+      std::string_view text);  // Error(parse) with the grammar
 
-  double at(std::uint64_t problem_bytes) const noexcept;
+  [[nodiscard]] double at(std::uint64_t problem_bytes) const noexcept;
   const std::vector<Step>& steps() const noexcept { return steps_; }
   bool is_constant() const noexcept { return steps_.size() == 1; }
   std::string str() const;
@@ -70,14 +71,14 @@ class SpeedChange {
     friend bool operator==(const Step&, const Step&) = default;
   };
 
-  SpeedChange() = default;                          // no change
-  static SpeedChange parse(std::string_view text);  // Error(parse) with the grammar
+  SpeedChange() = default;                                        // no change
+  [[nodiscard]] static SpeedChange parse(std::string_view text);  // Error(parse) with the grammar
 
   bool empty() const noexcept { return steps_.empty(); }
   bool in_seconds() const noexcept { return seconds_; }
   const std::vector<Step>& steps() const noexcept { return steps_; }
   // The multiplier after `launches` executions (this one not counted), `seconds` after creation.
-  double factor(std::uint64_t launches, double seconds) const noexcept;
+  [[nodiscard]] double factor(std::uint64_t launches, double seconds) const noexcept;
   std::string str() const;
   friend bool operator==(const SpeedChange&, const SpeedChange&) = default;
 
@@ -99,13 +100,13 @@ struct DeviceParams {
   // Error(device_failed), and so do all later ones (a failed device stays failed).
   std::optional<std::uint64_t> fail_after;
 
-  static DeviceParams of(const DeviceBinding& binding);
+  [[nodiscard]] static DeviceParams of(const DeviceBinding& binding);
 };
 
 // The parameters each device kind accepts (for errors, --help and hit-info).
 const std::vector<ParamInfo>& device_params(DeviceKind kind);
 
 // Text for a whole binding list, runs of equal bindings compressed: "cuda:0*3,cuda:1".
-std::string format_device_spec(const std::vector<DeviceBinding>& bindings);
+[[nodiscard]] std::string format_device_spec(const std::vector<DeviceBinding>& bindings);
 
 }  // namespace hit

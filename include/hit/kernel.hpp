@@ -171,10 +171,10 @@ TileArg<T> inout(const Tile<T>& t) {
 namespace detail {
 template <class T>
 TileArg<T> resident_arg(Intent intent, const Resident<T>& r) {
-  if (!r.state()) return {intent, {}, Shape(), nullptr};  // the null Resident
+  if (!resident_state(r)) return {intent, {}, Shape(), nullptr};  // the null Resident
   // A tile its device could not hold is staged by each launch, as a host tile is.
-  const auto& state = r.state()->spilled ? nullptr : r.state();
-  return {intent, r.state()->host, r.state()->own, state};
+  const auto& state = resident_state(r)->spilled ? nullptr : resident_state(r);
+  return {intent, resident_state(r)->host, resident_state(r)->own, state};
 }
 }  // namespace detail
 // A Resident argument: the kernel sees the tile's whole allocation (padding and ghost cells).

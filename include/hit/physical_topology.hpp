@@ -24,6 +24,7 @@
 
 namespace hit {
 
+class Device;
 class Environment;
 
 // What hwloc found on a machine.
@@ -53,8 +54,8 @@ struct GpuDiscovery {
   std::string note;  // why there are none ("built without CUDA", "no CUDA driver", ...)
 };
 
-HostInfo discover_host();
-GpuDiscovery discover_gpus();
+[[nodiscard]] HostInfo discover_host();
+[[nodiscard]] GpuDiscovery discover_gpus();
 
 // What binding needs to know about a node.
 struct NodeResources {
@@ -71,17 +72,18 @@ struct NodeResources {
 // cpu and emu without index take the next index not named explicitly on the node; cuda without
 // index goes round-robin over the node's GPUs. Throws Error(device) for a GPU that does not exist
 // (the message says how many exist) and for one emulated device given different parameters.
-std::vector<DeviceBinding> resolve_node_bindings(const std::vector<DeviceBinding>& wanted,
-                                                 const std::vector<int>& ranks,
-                                                 const NodeResources& node);
+[[nodiscard]] std::vector<DeviceBinding> resolve_node_bindings(
+    const std::vector<DeviceBinding>& wanted, const std::vector<int>& ranks,
+    const NodeResources& node);
 // The default binding of `ranks_on_node` ranks (round-robin over GPUs, else one core group each).
-std::vector<DeviceBinding> default_node_bindings(int ranks_on_node, const NodeResources& node);
+[[nodiscard]] std::vector<DeviceBinding> default_node_bindings(int ranks_on_node,
+                                                               const NodeResources& node);
 // The cores (0 .. node.cores-1) of each resolved binding: a cpu:i group is the i-th of an even
 // split of the node's cores over the cpu groups in use; a cuda or emu rank gets its even share by
 // node rank; `cores=N` takes N cores from the start of that group. With more groups than cores,
 // groups share cores (oversubscription is allowed).
-std::vector<std::vector<int>> assign_node_cores(const std::vector<DeviceBinding>& resolved,
-                                                const NodeResources& node);
+[[nodiscard]] std::vector<std::vector<int>> assign_node_cores(
+    const std::vector<DeviceBinding>& resolved, const NodeResources& node);
 
 // Where one rank runs and what it is bound to.
 struct RankPlacement {
@@ -92,7 +94,8 @@ struct RankPlacement {
   std::string host;
   DeviceBinding device;     // resolved: index >= 0
   std::vector<int> cores;   // core numbers (0 .. cores-1) of its node
-  int sharing = 1;          // ranks of its node bound to the same device, itself included
+  int sharing = 1;          // ranks of its node bound to the same device, itself included (see
+                            // PhysicalTopology::ranks_sharing_device)
   std::string description;  // e.g. "NVIDIA H200 (139.8 GiB)", "emulated accelerator (mem=…)"
 
   bool emulated() const noexcept { return device.kind == DeviceKind::emu; }
@@ -181,7 +184,7 @@ class PhysicalTopology {
   const std::vector<RankPlacement>& ranks() const noexcept { return ranks_; }
   // One sentence per host whose processes outnumber its physical cores ("4 processes share the 2
   // cores of host vm"): their times are not those of a dedicated machine. Empty when none does.
-  std::vector<std::string> oversubscribed_hosts() const;
+  [[nodiscard]] std::vector<std::string> oversubscribed_hosts() const;
   const RankPlacement& mine() const { return ranks_.at(static_cast<std::size_t>(rank_)); }
   std::vector<DeviceBinding> bindings() const;  // the device of every rank (for layouts)
   // Where the binding came from: "--devices", "HIT_DEVICES" or "default".
@@ -190,14 +193,25 @@ class PhysicalTopology {
   bool pinned() const noexcept { return pinned_; }
   // Unique for this run (same on every rank), to name per-run resources such as device locks.
   const std::string& run_id() const noexcept { return run_id_; }
-  // Replaces this rank's device in its placement (for hit::rebind_device: tests and benchmarks of
-  // one process). The other ranks do not learn of it.
-  void rebind_mine(const DeviceBinding& binding);
+  // The ranks bound to the same device of the same node as `rank` (itself included), in rank
+  // order: those that share its device lock and its memory.
+  [[nodiscard]] std::vector<int> ranks_sharing_device(int rank) const;
   // What this rank shares with the other ranks bound to its device (also when it is alone on it).
   DeviceShare& device_share() const noexcept { return *share_; }
 
  private:
+  // Replaces this rank's device in its placement, for the test helper rebind_device
+  // (src/devices/rebind.hpp). The other ranks do not learn of it.
+  friend Device& rebind_device(Environment& env, const DeviceBinding& binding);
+  void rebind_mine(const DeviceBinding& binding);
+
+  // The steps of the collective construction, in order (physical_topology.cpp).
   void build(Environment& env);
+  std::vector<int> split_nodes(MPI_Comm comm, int ranks_per_node);
+  void describe_nodes(MPI_Comm comm, const std::vector<int>& node_of, int ranks_per_node);
+  void bind_ranks(Environment& env);
+  void place_node(const NodeDescription& d, const std::vector<DeviceBinding>& wanted);
+  std::unique_ptr<DeviceShare> open_device_share(MPI_Comm comm) const;
 
   int rank_ = 0;
   MPI_Comm node_comm_ = MPI_COMM_NULL;

@@ -33,6 +33,8 @@ namespace hit {
 
 class Device;
 class DeviceShare;
+template <class T>
+class Resident;
 
 namespace detail {
 
@@ -128,6 +130,11 @@ std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion
 std::shared_ptr<ResidentState> resident_within(ResidentState& old, HostRegion host, Shape own,
                                                std::shared_ptr<void> keep_alive);
 
+// The device copy of `r`, null for the null Resident: for the library's own templates (launch
+// arguments, communication), not part of Resident's interface.
+template <class T>
+const std::shared_ptr<ResidentState>& resident_state(const Resident<T>& r) noexcept;
+
 }  // namespace detail
 
 template <class T>
@@ -208,9 +215,6 @@ class Resident {
   // every launch stages it (see the header comment; Error(out_of_memory) comes from the launch
   // then, unless its partition is out of core).
   bool spilled() const noexcept { return shared_->device && shared_->device->spilled; }
-  // Null for the null Resident.
-  const std::shared_ptr<detail::ResidentState>& state() const noexcept { return shared_->device; }
-
   // The second host buffer of a double-buffered receive: allocated on first use, with host()'s
   // shape, padding and ghost width.
   Tile<T>& spare() {
@@ -229,6 +233,10 @@ class Resident {
   }
 
  private:
+  template <class U>
+  friend const std::shared_ptr<detail::ResidentState>& detail::resident_state(
+      const Resident<U>& r) noexcept;
+
   struct Shared {
     Tile<T> host;
     Tile<T> spare;
@@ -242,5 +250,11 @@ class Resident {
   }
   std::shared_ptr<Shared> shared_;
 };
+
+template <class T>
+const std::shared_ptr<detail::ResidentState>& detail::resident_state(
+    const Resident<T>& r) noexcept {
+  return r.shared_->device;
+}
 
 }  // namespace hit

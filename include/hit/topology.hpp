@@ -82,15 +82,15 @@ class TopologyRegistry : public Registry<TopologyPlugin> {
 };
 
 // Builds the topology named by `spec` for `procs` processes, with the registry of `env`.
-Topology topology(Environment& env, std::string_view spec, int procs);
+[[nodiscard]] Topology topology(Environment& env, std::string_view spec, int procs);
 // The same with Environment::current().
-Topology topology(std::string_view spec, int procs);
+[[nodiscard]] Topology topology(std::string_view spec, int procs);
 // procs = Environment::current().size().
-Topology topology(std::string_view spec);
+[[nodiscard]] Topology topology(std::string_view spec);
 
 // The most-square factorisation of `procs` into `axes` factors, non-increasing (as
 // MPI_Dims_create): 6 -> {3, 2}, 12 over 3 axes -> {3, 2, 2}, 7 -> {7, 1}.
-std::vector<int> balanced_dims(int procs, int axes);
+[[nodiscard]] std::vector<int> balanced_dims(int procs, int axes);
 
 namespace detail {
 // Defined with the built-in plug-ins (plugins/topologies/builtin.cpp).

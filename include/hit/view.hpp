@@ -101,17 +101,4 @@ struct KernelContext {
   void* cublas = nullptr;       // cublasHandle_t
 };
 
-namespace detail {
-class HostPool;
-}
-
-// What a device backend gives a body it executes (the launch turns it into a KernelContext).
-struct ExecContext {
-  int threads = 1;
-  void* cuda_stream = nullptr;
-  void* cublas = nullptr;
-  // cpu and emu: the device's persistent host threads, which run the blocks of a partition.
-  detail::HostPool* host_pool = nullptr;
-};
-
 }  // namespace hit

@@ -48,11 +48,10 @@ void check_same_configuration(MPI_Comm comm) {
   const auto mine = hit_variables();
   std::string text;
   for (const auto& [k, v] : mine) text += k + '=' + v + '\n';
-  int length = static_cast<int>(text.size());
-  check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  // Waits through hit::wait_all although the Environment is still being made: it is current and
+  // its notice communicator exists by now, and no wait hook can be installed yet.
   std::string root = text;
-  root.resize(static_cast<std::size_t>(length));
-  check_mpi(MPI_Bcast(root.data(), length, MPI_CHAR, 0, comm), "MPI_Bcast");
+  broadcast(root, 0, comm);
   collectively(comm, [&] {
     if (root == text) return;
     std::map<std::string, std::string> theirs;

@@ -7,11 +7,20 @@
 #include <string>
 #include <string_view>
 
+#include "devices/exec_context.hpp"
 #include "hit/device.hpp"
 #include "topology/device_kind_format.hpp"
 
+namespace hit {
+class DeviceShare;
+}  // namespace hit
+
 namespace hit::detail {
 
+// Creates the backend for a resolved binding. `share` (may be null): what the ranks bound to the
+// same device on one node share, for capacity accounting (see DeviceShare).
+[[nodiscard]] std::unique_ptr<Device> make_device(const DeviceBinding& binding, int cores,
+                                                  DeviceShare* share = nullptr);
 std::unique_ptr<Device> make_cpu_device(const DeviceBinding& binding, int cores);
 std::unique_ptr<Device> make_emu_device(const DeviceBinding& binding, int cores,
                                         DeviceShare* share);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "devices/backends.hpp"
+#include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/physical_topology.hpp"
@@ -59,15 +60,16 @@ void Device::reset_counters() {
   counters_.execute_host_ns.store(0);
 }
 
-std::unique_ptr<Device> make_device(const DeviceBinding& binding, int cores, DeviceShare* share) {
+std::unique_ptr<Device> detail::make_device(const DeviceBinding& binding, int cores,
+                                            DeviceShare* share) {
   switch (binding.kind) {
     case DeviceKind::cpu:
-      return detail::make_cpu_device(binding, cores);
+      return make_cpu_device(binding, cores);
     case DeviceKind::emu:
-      return detail::make_emu_device(binding, cores, share);
+      return make_emu_device(binding, cores, share);
     case DeviceKind::cuda:
 #ifdef HIT_HAVE_CUDA
-      return detail::make_cuda_device(binding, cores, share);
+      return make_cuda_device(binding, cores, share);
 #else
       throw Error(ErrorKind::device, fmt::format("cannot use {}: hitmap++ was built without CUDA "
                                                  "(configure with HIT_CUDA=ON where nvcc exists)",
@@ -85,11 +87,12 @@ class RankDevice {
   explicit RankDevice(Environment& env) {
     const auto& topo = PhysicalTopology::of(env);
     const auto& me = topo.mine();
-    device_ = make_device(me.device, static_cast<int>(me.cores.size()), &topo.device_share());
+    device_ =
+        detail::make_device(me.device, static_cast<int>(me.cores.size()), &topo.device_share());
   }
   Device& get() { return *device_; }
   Device& rebind(const DeviceBinding& binding, int cores, DeviceShare* share) {
-    auto fresh = make_device(binding, cores, share);
+    auto fresh = detail::make_device(binding, cores, share);
     device_ = std::move(fresh);
     return *device_;
   }

@@ -9,6 +9,7 @@
 
 #include "devices/backends.hpp"
 #include "devices/host_pool.hpp"
+#include "devices/launch_stages.hpp"
 #include "devices/residency.hpp"
 #include "devices/staging.hpp"
 #include "hit/core/log.hpp"
@@ -94,21 +95,6 @@ namespace detail {
 
 // ---- running the blocks of a launch -----------------------------------------------------------
 
-namespace {
-
-using steady = std::chrono::steady_clock;
-
-double monotonic_seconds(steady::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-double seconds_between(steady::time_point a, steady::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
-using Invoke = std::function<void(const KernelContext&, const std::vector<RawView>&)>;
-
-// Runs the blocks of `p` on the device: once on cuda, block by block on the device's host threads
-// elsewhere.
 void run_blocks(const Device& dev, const Partition& p, const std::vector<RawView>& views,
                 const ExecContext& ec, const Invoke& invoke) {
   KernelContext base;
@@ -141,6 +127,17 @@ void run_blocks(const Device& dev, const Partition& p, const std::vector<RawView
     ctx.block_index = i;
     invoke(ctx, views);
   });
+}
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double monotonic_seconds(steady::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+double seconds_between(steady::time_point a, steady::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
 }
 
 // What Device::execute runs for a launch: one reference, so that the std::function holding it
@@ -180,12 +177,40 @@ void check_args(const std::string& kernel, const std::vector<LaunchArg>& args) {
                   device.label(), to_string(device.kind()), list.empty() ? "none" : list));
 }
 
-namespace {
+Staged stage_whole(Device& dev, const Partition& p, const LaunchArg& a, int stream,
+                   Buffers& buffers, Packed& packed) {
+  Staged s;
+  if (a.resident) {
+    ResidentState& r = *a.resident;
+    s.layout = resident_layout(r);
+    s.data = r.device_data;
+    if (a.intent != Intent::out && r.host_modified) {
+      copy_region(dev, true, a.host, s.data, s.layout, a.host.shape, stream, packed);
+      r.host_modified = false;
+    }
+    return s;
+  }
+  s.layout = device_layout(a.host.shape, a.host.element_size, p, p.row_alignment());
+  s.data = buffers.get(s.layout.bytes());
+  if (a.intent == Intent::out || p.pad_to_blocks()) dev.fill_zero(s.data, s.layout.bytes(), stream);
+  if (a.intent != Intent::out)
+    copy_region(dev, true, a.host, s.data, s.layout, a.host.shape, stream, packed);
+  return s;
+}
 
-struct Staged {
-  void* data = nullptr;
-  DeviceLayout layout;
-};
+void bring_back_whole(Device& dev, const LaunchArg& a, const Staged& s, const Shape& domain,
+                      int stream, Packed& packed) {
+  if (a.intent == Intent::in) return;
+  if (a.resident) {
+    a.resident->device_modified = true;
+    a.resident->host_modified = false;
+    return;
+  }
+  copy_region(dev, false, a.host, s.data, s.layout, copy_back_region(a.own, domain), stream,
+              packed);
+}
+
+namespace {
 
 // Stages every argument whole, runs, copies back.
 void run_staged(Device& dev, const Partition& p, const std::vector<LaunchArg>& args,
@@ -197,193 +222,15 @@ void run_staged(Device& dev, const Partition& p, const std::vector<LaunchArg>& a
   Drain drain(dev);  // on an error, queued work finishes before what it uses goes
   std::uint64_t problem = 0;
   for (const auto& a : args) {
-    Staged s;
-    if (a.resident) {
-      ResidentState& r = *a.resident;
-      s.layout = resident_layout(r);
-      s.data = r.device_data;
-      if (a.intent != Intent::out && r.host_modified) {
-        copy_region(dev, true, a.host, s.data, s.layout, a.host.shape, 0, packed);
-        r.host_modified = false;
-      }
-    } else {
-      s.layout = device_layout(a.host.shape, a.host.element_size, p, p.row_alignment());
-      s.data = buffers.get(s.layout.bytes());
-      if (a.intent == Intent::out || p.pad_to_blocks()) dev.fill_zero(s.data, s.layout.bytes(), 0);
-      if (a.intent != Intent::out)
-        copy_region(dev, true, a.host, s.data, s.layout, a.host.shape, 0, packed);
-    }
-    problem += s.layout.bytes();
-    views.push_back(device_view(s.data, s.layout));
-    staged.push_back(s);
+    staged.push_back(stage_whole(dev, p, a, 0, buffers, packed));
+    problem += staged.back().layout.bytes();
+    views.push_back(device_view(staged.back().data, staged.back().layout));
   }
   rec.problem_bytes = problem;
   const BlocksJob job{dev, p, views, invoke};
   dev.execute([&job](const ExecContext& ec) { job(ec); }, problem, 0);
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    if (a.intent == Intent::in) continue;
-    if (a.resident) {
-      a.resident->device_modified = true;
-      a.resident->host_modified = false;
-      continue;
-    }
-    copy_region(dev, false, a.host, staged[i].data, staged[i].layout,
-                copy_back_region(a.own, p.domain()), 0, packed);
-  }
-  dev.synchronize();
-  finish(packed);
-}
-
-// Out of core: chunk by chunk, two buffers per cut tile, copies on stream 1, compute on stream 0.
-void run_chunked(Device& dev, const Partition& p0, const std::vector<LaunchArg>& args,
-                 const Invoke& invoke, LaunchRecord& rec, AllocationTally& tally) {
-  constexpr int compute = 0;
-  constexpr int copies = 1;
-  const Shape& domain = p0.domain();
-  const Sig rows = domain[0];
-  // Which tiles are cut with the domain, and the rows each reads around.
-  std::vector<bool> cut(args.size(), false);
-  std::vector<std::pair<index_t, index_t>> halo(args.size(), {0, 0});
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    const auto reach = a.reads->axis(0);
-    cut[i] = !a.resident && a.host.shape.rank() == domain.rank() && !reach.whole &&
-             a.host.shape[0].stride() == rows.stride() && a.host.shape[0].includes(rows);
-    if (cut[i]) halo[i] = {reach.before, reach.after};
-  }
-  const auto staged_region = [&](std::size_t i, const Shape& chunk) {
-    const Shape& hs = args[i].host.shape;
-    const Sig r = chunk[0].expand(halo[i].first, halo[i].second).intersect(hs[0]);
-    return hs.with_sig(0, r);
-  };
-  // The footprint decides the chunks when the plug-in could not.
-  Partition p = p0;
-  if (p.chunks().empty()) {
-    Footprint f;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const auto one_row =
-          args[i].host.shape.with_sig(0, Sig(rows.begin(), rows.begin() + 1, rows.stride()));
-      const DeviceLayout d = device_layout(cut[i] ? one_row : args[i].host.shape,
-                                           args[i].host.element_size, p, p.row_alignment());
-      if (cut[i]) {
-        f.bytes_per_row += d.bytes();
-        f.fixed_bytes += static_cast<std::uint64_t>(halo[i].first + halo[i].second) * d.bytes() *
-                         static_cast<std::uint64_t>(p.buffers());
-      } else if (!args[i].resident) {
-        f.fixed_bytes += d.bytes();
-      }
-    }
-    p = p.with_footprint(f);
-  }
-  const auto& chunks = p.chunks();
-  rec.chunks = chunks.size();
-  const int nbuf = p.buffers();
-
-  Packed packed;
-  Buffers buffers(dev, &tally);
-  // Whole tiles once; cut tiles get nbuf buffers as large as their largest chunk.
-  std::vector<Staged> whole(args.size());
-  std::vector<std::vector<void*>> bufs(args.size());
-  std::vector<std::size_t> buf_bytes(args.size(), 0);
-  std::uint64_t fixed_bytes = 0;
-  Drain drain(dev);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    if (cut[i]) {
-      for (const Shape& c : chunks) {
-        buf_bytes[i] = std::max(
-            buf_bytes[i],
-            device_layout(staged_region(i, c), a.host.element_size, p, p.row_alignment()).bytes());
-      }
-      for (int b = 0; b < nbuf; ++b) bufs[i].push_back(buffers.get(buf_bytes[i]));
-      continue;
-    }
-    Staged& s = whole[i];
-    if (a.resident) {
-      s.layout = resident_layout(*a.resident);
-      s.data = a.resident->device_data;
-      if (a.intent != Intent::out && a.resident->host_modified) {
-        copy_region(dev, true, a.host, s.data, s.layout, a.host.shape, copies, packed);
-        a.resident->host_modified = false;
-      }
-    } else {
-      s.layout = device_layout(a.host.shape, a.host.element_size, p, p.row_alignment());
-      s.data = buffers.get(s.layout.bytes());
-      if (a.intent == Intent::out || p.pad_to_blocks())
-        dev.fill_zero(s.data, s.layout.bytes(), copies);
-      if (a.intent != Intent::out)
-        copy_region(dev, true, a.host, s.data, s.layout, a.host.shape, copies, packed);
-    }
-    fixed_bytes += s.layout.bytes();
-  }
-  rec.problem_bytes = buffers.bytes() + fixed_bytes;
-
-  const auto chunk_layout = [&](std::size_t i, std::size_t c) {
-    return device_layout(staged_region(i, chunks[c]), args[i].host.element_size, p,
-                         p.row_alignment());
-  };
-  const auto stage_in = [&](std::size_t c) {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (!cut[i]) continue;
-      void* b = bufs[i][c % static_cast<std::size_t>(nbuf)];
-      const DeviceLayout d = chunk_layout(i, c);
-      if (args[i].intent == Intent::out || p.pad_to_blocks())
-        dev.fill_zero(b, buf_bytes[i], copies);
-      if (args[i].intent != Intent::out)
-        copy_region(dev, true, args[i].host, b, d, d.shape, copies, packed);
-    }
-  };
-  const auto stage_out = [&](std::size_t c) {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (!cut[i] || args[i].intent == Intent::in) continue;
-      void* b = bufs[i][c % static_cast<std::size_t>(nbuf)];
-      const DeviceLayout d = chunk_layout(i, c);
-      copy_region(dev, false, args[i].host, b, d, copy_back_region(args[i].own, chunks[c]), copies,
-                  packed);
-    }
-  };
-
-  stage_in(0);
-  for (std::size_t c = 0; c < chunks.size(); ++c) {
-    std::vector<RawView> views;
-    std::uint64_t chunk_bytes = fixed_bytes;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (cut[i]) {
-        views.push_back(
-            device_view(bufs[i][c % static_cast<std::size_t>(nbuf)], chunk_layout(i, c)));
-        chunk_bytes += buf_bytes[i];
-      } else {
-        views.push_back(device_view(whole[i].data, whole[i].layout));
-      }
-    }
-    const Partition pc = p.chunk(c);
-    dev.wait_for(compute, copies);
-    dev.execute([&dev, pc, views,
-                 &invoke](const ExecContext& ec) { run_blocks(dev, pc, views, ec, invoke); },
-                chunk_bytes, compute);
-    const bool next = c + 1 < chunks.size();
-    if (nbuf == 1) {
-      dev.wait_for(copies, compute);
-      stage_out(c);
-      if (next) stage_in(c + 1);
-    } else {
-      if (next) stage_in(c + 1);  // overlaps the compute of chunk c
-      dev.wait_for(copies, compute);
-      stage_out(c);
-    }
-  }
-  // Whole OUT/INOUT tiles come back once everything ran.
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    if (cut[i] || a.intent == Intent::in) continue;
-    if (a.resident) {
-      a.resident->device_modified = true;
-      a.resident->host_modified = false;
-      continue;
-    }
-    copy_region(dev, false, a.host, whole[i].data, whole[i].layout, copy_back_region(a.own, domain),
-                copies, packed);
+    bring_back_whole(dev, args[i], staged[i], p.domain(), 0, packed);
   }
   dev.synchronize();
   finish(packed);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "devices/rebind.hpp"
 #include "hit/balance/benchmark.hpp"
 #include "hit/balance/kernels.hpp"
 #include "hit/core/environment.hpp"

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "devices/emu/block_cache.hpp"
+#include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
 #include "hit/physical_topology.hpp"

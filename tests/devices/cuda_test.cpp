@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"

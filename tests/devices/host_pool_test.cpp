@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "devices/host_pool.hpp"
+#include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
 #include "hit/kernel.hpp"

@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
@@ -693,7 +694,7 @@ TEST_F(LaunchTest, PrefetchedResidentIsNotSentAgain) {
   hit::Device& dev = bind("emu:0(bw=1GB/s)");
   const hit::Shape s = hit::Shape::extents({6, 8});
   hit::Resident<double> r(filled<double>(s));
-  hit::detail::resident_prefetch(*r.state(), 1);
+  hit::detail::resident_prefetch(*hit::detail::resident_state(r), 1);
   EXPECT_TRUE(r.device_current());
   dev.synchronize(1);
   const auto before = dev.counters();
@@ -703,7 +704,7 @@ TEST_F(LaunchTest, PrefetchedResidentIsNotSentAgain) {
   EXPECT_EQ(dev.counters().bytes_in, before.bytes_in);  // nothing sent by the launch
   EXPECT_EQ(out(3, 4), r.host()(3, 4) + 1);
   // Prefetching a current copy does nothing.
-  hit::detail::resident_prefetch(*r.state(), 1);
+  hit::detail::resident_prefetch(*hit::detail::resident_state(r), 1);
   EXPECT_EQ(dev.counters().bytes_in, before.bytes_in);
 }
 

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "../support/error_text.hpp"
+#include "devices/rebind.hpp"
 #include "hit/balance/row_balancer.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"

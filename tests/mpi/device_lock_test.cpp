@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "devices/rebind.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "devices/rebind.hpp"
 #include "hit/balance/dynamic_balance.hpp"
 #include "hit/balance/dynamic_partition.hpp"
 #include "hit/balance/kernels.hpp"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/rebind.hpp"
 #include "hit/hit.hpp"
 
 namespace {

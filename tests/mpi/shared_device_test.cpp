@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "devices/rebind.hpp"
 #include "hit/hit.hpp"
 
 namespace {

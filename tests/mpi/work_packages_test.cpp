@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/rebind.hpp"
 #include "hit/hit.hpp"
 
 namespace {

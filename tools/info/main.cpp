@@ -20,17 +20,6 @@
 
 namespace {
 
-// The ranks bound to the same device of the same node as `r` (itself included), in rank order.
-std::vector<int> sharing_ranks(const hit::PhysicalTopology& topo, const hit::RankPlacement& r) {
-  std::vector<int> out;
-  for (const auto& o : topo.ranks()) {
-    if (o.node == r.node && o.device.kind == r.device.kind && o.device.index == r.device.index) {
-      out.push_back(o.rank);
-    }
-  }
-  return out;
-}
-
 std::string ranges(const std::vector<int>& v) {
   std::string out;
   for (std::size_t i = 0; i < v.size();) {
@@ -80,7 +69,7 @@ nlohmann::json to_json(const hit::PhysicalTopology& topo) {
                      {"params", r.device.params},
                      {"emulated", r.emulated()},
                      {"sharing", r.sharing},
-                     {"shared_with", sharing_ranks(topo, r)},
+                     {"shared_with", topo.ranks_sharing_device(r.rank)},
                      {"cores", r.cores},
                      {"description", r.description}});
   }
@@ -123,7 +112,7 @@ void print_human(const hit::PhysicalTopology& topo) {
   // time-shared when they do not (docs/devices.md).
   std::set<std::pair<int, std::string>> shown;
   for (const auto& r : topo.ranks()) {
-    const auto ranks = sharing_ranks(topo, r);
+    const auto ranks = topo.ranks_sharing_device(r.rank);
     const std::string device =
         r.device.kind == hit::DeviceKind::cpu
             ? std::string()

@@ -297,7 +297,8 @@ void RowBalancer::move(Resident<T>& tile, index_t ghost) {
     }
   } else if (!p.tile.is_null()) {
     const Shape stay = staying_rows(tile.host(), ghost);
-    if (!stay.is_null() && tile.state()) detail::resident_fetch(*tile.state(), stay);
+    if (!stay.is_null() && detail::resident_state(tile))
+      detail::resident_fetch(*detail::resident_state(tile), stay);
     copy_staying(tile.host(), p, stay);
     next = Resident<T>::within(*p.storage, p.tile, *env_);
   }

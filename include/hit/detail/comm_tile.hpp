@@ -103,7 +103,7 @@ CommTile comm_tile(Resident<T>& r) {
   CommTile c{tile_data(r.host()),
              element_type<T>(),
              std::make_shared<Resident<T>>(r),
-             r.state(),
+             resident_state(r),
              true,
              {}};
   c.buffers.host = [r]() mutable { return tile_data(r.host()).padded_region().data; };
