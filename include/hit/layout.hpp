@@ -214,25 +214,26 @@ struct LayoutOptions {
 
 // Part `part` of `n` elements split into `parts` as Hitmap's blocks: the first n mod parts parts
 // get one element more (n=10, parts=3 -> 4,3,3). Returns positions [first, last) in 0..n.
-std::pair<index_t, index_t> block_range(index_t n, int parts, int part);
+[[nodiscard]] std::pair<index_t, index_t> block_range(index_t n, int parts, int part);
 
 // `sig` split into `parts` consecutive pieces with block_range (strides and begins kept).
-AxisPieces block_pieces(const Sig& sig, int parts);
+[[nodiscard]] AxisPieces block_pieces(const Sig& sig, int parts);
 // `sig` split into consecutive pieces of the given sizes (summing to sig.size()).
-AxisPieces sized_pieces(const Sig& sig, const std::vector<index_t>& sizes);
+[[nodiscard]] AxisPieces sized_pieces(const Sig& sig, const std::vector<index_t>& sizes);
 
 // The Cartesian-product layout: the process at coordinates (c0, c1, ...) gets one block per
 // combination of pieces[0][c0] x pieces[1][c1] x ... (row-major order), with the shape axes past
 // the topology's taken whole. `pieces` has one entry per topology axis, each with dims()[k]
 // entries. Every built-in layout except work-package ones is of this form.
-Layout product_layout(const LayoutRequest& request, const std::vector<AxisPieces>& pieces,
-                      std::vector<double> predicted_time = {});
+[[nodiscard]] Layout product_layout(const LayoutRequest& request,
+                                    const std::vector<AxisPieces>& pieces,
+                                    std::vector<double> predicted_time = {});
 
 // Rounds real `weights` (>= 0, not all zero) to integer parts that sum exactly to `n`, each within
 // one element of its exact share n*w/sum(w): the floors, then one more element to the parts with
 // the largest remainders (ties to the lower index). Throws Error(invalid_argument) for a negative,
 // non-finite or all-zero list.
-std::vector<index_t> parts_from_weights(std::span<const double> weights, index_t n);
+[[nodiscard]] std::vector<index_t> parts_from_weights(std::span<const double> weights, index_t n);
 
 // The layout whose array axis `axis` is split over topology axis `axis` into consecutive parts of
 // the given sizes, one per topology coordinate along that axis (`parts` has dims()[axis] entries,
@@ -240,12 +241,14 @@ std::vector<index_t> parts_from_weights(std::span<const double> weights, index_t
 // other axes the topology distributes are split as `blocks` does; further shape axes are whole.
 // `predicted_time`: empty, one value per process, or one per coordinate along `axis` (each
 // process of that slice gets it). Shared by `weighted`, `blocksLB` and `fpm`.
-Layout layout_from_parts(const LayoutRequest& request, int axis, const std::vector<index_t>& parts,
-                         std::vector<double> predicted_time = {});
+[[nodiscard]] Layout layout_from_parts(const LayoutRequest& request, int axis,
+                                       const std::vector<index_t>& parts,
+                                       std::vector<double> predicted_time = {});
 
 // layout_from_parts with the parts of parts_from_weights: `weights` (> 0 expected, one per
 // coordinate along topology axis `axis`) share out the extent of shape axis `axis`.
-Layout layout_from_weights(const LayoutRequest& request, int axis, std::span<const double> weights);
+[[nodiscard]] Layout layout_from_weights(const LayoutRequest& request, int axis,
+                                         std::span<const double> weights);
 
 // Every process keeps the whole layout (every block of every process), so the number of blocks
 // bounds what a layout may be: at most max_layout_blocks (and as many processes), about

@@ -15,7 +15,7 @@ namespace hit {
 // rank's coordinates and element count. A 1-D shape is drawn as one row; for 3 or more axes the
 // slice at the first index of the axes past the second is drawn. `note` goes under the title;
 // `devices` (empty: the layout's own devices(), else one per process) are named in the legend.
-std::string layout_svg(const Layout& layout, const std::string& note,
-                       const std::vector<DeviceBinding>& devices = {});
+[[nodiscard]] std::string layout_svg(const Layout& layout, const std::string& note,
+                                     const std::vector<DeviceBinding>& devices = {});
 
 }  // namespace hit

@@ -17,17 +17,17 @@ class BlockCyclicLayout final : public LayoutPlugin {
            "(coordinate c of P gets blocks c, c+P, ...); several blocks per process";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"b", "block size: one value for every axis, or one per topology axis (required)", ""}};
+    return {
+        ParamInfo::integers("b", "block size: one value for every axis, or one per topology axis")
+            .at_least(1)
+            .named("block size")
+            .required("the block size b (e.g. blockCyclic:b=4)")};
   }
   Layout make(const LayoutRequest& request) const override {
     require_layout_axes(request);
     const Topology& topo = request.topology;
     const std::string spec = request.spec.str();
-    const std::vector<std::int64_t> sizes = request.spec.get_ints("b");
-    if (sizes.empty()) {
-      throw Error(ErrorKind::plugin,
-                  "layout '" + spec + "' needs the block size b (e.g. blockCyclic:b=4)");
-    }
+    const std::vector<std::int64_t> sizes = request.spec.get_ints("b");  // given, each >= 1
     if (sizes.size() != 1 && sizes.size() != static_cast<std::size_t>(topo.axes())) {
       throw Error(ErrorKind::plugin, "layout '" + spec + "': b has " +
                                          std::to_string(sizes.size()) +
@@ -39,16 +39,12 @@ class BlockCyclicLayout final : public LayoutPlugin {
     for (int k = 0; k < topo.axes(); ++k) {
       const index_t b = sizes.size() == 1 ? sizes[0] : sizes[static_cast<std::size_t>(k)];
       const double extent = static_cast<double>(std::max<index_t>(request.shape[k].size(), 1));
-      blocks *= b < 1 ? 1.0 : std::ceil(extent / static_cast<double>(b));
+      blocks *= std::ceil(extent / static_cast<double>(b));
     }
     require_block_count(request, blocks);
     std::vector<AxisPieces> pieces;
     for (int k = 0; k < topo.axes(); ++k) {
       const index_t b = sizes.size() == 1 ? sizes[0] : sizes[static_cast<std::size_t>(k)];
-      if (b < 1) {
-        throw Error(ErrorKind::plugin,
-                    "layout '" + spec + "': block size " + std::to_string(b) + " is not positive");
-      }
       const Sig& sig = request.shape[k];
       const index_t parts = topo.dim(k);
       // A block longer than the axis is the whole axis (and keeps the arithmetic below in range).

@@ -6,8 +6,6 @@
 // Which processes are fast: those listed in `fast=` (rank numbers, device kinds such as `cuda`,
 // or devices such as `cuda:0`), else those bound to a device whose kind is not `cpu`. When every
 // coordinate falls in one class the split is even (the balance factor needs two classes).
-#include <fmt/format.h>
-
 #include <charconv>
 #include <memory>
 #include <string>
@@ -89,23 +87,20 @@ class BlocksLbLayout final : public LayoutPlugin {
            "(each class evenly); other axes as blocks";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"factor", "fraction of the split axis given to the fast class, 0 < factor < 1", "0.5"},
-            {"axis", "the shape and topology axis to split", "0"},
-            {"fast",
-             "the fast processes: rank numbers, device kinds (cuda) or devices (cuda:0); default: "
-             "processes bound to a device that is not cpu",
-             ""}};
+    return {ParamInfo::real("factor", "fraction of the split axis given to the fast class", "0.5")
+                .above(0)
+                .below(1)
+                .range_in_words("a fraction strictly between 0 and 1"),
+            ParamInfo::integer("axis", "the shape and topology axis to split", "0").at_least(0),
+            ParamInfo::text("fast",
+                            "the fast processes: rank numbers, device kinds (cuda) or devices "
+                            "(cuda:0); default: processes bound to a device that is not cpu")};
   }
   Layout make(const LayoutRequest& request) const override {
     require_layout_axes(request);
     const Topology& topo = request.topology;
     const int axis = index_param(request, "axis", 0, topo.axes(), "an axis of the topology");
     const double factor = request.spec.get_double("factor", 0.5);
-    if (!(factor > 0 && factor < 1)) {
-      throw Error(ErrorKind::plugin, "layout '" + request.spec.str() +
-                                         "': factor=" + fmt::format("{}", factor) +
-                                         " is not a fraction strictly between 0 and 1");
-    }
     const std::vector<bool> fast = fast_processes(request);
     // A coordinate is fast when every process of its slice is: they share its part, so the
     // slowest of them sets its pace.

@@ -63,11 +63,9 @@ inline int index_param(const LayoutRequest& request, const std::string& key, int
   return static_cast<int>(value);
 }
 
-// The weights `w` of the request's spec: exactly `count` of them (one per process), each positive
-// and finite (with `allow_zero`: zero too, a process without work, but not all of them);
-// Error(plugin) naming the spec and the offending position otherwise.
-inline std::vector<double> process_weights(const LayoutRequest& request, std::size_t count,
-                                           bool allow_zero = false) {
+// The weights `w` of the request's spec: exactly `count` of them (one per process), not all 0 (each
+// is already within the range the plug-in declares); Error(plugin) naming the spec otherwise.
+inline std::vector<double> process_weights(const LayoutRequest& request, std::size_t count) {
   const std::vector<double> w = request.spec.get_doubles("w");
   const auto fail = [&](const std::string& why) {
     return Error(ErrorKind::plugin, fmt::format("layout '{}': {}", request.spec.str(), why));
@@ -75,21 +73,31 @@ inline std::vector<double> process_weights(const LayoutRequest& request, std::si
   if (w.size() != count) {
     throw fail(fmt::format("w has {} weights, expected {} (one per process)", w.size(), count));
   }
-  bool any = false;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    if (!(w[i] > 0 || (allow_zero && w[i] == 0)) || !std::isfinite(w[i])) {
-      throw fail(fmt::format("weight {} (position {} of w) is not a {} number", w[i], i,
-                             allow_zero ? "non-negative" : "positive"));
-    }
-    any = any || w[i] > 0;
+  if (std::none_of(w.begin(), w.end(), [](double x) { return x > 0; })) {
+    throw fail("every weight of w is 0: some process must get work");
   }
-  if (!any) throw fail("every weight of w is 0: some process must get work");
   return w;
+}
+
+// The declaration of `w` as one weight per process: positive, or with `allow_zero` also 0 (a
+// process without work).
+inline ParamInfo process_weights_param(std::string description, bool allow_zero) {
+  ParamInfo w = ParamInfo::reals("w", std::move(description)).named("weight");
+  if (allow_zero) return std::move(w).at_least(0).range_in_words("a non-negative number");
+  return std::move(w).above(0).range_in_words("a positive number");
+}
+
+// The declaration of `kind`, the interpolation of performance models (fpm::parse_model_kind's
+// names, with their aliases).
+inline ParamInfo model_kind_param() {
+  return ParamInfo::choice("kind", "model interpolation",
+                           {"piecewise", "akima", "constant", "pwl", "cpm"}, "piecewise");
 }
 
 // The node of each of the `q` processes: from `ranks_per_node=K` (consecutive ranks, K a node),
 // else the run's nodes; nullopt when neither is known (a plan for another run). A K outside
-// [1, q] is an Error(plugin) naming the spec.
+// [1, q] is an Error(plugin) naming the spec (the range depends on the run, so the declaration
+// cannot hold it).
 inline std::optional<std::vector<int>> process_nodes(const LayoutRequest& request, int q) {
   std::vector<int> node_of(static_cast<std::size_t>(q), 0);
   if (request.spec.has("ranks_per_node")) {

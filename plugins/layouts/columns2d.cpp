@@ -41,17 +41,19 @@ class Columns2dLayout final : public LayoutPlugin {
            "sum of half-perimeters (Beaumont et al.'s column-based arrangement), on b×b blocks";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"w",
-             "weights, one per process (> 0); default: the models, else the device binding "
-             "(an emulated device weighs 1/slowdown, others 1)",
-             ""},
-            {"models",
-             "model files (hit-fpm build), one per process: the areas are the partition of the "
-             "b×b blocks by `algorithm` (a model's unit is one block)",
-             ""},
-            {"algorithm", "partitioner of the models", "geometric"},
-            {"kind", "model interpolation: piecewise, akima or constant", "piecewise"},
-            {"b", "block size: rectangles are made of whole b×b blocks", "1"}};
+    return {process_weights_param("weights, one per process; default: the models, else the "
+                                  "device binding (an emulated device weighs 1/slowdown, "
+                                  "others 1)",
+                                  false),
+            ParamInfo::text("models",
+                            "model files (hit-fpm build), one per process: the areas are the "
+                            "partition of the b×b blocks by `algorithm` (a model's unit is one "
+                            "block)"),
+            ParamInfo::text("algorithm", "partitioner of the models", "geometric"),
+            model_kind_param(),
+            ParamInfo::integer("b", "block size: rectangles are made of whole b×b blocks", "1")
+                .at_least(1)
+                .named("block size")};
   }
 
   Layout make(const LayoutRequest& request) const override {
@@ -64,8 +66,7 @@ class Columns2dLayout final : public LayoutPlugin {
                                                 "got {}",
                                                 spec, request.shape.str()));
     }
-    const std::int64_t b = request.spec.get_int("b", 1);
-    if (b < 1) throw fail(fmt::format("block size b={} is not positive", b));
+    const std::int64_t b = request.spec.get_int("b", 1);  // >= 1
     const Topology& topo = request.topology;
     const int q = topo.grid_size();
     const Sig& rows = request.shape[0];

@@ -17,12 +17,11 @@ class DimBlocksLayout final : public LayoutPlugin {
            "to the weights w";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"dim", "the shape axis to split", "0"},
-            {"w",
-             "weights, one per process (>= 0, not all 0): parts in proportion to them, within one "
-             "element "
-             "of the exact share (default: even parts)",
-             ""}};
+    return {ParamInfo::integer("dim", "the shape axis to split", "0").at_least(0),
+            process_weights_param("weights, one per process (not all 0): parts in proportion to "
+                                  "them, within one element of the exact share (default: even "
+                                  "parts)",
+                                  true)};
   }
   Layout make(const LayoutRequest& request) const override {
     const int dim = index_param(request, "dim", 0, request.shape.rank(), "an axis of the shape");
@@ -31,7 +30,7 @@ class DimBlocksLayout final : public LayoutPlugin {
     AxisPieces pieces;
     if (request.spec.has("w")) {
       const std::vector<double> w =
-          process_weights(request, static_cast<std::size_t>(topo.grid_size()), true);
+          process_weights(request, static_cast<std::size_t>(topo.grid_size()));
       pieces = sized_pieces(request.shape[dim], parts_from_weights(w, request.shape[dim].size()));
     } else {
       pieces = block_pieces(request.shape[dim], topo.grid_size());

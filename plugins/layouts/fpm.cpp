@@ -27,14 +27,16 @@ class FpmLayout final : public LayoutPlugin {
            "process's predicted time";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"models",
-             "model files (hit-fpm build), one per coordinate of topology axis `axis`; default: "
-             "the \"model\" entry of every process's DeviceBinding params (set in code: --devices "
-             "has no such parameter)",
-             ""},
-            {"axis", "the shape and topology axis to split", "0"},
-            {"algorithm", "even, proportional, geometric, numerical, exact or dp", "geometric"},
-            {"kind", "model interpolation: piecewise, akima or constant", "piecewise"}};
+    return {ParamInfo::text("models",
+                            "model files (hit-fpm build), one per coordinate of topology axis "
+                            "`axis`; default: the \"model\" entry of every process's "
+                            "DeviceBinding params (set in code: --devices has no such parameter)"),
+            ParamInfo::integer("axis", "the shape and topology axis to split", "0").at_least(0),
+            ParamInfo::text("algorithm",
+                            "fpm partitioner spec: even, proportional, geometric, numerical, exact "
+                            "or dp",
+                            "geometric"),
+            model_kind_param()};
   }
 
   Layout make(const LayoutRequest& request) const override {

@@ -34,6 +34,14 @@ struct Node {
   index_t thin_dealt = 0;  // running counter over the node's thin tiles
 };
 
+// The tile sizes a spec gives (bh: empty when the balance formula chooses).
+struct Sizes {
+  index_t B = 0;
+  index_t b = 0;
+  index_t g = 0;
+  std::vector<std::int64_t> bh;
+};
+
 // Host columns of a full tile by the balance formula: the hosts' share of the node's speed times
 // B, to the nearest multiple of g (ties upward), kept to multiples of g in [0, B], and to
 // [g, B - g] when B >= 2g so that both kinds of device get work. A tolerance of 1e-9 makes a tie
@@ -58,100 +66,119 @@ class HeteroBlockCyclicLayout final : public LayoutPlugin {
            "column, dealt cyclically over the columns to the accelerator (cuda, emu) processes";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"B", "top-level tile size (required, > 0)", ""},
-            {"b", "width of a host (thin) tile (required, 0 < b <= B)", ""},
-            {"bh",
-             "host columns of each full top-level tile: a multiple of b in [0, B], one value or "
-             "one per node (default: the balance formula; the value chosen is recorded in the "
-             "layout's spec)",
-             ""},
-            {"g", "granularity the balance formula rounds bh to: a multiple of b in [b, B]", "b"},
-            {"w",
-             "speeds, one per process (> 0), for the balance formula (default: the device "
-             "binding: an emulated device's 1/slowdown, others 1, shared by the processes bound "
-             "to the same device)",
-             ""},
-            {"ranks_per_node",
-             "processes per node, in rank order (default: the nodes of the run; one node when "
-             "they are unknown, as in a plan for another run)",
-             ""}};
+    const std::string needed =
+        "the top-level tile size B and the host tile width b (e.g. B=256,b=64)";
+    return {ParamInfo::integer("B", "top-level tile size").at_least(1).required(needed),
+            ParamInfo::integer("b", "width of a host (thin) tile")
+                .at_least(1)
+                .at_most("B")
+                .required(needed),
+            ParamInfo::integers("bh",
+                                "host columns of each full top-level tile: a multiple of b in "
+                                "[0, B], one value or one per node (default: the balance "
+                                "formula; the value chosen is recorded in the layout's spec)"),
+            ParamInfo::integer("g", "granularity the balance formula rounds bh to: a multiple of b",
+                               "b")
+                .at_least("b")
+                .at_most("B"),
+            process_weights_param("speeds, one per process, for the balance formula (default: "
+                                  "the device binding: an emulated device's 1/slowdown, others "
+                                  "1, shared by the processes bound to the same device)",
+                                  false),
+            ParamInfo::integer("ranks_per_node",
+                               "processes per node (1 to the processes), in rank order (default: "
+                               "the nodes of the run; one node when they are unknown, as in a "
+                               "plan for another run)")};
   }
 
   Layout make(const LayoutRequest& request) const override {
-    const std::string text = request.spec.str();
-    const auto fail = [&](const std::string& why) {
-      return Error(ErrorKind::plugin, fmt::format("layout '{}': {}", text, why));
-    };
     if (request.shape.rank() < 2) {
       throw Error(ErrorKind::shape,
-                  fmt::format("layout '{}' needs a shape of at least 2 axes, got {}", text,
-                              request.shape.str()));
+                  fmt::format("layout '{}' needs a shape of at least 2 axes, got {}",
+                              request.spec.str(), request.shape.str()));
     }
-    // Parameters first, all of them, so that a bad value is reported whatever the devices.
-    if (!request.spec.has("B") || !request.spec.has("b")) {
-      throw fail("needs the top-level tile size B and the host tile width b (e.g. B=256,b=64)");
-    }
-    const index_t B = request.spec.get_int("B", 0);
-    const index_t b = request.spec.get_int("b", 0);
-    if (B <= 0) throw fail(fmt::format("B={} is not positive (the top-level tile size)", B));
-    if (b <= 0 || b > B) {
-      throw fail(fmt::format("b={} is not between 1 and B={} (the width of a host tile)", b, B));
-    }
-    const index_t g = request.spec.get_int("g", b);
-    if (g < b || g > B) {
-      throw fail(fmt::format("g={} is not between b={} and B={} (the granularity of bh)", g, b, B));
-    }
-    if (g % b != 0) {
-      throw fail(
-          fmt::format("g={} is not a multiple of b={} (g rounds bh, which must be a "
-                      "multiple of b)",
-                      g, b));
-    }
-    const std::vector<std::int64_t> given_bh = request.spec.get_ints("bh");
-    if (request.spec.has("bh") && given_bh.empty()) throw fail("bh is empty");
-    for (const std::int64_t v : given_bh) {
-      if (v < 0 || v > B || v % b != 0) {
-        throw fail(
-            fmt::format("bh={} is not a multiple of b={} in [0, B={}] (the host columns "
-                        "of a top-level tile)",
-                        v, b, B));
-      }
-    }
-    const Topology& topo = request.topology;
-    const int q = topo.grid_size();
+    const Sizes sizes = read_sizes(request);
+    const int q = request.topology.grid_size();
     std::vector<double> speed;
     if (request.spec.has("w")) speed = process_weights(request, static_cast<std::size_t>(q));
-
     std::vector<Node> nodes = group_nodes(request, q);
-    const auto node_count = static_cast<index_t>(nodes.size());
-    if (!given_bh.empty() && given_bh.size() != 1 && given_bh.size() != nodes.size()) {
-      throw fail(fmt::format("bh has {} values; give one, or one per node ({})", given_bh.size(),
-                             nodes.size()));
+    if (!sizes.bh.empty() && sizes.bh.size() != 1 && sizes.bh.size() != nodes.size()) {
+      throw plugin_error(request, fmt::format("bh has {} values; give one, or one per node ({})",
+                                              sizes.bh.size(), nodes.size()));
     }
     if (speed.empty()) speed = binding_speeds(request, q, nodes);
+    const bool computed = split_nodes(nodes, speed, sizes);
+    std::vector<std::vector<Shape>> blocks = deal_tiles(request, nodes, sizes);
+    // The host columns chosen by the formula go into the spec, so programs and hit-layout see
+    // them and the spec parses back to the same layout.
+    Spec out = request.spec;
+    if (computed) out.set("bh", recorded_bh(nodes, sizes.B, sizes.b));
+    return Layout(request.topology, request.shape, out.str(), std::move(blocks));
+  }
 
-    // The nodes on a near-square grid (as MPI_Dims_create), row-major: top-level tile (I, J)
-    // belongs to node (I mod grid_rows)·grid_cols + J mod grid_cols.
-    const std::vector<int> dims = balanced_dims(static_cast<int>(node_count), 2);
-    const index_t grid_rows = dims[0];
-    const index_t grid_cols = dims[1];
+ private:
+  // The tile sizes of the spec. The registry checked the declared types and ranges (B >= 1,
+  // 1 <= b <= B, b <= g <= B); the rules between parameters are checked here, before anything
+  // about the devices, so that a bad value is reported whatever they are.
+  static Sizes read_sizes(const LayoutRequest& request) {
+    Sizes s;
+    s.B = request.spec.get_int("B", 0);
+    s.b = request.spec.get_int("b", 0);
+    s.g = request.spec.get_int("g", s.b);
+    if (s.g % s.b != 0) {
+      throw plugin_error(request, fmt::format("g={} is not a multiple of b={} (g rounds bh, which "
+                                              "must be a multiple of b)",
+                                              s.g, s.b));
+    }
+    s.bh = request.spec.get_ints("bh");
+    for (const std::int64_t v : s.bh) {
+      if (v < 0 || v > s.B || v % s.b != 0) {
+        throw plugin_error(request, fmt::format("bh={} is not a multiple of b={} in [0, B={}] (the "
+                                                "host columns of a top-level tile)",
+                                                v, s.b, s.B));
+      }
+    }
+    return s;
+  }
+
+  static Error plugin_error(const LayoutRequest& request, const std::string& why) {
+    return Error(ErrorKind::plugin, fmt::format("layout '{}': {}", request.spec.str(), why));
+  }
+
+  // Each node's host columns: all for a node of hosts, none for one of accelerators, else bh as
+  // given or by the balance formula from the speeds. True when the formula chose some.
+  static bool split_nodes(std::vector<Node>& nodes, const std::vector<double>& speed,
+                          const Sizes& sizes) {
     bool computed = false;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       Node& node = nodes[i];
       for (const int p : node.hosts) node.host_speed += speed[static_cast<std::size_t>(p)];
       for (const int p : node.accels) node.accel_speed += speed[static_cast<std::size_t>(p)];
       if (node.accels.empty()) {
-        node.bh = B;  // all host
+        node.bh = sizes.B;  // all host
       } else if (node.hosts.empty()) {
         node.bh = 0;  // all accelerators
-      } else if (!given_bh.empty()) {
-        node.bh = given_bh.size() == 1 ? given_bh[0] : given_bh[i];
+      } else if (!sizes.bh.empty()) {
+        node.bh = sizes.bh.size() == 1 ? sizes.bh[0] : sizes.bh[i];
       } else {
-        node.bh = balanced_host_columns(node.host_speed, node.accel_speed, B, g);
+        node.bh = balanced_host_columns(node.host_speed, node.accel_speed, sizes.B, sizes.g);
         computed = true;
       }
     }
+    return computed;
+  }
 
+  // Every process's blocks: the top-level tiles dealt over the nodes, each cut into its node's
+  // thin host tiles and one wide accelerator tile.
+  static std::vector<std::vector<Shape>> deal_tiles(const LayoutRequest& request,
+                                                    std::vector<Node>& nodes, const Sizes& sizes) {
+    const index_t B = sizes.B;
+    const index_t b = sizes.b;
+    // The nodes on a near-square grid (as MPI_Dims_create), row-major: top-level tile (I, J)
+    // belongs to node (I mod grid_rows)·grid_cols + J mod grid_cols.
+    const std::vector<int> dims = balanced_dims(static_cast<int>(nodes.size()), 2);
+    const index_t grid_rows = dims[0];
+    const index_t grid_cols = dims[1];
     const Sig& rows = request.shape[0];
     const Sig& cols = request.shape[1];
     const index_t tile_rows = rows.size() / B + (rows.size() % B != 0 ? 1 : 0);
@@ -161,7 +188,7 @@ class HeteroBlockCyclicLayout final : public LayoutPlugin {
     require_block_count(request, static_cast<double>(tile_rows) * static_cast<double>(tile_cols) *
                                      static_cast<double>(B / b + (B % b != 0 ? 1 : 0) + 1));
 
-    std::vector<std::vector<Shape>> blocks(static_cast<std::size_t>(topo.procs()));
+    std::vector<std::vector<Shape>> blocks(static_cast<std::size_t>(request.topology.procs()));
     // Row-major over the top-level tiles, so every process's blocks come in row-major order and
     // each node's running counter deals its thin tiles row by row.
     for (index_t I = 0; I < tile_rows; ++I) {
@@ -193,15 +220,9 @@ class HeteroBlockCyclicLayout final : public LayoutPlugin {
         }
       }
     }
-
-    // The host columns chosen by the formula go into the spec, so programs and hit-layout see
-    // them and the spec parses back to the same layout.
-    Spec out = request.spec;
-    if (computed) out.set("bh", recorded_bh(nodes, B, b));
-    return Layout(topo, request.shape, out.str(), std::move(blocks));
+    return blocks;
   }
 
- private:
   // The nodes in the order of their first process, each with its host and accelerator processes.
   // Nodes come from ranks_per_node, else the request (the run's nodes); unknown nodes (a plan for
   // another run) make one node, the paper's single machine.

@@ -28,22 +28,24 @@ class HierarchicalLayout final : public LayoutPlugin {
   }
   std::vector<ParamInfo> params() const override {
     return {
-        {"nodes",
-         "layout of the shape over the nodes, one block each; a layout that takes weights w "
-         "gets the nodes' sums of device weights unless it has its own",
-         "columns2d"},
-        {"devices", "layout of a node's part over the node's processes (their devices known to it)",
-         "columns2d"},
-        {"w",
-         "weights, one per process (>= 0, not all 0): a node weighs the sum of its processes', and "
-         "a device "
-         "layout that takes weights w gets its processes' unless it has its own (default: the "
-         "device binding: an emulated device weighs 1/slowdown, others 1)",
-         ""},
-        {"ranks_per_node",
-         "processes per node, in rank order (default: the nodes of the run; needed when the "
-         "layout plans for another run, e.g. hit-layout --procs)",
-         ""}};
+        ParamInfo::text("nodes",
+                        "layout spec of the shape over the nodes, one block each; a layout that "
+                        "takes weights w gets the nodes' sums of device weights unless it has its "
+                        "own",
+                        "columns2d"),
+        ParamInfo::text("devices",
+                        "layout spec of a node's part over the node's processes (their devices "
+                        "known to it)",
+                        "columns2d"),
+        process_weights_param(
+            "weights, one per process (not all 0): a node weighs the sum of its processes', and a "
+            "device layout that takes weights w gets its processes' unless it has its own "
+            "(default: the device binding: an emulated device weighs 1/slowdown, others 1)",
+            true),
+        ParamInfo::integer("ranks_per_node",
+                           "processes per node (1 to the processes), in rank order (default: the "
+                           "nodes of the run; needed when the layout plans for another run, e.g. "
+                           "hit-layout --procs)")};
   }
 
   Layout make(const LayoutRequest& request) const override {
@@ -66,7 +68,7 @@ class HierarchicalLayout final : public LayoutPlugin {
     const bool given = request.spec.has("w");
     std::vector<double> weight(static_cast<std::size_t>(q), 1.0);
     if (given) {
-      weight = process_weights(request, static_cast<std::size_t>(q), true);
+      weight = process_weights(request, static_cast<std::size_t>(q));
     } else {
       for (std::size_t p = 0; p < weight.size() && p < request.devices.size(); ++p) {
         weight[p] = binding_weight(request.devices[p]);
@@ -80,7 +82,9 @@ class HierarchicalLayout final : public LayoutPlugin {
     Environment& env = Environment::current();
     LayoutRegistry& registry = env.extension<LayoutRegistry>();
     Spec node_spec = request.spec.get_spec("nodes", "columns2d");
-    const LayoutPlugin& node_plugin = registry.get(node_spec);
+    // find, not get: the plug-ins are asked what they take; their specs may still lack the
+    // weights this layout gives them, and are checked whole when their layouts are made.
+    const LayoutPlugin& node_plugin = registry.find(node_spec.name());
     const auto takes = [](const LayoutPlugin& plugin, const std::string& key) {
       const auto params = plugin.params();
       return std::any_of(params.begin(), params.end(),
@@ -95,7 +99,7 @@ class HierarchicalLayout final : public LayoutPlugin {
                                       {.devices = std::vector<DeviceBinding>(members.size())});
 
     const Spec device_spec = request.spec.get_spec("devices", "columns2d");
-    const bool pass_weights = given && takes(registry.get(device_spec), "w") &&
+    const bool pass_weights = given && takes(registry.find(device_spec.name()), "w") &&
                               !device_spec.has("w") && !device_spec.has("models");
     std::vector<std::vector<Shape>> blocks(static_cast<std::size_t>(topo.procs()));
     for (std::size_t i = 0; i < members.size(); ++i) {

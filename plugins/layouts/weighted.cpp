@@ -1,7 +1,5 @@
 // `weighted:w=...,axis=a`: shape axis a split over topology axis a in proportion to explicit
 // weights; the other distributed axes split as `blocks`.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <memory>
 
@@ -18,28 +16,21 @@ class WeightedLayout final : public LayoutPlugin {
            "(rounded to within one element of the exact share); other axes as blocks";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"w",
-             "positive weights: one per coordinate of topology axis `axis`, or one per process "
-             "(a coordinate then weighs the smallest weight of its processes) (required)",
-             ""},
-            {"axis", "the shape and topology axis to split", "0"}};
+    return {ParamInfo::reals("w",
+                             "weights: one per coordinate of topology axis `axis`, or one per "
+                             "process (a coordinate then weighs the smallest weight of its "
+                             "processes)")
+                .above(0)
+                .named("weight")
+                .required("the weights w (e.g. w=1,2,1)"),
+            ParamInfo::integer("axis", "the shape and topology axis to split", "0").at_least(0)};
   }
   Layout make(const LayoutRequest& request) const override {
     require_layout_axes(request);
     const Topology& topo = request.topology;
     const std::string spec = request.spec.str();
     const int axis = index_param(request, "axis", 0, topo.axes(), "an axis of the topology");
-    const std::vector<double> w = request.spec.get_doubles("w");
-    if (w.empty()) {
-      throw Error(ErrorKind::plugin, "layout '" + spec + "' needs the weights w (e.g. w=1,2,1)");
-    }
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      if (!(w[i] > 0)) {
-        throw Error(ErrorKind::plugin, "layout '" + spec + "': weight " + fmt::format("{}", w[i]) +
-                                           " (position " + std::to_string(i) +
-                                           " of w) is not positive");
-      }
-    }
+    const std::vector<double> w = request.spec.get_doubles("w");  // given, each > 0
     const auto coords = static_cast<std::size_t>(topo.dim(axis));
     std::vector<double> per_coord;
     if (w.size() == coords) {

@@ -80,11 +80,7 @@ Partition default_cuda_partition(const PartitionRequest& r, const std::string& s
 Partition blocks_partition(const PartitionRequest& r, const std::string& spec_text) {
   const Spec& spec = r.spec;
   const int rank = r.domain.rank();
-  const auto extra = spec.get_int("extra", 0);
-  if (extra < 0 || extra > 64) {
-    throw Error(ErrorKind::plugin,
-                fmt::format("partition '{}': extra={} is outside 0..64", spec.str(), extra));
-  }
+  const auto extra = spec.get_int("extra", 0);  // 0..64
   const auto align =
       spec.get_int("align", static_cast<std::int64_t>(default_row_alignment(r.device.kind)));
   const bool pad = spec.get_int("pad", 0) != 0;
@@ -93,8 +89,8 @@ Partition blocks_partition(const PartitionRequest& r, const std::string& spec_te
   if (spec.has("block")) {
     block = parse_block(spec, rank);
   } else if (r.device.kind == DeviceKind::cuda) {
-    const auto t = spec.get_int("threads", 512);
-    if (t < 1 || t > r.device.max_threads_per_block) {
+    const auto t = spec.get_int("threads", 512);  // >= 1; the device's limit is checked here
+    if (t > r.device.max_threads_per_block) {
       throw Error(ErrorKind::plugin,
                   fmt::format("partition '{}': threads={} is outside 1..{} (threads "
                               "per CUDA block)",
@@ -106,10 +102,6 @@ Partition blocks_partition(const PartitionRequest& r, const std::string& spec_te
     const index_t rows = std::max<index_t>(1, r.domain.extent(0));
     const auto per = spec.get_int(
         "rows", std::max<index_t>(1, (rows + 4 * r.device.cores - 1) / (4 * r.device.cores)));
-    if (per < 1) {
-      throw Error(ErrorKind::plugin,
-                  fmt::format("partition '{}': rows={} must be at least 1", spec.str(), per));
-    }
     block.push_back(per);
     for (int k = 1; k < rank; ++k) block.push_back(std::max<index_t>(1, r.domain.extent(k)));
   }
@@ -136,10 +128,6 @@ Partition blocks_partition(const PartitionRequest& r, const std::string& spec_te
     p.set_threads(static_cast<int>(
         std::max<std::int64_t>(1, std::min<std::int64_t>(threads, p.block_count()))));
   }
-  if (align < 0) {
-    throw Error(ErrorKind::plugin,
-                fmt::format("partition '{}': align={} must be >= 0", spec.str(), align));
-  }
   try {
     p.set_padding(static_cast<std::size_t>(align), pad);
   } catch (const Error& e) {
@@ -158,13 +146,18 @@ class BlocksPartition final : public PartitionPlugin {
            "blocks of rows over the cores on cpu and emu";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"threads", "threads per CUDA block", "512"},
-            {"block", "explicit block extents, e.g. 16x32", ""},
-            {"extra", "idle blocks added at the end of each grid row", "0"},
-            {"pad", "1: pad staged tiles to whole blocks (zero-filled)", "0"},
-            {"align", "byte alignment of staged rows (power of two)",
-             "128 on cuda, 64 on emu, 0 on cpu"},
-            {"rows", "rows per block on cpu and emu", "rows / (4 x cores)"}};
+    return {
+        ParamInfo::integer("threads", "threads per CUDA block (at most the device's limit)", "512")
+            .at_least(1),
+        ParamInfo::text("block", "explicit block extents, e.g. 16x32"),
+        ParamInfo::integer("extra", "idle blocks added at the end of each grid row", "0")
+            .between(0, 64),
+        ParamInfo::integer("pad", "1: pad staged tiles to whole blocks (zero-filled)", "0"),
+        ParamInfo::integer("align", "byte alignment of staged rows (power of two)",
+                           "128 on cuda, 64 on emu, 0 on cpu")
+            .at_least(0),
+        ParamInfo::integer("rows", "rows per block on cpu and emu", "rows / (4 x cores)")
+            .at_least(1)};
   }
   Partition make(const PartitionRequest& r) const override {
     return blocks_partition(r, r.spec.str());

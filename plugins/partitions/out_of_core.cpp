@@ -18,12 +18,15 @@ class OutOfCorePartition final : public PartitionPlugin {
     return "chunks of rows that fit device memory, double-buffered so transfers overlap compute";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"inner", "partition of each chunk: single, threads or blocks",
-             "blocks on cuda, threads elsewhere"},
-            {"rows", "rows per chunk (instead of fitting the device)", ""},
-            {"mem", "device bytes to plan for, e.g. 256MiB", "the device capacity"},
-            {"fill", "fraction of that memory the chunks may use", "0.9"},
-            {"buffers", "device buffers per chunked array: 1 or 2", "2"}};
+    return {
+        ParamInfo::choice("inner", "partition of each chunk", {"single", "threads", "blocks"},
+                          "blocks on cuda, threads elsewhere"),
+        ParamInfo::integer("rows", "rows per chunk (instead of fitting the device)").at_least(1),
+        ParamInfo::text("mem", "device bytes to plan for, e.g. 256MiB", "the device capacity"),
+        ParamInfo::real("fill", "fraction of that memory the chunks may use", "0.9")
+            .above(0)
+            .at_most(1),
+        ParamInfo::integer("buffers", "device buffers per chunked array", "2").between(1, 2)};
   }
 
   Partition make(const PartitionRequest& r) const override {
@@ -40,16 +43,12 @@ class OutOfCorePartition final : public PartitionPlugin {
       p = single_partition(inner_request, spec.str());
     } else if (inner == "threads") {
       p = threads_partition(inner_request, spec.str(), r.device.cores);
-    } else if (inner == "blocks") {
+    } else {  // blocks: the only other choice the declaration allows
       p = blocks_partition(inner_request, spec.str());
-    } else {
-      throw fail("inner=" + inner + " is not single, threads or blocks");
     }
-    const auto buffers = spec.get_int("buffers", 2);
-    if (buffers != 1 && buffers != 2) throw fail(fmt::format("buffers={} is not 1 or 2", buffers));
+    const auto buffers = spec.get_int("buffers", 2);  // 1 or 2
     if (spec.has("rows")) {
-      const auto rows = spec.get_int("rows", 0);
-      if (rows < 1) throw fail(fmt::format("rows={} must be at least 1", rows));
+      const auto rows = spec.get_int("rows", 0);  // >= 1
       std::vector<Shape> chunks;
       const index_t n = r.domain.extent(0);
       for (index_t first = 0; first < n; first += rows) {
@@ -68,8 +67,7 @@ class OutOfCorePartition final : public PartitionPlugin {
         throw fail(fmt::format("mem={}: {}", *text, e.what()));
       }
     }
-    const double fill = spec.get_double("fill", 0.9);
-    if (!(fill > 0 && fill <= 1)) throw fail(fmt::format("fill={} is not in (0, 1]", fill));
+    const double fill = spec.get_double("fill", 0.9);  // in (0, 1]
     const auto budget = static_cast<std::uint64_t>(static_cast<double>(memory) * fill);
     if (budget == 0) throw fail("the device memory to plan for is zero");
     p.set_chunk_budget(budget, static_cast<int>(buffers));

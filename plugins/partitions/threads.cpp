@@ -1,10 +1,7 @@
 // `threads`: one block of consecutive rows (axis 0) per host thread, sized as Hitmap's blocks
 // layout (the first rows mod threads blocks get one row more). On cuda: the default geometry of
 // `blocks`.
-#include <fmt/format.h>
-
 #include "builtin.hpp"
-#include "hit/core/error.hpp"
 
 namespace hit::detail {
 
@@ -31,14 +28,12 @@ class ThreadsPartition final : public PartitionPlugin {
     return "one block of rows per host thread (cpu, emu); the default blocks geometry on cuda";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"threads", "host threads (blocks of rows)", "the cores of the device"}};
+    return {
+        ParamInfo::integer("threads", "host threads (blocks of rows)", "the cores of the device")
+            .between(1, 4096)};
   }
   Partition make(const PartitionRequest& r) const override {
     const auto threads = r.spec.get_int("threads", r.device.cores);
-    if (threads < 1 || threads > 4096) {
-      throw Error(ErrorKind::plugin, fmt::format("partition '{}': threads={} is outside 1..4096",
-                                                 r.spec.str(), threads));
-    }
     return threads_partition(r, r.spec.str(), static_cast<int>(threads));
   }
 };

@@ -41,15 +41,11 @@ class MeshTopology final : public TopologyPlugin {
     return "a grid of the given extents; processes past their product are inactive";
   }
   std::vector<ParamInfo> params() const override {
-    return {{"dims", "extents per axis joined by 'x', e.g. 4x2 or 2x2x2 (required)", ""}};
+    return {ParamInfo::text("dims", "extents per axis joined by 'x', e.g. 4x2 or 2x2x2")
+                .required("the parameter dims (e.g. mesh:dims=4x2)")};
   }
   Topology make(int procs, const Spec& spec) const override {
-    const auto text = spec.get("dims");
-    if (!text) {
-      throw Error(ErrorKind::plugin,
-                  "topology 'mesh' needs the parameter dims (e.g. mesh:dims=4x2)");
-    }
-    const std::vector<int> dims = parse_dims(spec, *text);
+    const std::vector<int> dims = parse_dims(spec, *spec.get("dims"));  // required: given
     long long product = 1;
     bool overflow = false;
     for (int d : dims) overflow = overflow || __builtin_mul_overflow(product, d, &product);

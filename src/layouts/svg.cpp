@@ -68,118 +68,142 @@ std::vector<index_t> cuts_of(const Layout& layout, int axis, bool& sampled) {
   return even;
 }
 
-}  // namespace
-
-std::string layout_svg(const Layout& layout, const std::string& note,
-                       const std::vector<DeviceBinding>& given) {
-  const std::vector<DeviceBinding>& devices = given.empty() ? layout.devices() : given;
-  const Shape& shape = layout.shape();
-  const Topology& topo = layout.topology();
-  const int rank = shape.rank();
-  const int row_axis = rank >= 2 ? 0 : -1;
-  const int col_axis = rank >= 2 ? 1 : 0;
-  const index_t rows = row_axis >= 0 ? shape.extent(row_axis) : 1;
-  const index_t cols = shape.extent(col_axis);
-
+// Where everything goes: the cuts drawn along each axis, the cell size, the grid and the legend.
+struct Canvas {
+  int row_axis = -1;  // -1: a 1-D shape, drawn as one row
+  int col_axis = 0;
+  index_t rows = 1;
+  index_t cols = 0;
+  std::vector<index_t> row_cuts;
+  std::vector<index_t> col_cuts;
   bool sampled = false;
-  const std::vector<index_t> row_cuts =
-      row_axis >= 0 ? cuts_of(layout, row_axis, sampled) : std::vector<index_t>{0, 1};
-  const std::vector<index_t> col_cuts = cuts_of(layout, col_axis, sampled);
+  double cw = 0, ch = 0;  // cell width and height
+  double grid_w = 0, grid_h = 0;
+  double ox = 78, oy = 106;  // the grid's top left corner
+  double legend_x = 0;
+  double width = 0, height = 0;
+};
+
+Canvas plan(const Layout& layout) {
+  const Shape& shape = layout.shape();
+  Canvas c;
+  const int rank = shape.rank();
+  c.row_axis = rank >= 2 ? 0 : -1;
+  c.col_axis = rank >= 2 ? 1 : 0;
+  c.rows = c.row_axis >= 0 ? shape.extent(c.row_axis) : 1;
+  c.cols = shape.extent(c.col_axis);
+  c.row_cuts =
+      c.row_axis >= 0 ? cuts_of(layout, c.row_axis, c.sampled) : std::vector<index_t>{0, 1};
+  c.col_cuts = cuts_of(layout, c.col_axis, c.sampled);
 
   // Cells as square as the space allows, never thinner than a readable strip.
   const double area_w = 720, area_h = 560;
-  const double square =
-      std::min({48.0, area_w / std::max<index_t>(cols, 1), area_h / std::max<index_t>(rows, 1)});
-  const double cw = std::max(square, std::min(48.0, 240.0 / std::max<index_t>(cols, 1)));
-  const double ch = std::max(square, std::min(48.0, 160.0 / std::max<index_t>(rows, 1)));
-  const double grid_w = cw * static_cast<double>(cols);
-  const double grid_h = ch * static_cast<double>(rows);
-  const double ox = 78, oy = 106;
-  const double legend_x = ox + std::max(grid_w, 120.0) + 36;
+  const double square = std::min(
+      {48.0, area_w / std::max<index_t>(c.cols, 1), area_h / std::max<index_t>(c.rows, 1)});
+  c.cw = std::max(square, std::min(48.0, 240.0 / std::max<index_t>(c.cols, 1)));
+  c.ch = std::max(square, std::min(48.0, 160.0 / std::max<index_t>(c.rows, 1)));
+  c.grid_w = c.cw * static_cast<double>(c.cols);
+  c.grid_h = c.ch * static_cast<double>(c.rows);
+  c.legend_x = c.ox + std::max(c.grid_w, 120.0) + 36;
   const int legend_rows =
       std::min(layout.procs(), max_legend) + (layout.procs() > max_legend ? 1 : 0);
-  const double width = legend_x + 340;
-  const double height = std::max(oy + grid_h + 56, oy + 24 + 20.0 * legend_rows + 20);
+  c.width = c.legend_x + 340;
+  c.height = std::max(c.oy + c.grid_h + 56, c.oy + 24 + 20.0 * legend_rows + 20);
+  return c;
+}
 
-  std::string out;
+// The document's opening, the background, the title and the lines under it.
+void draw_title(std::string& out, const Layout& layout, const Canvas& c, const std::string& note) {
+  const Shape& shape = layout.shape();
   out += fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
       "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"DejaVu Sans, Helvetica, Arial, "
       "sans-serif\">\n",
-      width, height);
-  out +=
-      fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", width, height);
+      c.width, c.height);
+  out += fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", c.width,
+                     c.height);
   out += fmt::format("<text x=\"16\" y=\"28\" font-size=\"17\" font-weight=\"bold\">{}</text>\n",
                      xml_escape(fmt::format("layout {} of {}", layout.spec(), shape.str())));
-  std::string sub = fmt::format("on {}", topo.str());
-  for (int k = 2; k < rank; ++k) sub += fmt::format("; slice axis {} = {}", k, shape[k].begin());
-  if (sampled) sub += "; too many parts to draw each: sampled";
+  std::string sub = fmt::format("on {}", layout.topology().str());
+  for (int k = 2; k < shape.rank(); ++k) {
+    sub += fmt::format("; slice axis {} = {}", k, shape[k].begin());
+  }
+  if (c.sampled) sub += "; too many parts to draw each: sampled";
   out += fmt::format("<text x=\"16\" y=\"48\" font-size=\"13\" fill=\"#444\">{}</text>\n",
                      xml_escape(sub));
   if (!note.empty()) {
     out += fmt::format("<text x=\"16\" y=\"66\" font-size=\"12\" fill=\"#666\">{}</text>\n",
                        xml_escape(note));
   }
+}
 
-  // Axis names and the array index at each part boundary (when they fit).
+// The array index at each part boundary along one axis (when they fit).
+void draw_ticks(std::string& out, const Canvas& c, const std::vector<index_t>& cuts, const Sig& sig,
+                bool horizontal, double cell) {
+  if (cuts.size() > 17) return;
+  double last = -1e9;
+  for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const double at = static_cast<double>(cuts[i]) * cell;
+    if (at - last < 30) continue;
+    last = at;
+    const index_t index = sig.to_array(cuts[i]);
+    if (horizontal) {
+      out +=
+          fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\">{}</text>\n",
+                      c.ox + at + 1, c.oy - 6, index);
+    } else {
+      out += fmt::format(
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\" "
+          "text-anchor=\"end\">{}</text>\n",
+          c.ox - 6, c.oy + at + 11, index);
+    }
+  }
+}
+
+// Axis names and the array index at each part boundary.
+void draw_axes(std::string& out, const Layout& layout, const Canvas& c) {
+  const Shape& shape = layout.shape();
   out += fmt::format(
-      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#444\">axis {} &#8594;</text>\n", ox,
-      oy - 22, col_axis);
-  if (row_axis >= 0) {
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#444\">axis {} &#8594;</text>\n",
+      c.ox, c.oy - 22, c.col_axis);
+  if (c.row_axis >= 0) {
     out += fmt::format(
         "<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" fill=\"#444\" "
         "transform=\"rotate(-90 {0:.1f} {1:.1f})\" text-anchor=\"end\">axis 0 &#8594;</text>\n",
-        ox - 46, oy);
+        c.ox - 46, c.oy);
   }
-  const auto tick_labels = [&](const std::vector<index_t>& cuts, const Sig& sig, bool horizontal,
-                               double cell) {
-    if (cuts.size() > 17) return;
-    double last = -1e9;
-    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
-      const double at = static_cast<double>(cuts[i]) * cell;
-      if (at - last < 30) continue;
-      last = at;
-      const index_t index = sig.to_array(cuts[i]);
-      if (horizontal) {
-        out += fmt::format(
-            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\">{}</text>\n",
-            ox + at + 1, oy - 6, index);
-      } else {
-        out += fmt::format(
-            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\" "
-            "text-anchor=\"end\">{}</text>\n",
-            ox - 6, oy + at + 11, index);
-      }
-    }
-  };
-  tick_labels(col_cuts, shape[col_axis], true, cw);
-  if (row_axis >= 0) tick_labels(row_cuts, shape[row_axis], false, ch);
+  draw_ticks(out, c, c.col_cuts, shape[c.col_axis], true, c.cw);
+  if (c.row_axis >= 0) draw_ticks(out, c, c.row_cuts, shape[c.row_axis], false, c.ch);
+}
 
-  // The parts: one rectangle per run of equal owners along a row band.
+// The parts: one rectangle per run of equal owners along a row band, rank labels on those large
+// enough (drawn after every rectangle, so none hides one), the frame and the size caption.
+void draw_parts(std::string& out, const Layout& layout, const Canvas& c) {
+  const Shape& shape = layout.shape();
   std::string labels;
   if (shape.empty()) {
     out +=
         fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\">the shape is empty</text>\n",
-                    ox, oy + 20);
+                    c.ox, c.oy + 20);
   } else {
     Index at = shape.first();
-    const bool lines = cw >= 4 && ch >= 4;
-    for (std::size_t i = 0; i + 1 < row_cuts.size(); ++i) {
-      if (row_axis >= 0) at[row_axis] = shape[row_axis].to_array(row_cuts[i]);
+    const bool lines = c.cw >= 4 && c.ch >= 4;
+    for (std::size_t i = 0; i + 1 < c.row_cuts.size(); ++i) {
+      if (c.row_axis >= 0) at[c.row_axis] = shape[c.row_axis].to_array(c.row_cuts[i]);
       std::size_t j = 0;
-      while (j + 1 < col_cuts.size()) {
-        at[col_axis] = shape[col_axis].to_array(col_cuts[j]);
+      while (j + 1 < c.col_cuts.size()) {
+        at[c.col_axis] = shape[c.col_axis].to_array(c.col_cuts[j]);
         const int owner = layout.owner(at);
         std::size_t k = j + 1;
-        while (k + 1 < col_cuts.size()) {
-          at[col_axis] = shape[col_axis].to_array(col_cuts[k]);
+        while (k + 1 < c.col_cuts.size()) {
+          at[c.col_axis] = shape[c.col_axis].to_array(c.col_cuts[k]);
           if (layout.owner(at) != owner) break;
           ++k;
         }
-        const double x = ox + static_cast<double>(col_cuts[j]) * cw;
-        const double y = oy + static_cast<double>(row_cuts[i]) * ch;
-        const double w = static_cast<double>(col_cuts[k] - col_cuts[j]) * cw;
-        const double h = static_cast<double>(row_cuts[i + 1] - row_cuts[i]) * ch;
+        const double x = c.ox + static_cast<double>(c.col_cuts[j]) * c.cw;
+        const double y = c.oy + static_cast<double>(c.row_cuts[i]) * c.ch;
+        const double w = static_cast<double>(c.col_cuts[k] - c.col_cuts[j]) * c.cw;
+        const double h = static_cast<double>(c.row_cuts[i + 1] - c.row_cuts[i]) * c.ch;
         out += fmt::format(
             "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"{}/>\n",
             x, y, w, h, colour(owner), lines ? " stroke=\"#ffffff\" stroke-width=\"1\"" : "");
@@ -200,20 +224,25 @@ std::string layout_svg(const Layout& layout, const std::string& note,
   out += fmt::format(
       "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
       "stroke=\"#333\" stroke-width=\"1\"/>\n",
-      ox, oy, grid_w, grid_h);
+      c.ox, c.oy, c.grid_w, c.grid_h);
   out += fmt::format(
       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\">{} x {} positions</text>\n",
-      ox, oy + grid_h + 18, rows, cols);
+      c.ox, c.oy + c.grid_h + 18, c.rows, c.cols);
+}
 
-  // Legend: every rank (the first ones when there are many).
+// Legend: every rank (the first ones when there are many).
+void draw_legend(std::string& out, const Layout& layout, const Canvas& c,
+                 const std::vector<DeviceBinding>& devices) {
+  const Topology& topo = layout.topology();
+  const double legend_x = c.legend_x;
   out += fmt::format(
       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" font-weight=\"bold\">rank (coords){}: "
       "elements</text>\n",
-      legend_x, oy - 6, devices.empty() ? "" : " device");
+      legend_x, c.oy - 6, devices.empty() ? "" : " device");
   for (int p = 0; p < std::min(layout.procs(), max_legend); ++p) {
-    const double y = oy + 20.0 * p;
-    const Index c = topo.coords(p);
-    std::string coords = c.rank() > 0 ? c.str() : "(outside the grid)";
+    const double y = c.oy + 20.0 * p;
+    const Index coord = topo.coords(p);
+    std::string coords = coord.rank() > 0 ? coord.str() : "(outside the grid)";
     if (static_cast<std::size_t>(p) < devices.size()) {
       coords += " " + devices[static_cast<std::size_t>(p)].str();
     }
@@ -240,8 +269,21 @@ std::string layout_svg(const Layout& layout, const std::string& note,
     out += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#666\">... and {} more "
         "ranks</text>\n",
-        legend_x, oy + 20.0 * max_legend + 11.5, layout.procs() - max_legend);
+        legend_x, c.oy + 20.0 * max_legend + 11.5, layout.procs() - max_legend);
   }
+}
+
+}  // namespace
+
+std::string layout_svg(const Layout& layout, const std::string& note,
+                       const std::vector<DeviceBinding>& given) {
+  const std::vector<DeviceBinding>& devices = given.empty() ? layout.devices() : given;
+  const Canvas canvas = plan(layout);
+  std::string out;
+  draw_title(out, layout, canvas, note);
+  draw_axes(out, layout, canvas);
+  draw_parts(out, layout, canvas);
+  draw_legend(out, layout, canvas, devices);
   out += "</svg>\n";
   return out;
 }

@@ -482,7 +482,7 @@ TEST(HeteroBlockCyclic, RefusesBadInput) {
 TEST(HeteroBlockCyclic, ListedWithItsParameters) {
   const auto& registry = hit::Environment::current().extension<hit::LayoutRegistry>();
   ASSERT_TRUE(registry.contains("heteroBlockCyclic"));
-  const auto& plugin = registry.get(hit::Spec::parse("heteroBlockCyclic"));
+  const auto& plugin = registry.find("heteroBlockCyclic");
   std::vector<std::string> keys;
   for (const hit::ParamInfo& p : plugin.params()) keys.push_back(p.key);
   EXPECT_THAT(keys, ::testing::ElementsAre("B", "b", "bh", "g", "w", "ranks_per_node"));

@@ -46,15 +46,16 @@ struct Options {
   bool list = false;
 };
 
-// One registry's plug-ins with their parameters.
+// One registry's plug-ins with their parameters: `key=default: [type and range] description`.
 template <class Registry>
 std::string describe(const std::string& title, const Registry& registry) {
   std::string out = title + ":\n";
   for (const auto* plugin : registry.all()) {
     out += fmt::format("  {:<14} {}\n", plugin->name(), plugin->description());
     for (const hit::ParamInfo& p : plugin->params()) {
-      out += fmt::format("  {:<14}   {}={}: {}\n", "", p.key,
-                         p.default_value.empty() ? "..." : p.default_value, p.description);
+      out += fmt::format("  {:<14}   {}={}: [{}] {}\n", "", p.key,
+                         p.default_value.empty() ? "..." : p.default_value, p.type_text(),
+                         p.description);
     }
   }
   return out;

@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "hit/core/error.hpp"
+#include "hit/core/param.hpp"
 #include "hit/core/spec.hpp"
 
 namespace hit {
 
-// `Plugin` must provide `name()`, `description()` and `params()` (a std::vector<ParamInfo>).
+// `Plugin` must provide `name()`, `description()` and `params()` (a std::vector<ParamInfo>, the
+// typed declarations of hit/core/param.hpp).
 template <class Plugin>
 class Registry {
  public:
@@ -28,26 +30,28 @@ class Registry {
     plugins_.emplace(name, std::move(plugin));
   }
 
-  bool contains(const std::string& name) const { return plugins_.count(name) != 0; }
+  [[nodiscard]] bool contains(const std::string& name) const { return plugins_.count(name) != 0; }
 
-  // The plug-in named by `spec`, with its keys validated; the error lists what exists.
+  // The plug-in of that name, for its declarations (params(), description()): nothing is
+  // checked but the name.
+  [[nodiscard]] const Plugin& find(const std::string& name) const { return *lookup(name); }
+
+  // The plug-in named by `spec`, with its parameters checked against its declarations (keys,
+  // required ones, types and ranges: check_params); the error for an unknown name lists what
+  // exists.
   const Plugin& get(const Spec& spec) const {
-    auto it = plugins_.find(spec.name());
-    if (it == plugins_.end()) {
-      throw Error(ErrorKind::plugin, "unknown " + kind_ + " plug-in '" + spec.name() +
-                                         "' (registered: " + names_text() + ")");
-    }
-    spec.check_keys(it->second->params());
-    return *it->second;
+    const Plugin* plugin = lookup(spec.name());
+    check_params(spec, plugin->params(), kind_);
+    return *plugin;
   }
 
-  std::vector<std::string> names() const {
+  [[nodiscard]] std::vector<std::string> names() const {
     std::vector<std::string> out;
     for (const auto& [name, p] : plugins_) out.push_back(name);
     return out;
   }
 
-  std::vector<const Plugin*> all() const {
+  [[nodiscard]] std::vector<const Plugin*> all() const {
     std::vector<const Plugin*> out;
     for (const auto& [name, p] : plugins_) out.push_back(p.get());
     return out;
@@ -56,6 +60,15 @@ class Registry {
   const std::string& kind() const noexcept { return kind_; }
 
  private:
+  const Plugin* lookup(const std::string& name) const {
+    auto it = plugins_.find(name);
+    if (it == plugins_.end()) {
+      throw Error(ErrorKind::plugin, "unknown " + kind_ + " plug-in '" + name +
+                                         "' (registered: " + names_text() + ")");
+    }
+    return it->second.get();
+  }
+
   std::string names_text() const {
     std::string out;
     for (const auto& [name, p] : plugins_) out += (out.empty() ? "" : ", ") + name;

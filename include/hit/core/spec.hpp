@@ -13,14 +13,9 @@
 #include <string_view>
 #include <vector>
 
-namespace hit {
+#include "hit/core/param.hpp"
 
-// A parameter a plug-in accepts, for validation, `--list` and error messages.
-struct ParamInfo {
-  std::string key;
-  std::string description;
-  std::string default_value;  // empty: required or no default
-};
+namespace hit {
 
 class Spec {
  public:
@@ -49,7 +44,8 @@ class Spec {
 
   void set(std::string key, std::string value);
 
-  // Throws Error(plugin) if a key is not among `allowed`, listing the keys that are.
+  // Throws Error(plugin) if a key is not among `allowed`, listing the keys that are (the types
+  // and ranges are checked by check_params, hit/core/param.hpp).
   void check_keys(const std::vector<ParamInfo>& allowed) const;
 
   // Canonical text: name, then keys in the order given.

@@ -18,13 +18,14 @@ class ReverseBlocks final : public hit::LayoutPlugin {
     return "blocks dealt in reverse order: coordinate c of P gets part P-1-c";
   }
   std::vector<hit::ParamInfo> params() const override {
-    return {{"axis", "reverse only this topology axis", "all"}};
+    // Typed: the registry refuses a value that is not an integer >= 0 before make() runs.
+    return {hit::ParamInfo::integer("axis", "reverse only this topology axis", "all").at_least(0)};
   }
   hit::Layout make(const hit::LayoutRequest& request) const override {
     hit::require_layout_axes(request);
     const hit::Topology& topo = request.topology;
     const auto only = request.spec.get_int("axis", -1);
-    if (request.spec.has("axis") && (only < 0 || only >= topo.axes())) {
+    if (only >= topo.axes()) {  // the upper end depends on the topology: checked here
       throw hit::Error(hit::ErrorKind::plugin, "layout '" + request.spec.str() +
                                                    "': axis=" + std::to_string(only) +
                                                    " is not an axis of the topology (0 to " +
