@@ -43,22 +43,22 @@ void five_point_cpu(const KernelContext& ctx, View<const T> in, View<T> out) {
     if (b.step[0] == 1) {
       for (; r + 1 < rows; r += 2) {
         const index_t i = b.begin[0] + r;
-        row_pair(&out.at(i, j0), &out.at(i + 1, j0), &in.at(i - 1, j0), &in.at(i, j0),
-                 &in.at(i + 1, j0), &in.at(i + 2, j0), cols);
+        row_pair(&out(i, j0), &out(i + 1, j0), &in(i - 1, j0), &in(i, j0), &in(i + 1, j0),
+                 &in(i + 2, j0), cols);
       }
     }
     for (; r < rows; ++r) {
       const index_t i = b.begin[0] + r * b.step[0];
-      row(&out.at(i, j0), &in.at(i - 1, j0), &in.at(i, j0), &in.at(i + 1, j0), cols);
+      row(&out(i, j0), &in(i - 1, j0), &in(i, j0), &in(i + 1, j0), cols);
     }
     return;
   }
   for (; r < rows; ++r) {
     const index_t i = b.begin[0] + r * b.step[0];
-    const T* up = &in.at(i - 1, j0);
-    const T* mid = &in.at(i, j0);
-    const T* down = &in.at(i + 1, j0);
-    T* dst = &out.at(i, j0);
+    const T* up = &in(i - 1, j0);
+    const T* mid = &in(i, j0);
+    const T* down = &in(i + 1, j0);
+    T* dst = &out(i, j0);
     for (index_t j = 0; j < cols; ++j) {
       dst[j * so] = T(0.25) * (up[j * si] + down[j * si] + mid[j * si - sn] + mid[j * si + sn]);
     }

@@ -9,17 +9,17 @@ template <class T>
 void jacobi_rows_cpu(const KernelContext& ctx, View<const T> a, View<const T> x, View<T> x_new) {
   const Box& b = ctx.block;
   const index_t n = x.extent[0];
-  const T* xs = &x.at(0);
+  const T* xs = &x(0);
   const index_t sx = x.stride[0];
   const index_t sa = a.stride[1];
   for (index_t r = 0; r < b.extent(0); ++r) {
     const index_t i = b.begin[0] + r * b.step[0];
-    const T* row = &a.at(i, 0);
+    const T* row = &a(i, 0);
     T sum = row[n * sa];
     for (index_t j = 0; j < n; ++j) {
       if (j != i) sum -= row[j * sa] * xs[j * sx];
     }
-    x_new.at(i) = sum / row[i * sa];
+    x_new(i) = sum / row[i * sa];
   }
 }
 

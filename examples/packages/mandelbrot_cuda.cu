@@ -13,7 +13,7 @@ namespace {
 template <class T>
 __global__ void escape(Frame frame, View<T> out, Box domain) {
   for_each_grid_index(domain, [&](index_t gi, index_t gj) {
-    out.at(gi, gj) = static_cast<T>(escape_count(frame, gi, gj));
+    out(gi, gj) = static_cast<T>(escape_count(frame, gi, gj));
   });
 }
 

@@ -30,7 +30,7 @@ Kernel<View<T>> mandelbrot_kernel(const Frame& frame) {
       const index_t i = b.begin[0] + r * b.step[0];
       for (index_t c = 0; c < b.extent(1); ++c) {
         const index_t j = b.begin[1] + c * b.step[1];
-        result.at(i, j) = static_cast<T>(escape_count(frame, i, j));
+        result(i, j) = static_cast<T>(escape_count(frame, i, j));
       }
     }
   });

@@ -12,12 +12,13 @@
 // padding when there is some). Padding (Hitmap's maxShape) lets the uneven blocks of a layout all
 // have one buffer size, so shifts can exchange whole buffers.
 //
-// Coordinates. Elements are addressed by array indices (the indices of shape(), which may be
-// strided: a cyclic layout gives [1:100:4]) or by tile positions (0..extent-1 per axis). Position p
-// of axis k lives at data() + p * step(k); positions may be negative or past the extent to reach
-// ghost cells and padding: every index of allocated_shape() is addressable. a(i, j) costs a
-// subtraction, a shift and a multiplication per axis, with no branch, for any stride; inner loops
-// that must vectorise can walk data() with step(k) instead.
+// Coordinates. Elements are addressed by array indices, a(i, j) (the indices of shape(), which may
+// be strided: a cyclic layout gives [1:100:4]), or by tile positions, a.local(p, q) (0..extent-1
+// per axis). Position p of axis k lives at data() + p * step(k); positions may be negative or past
+// the extent to reach ghost cells and padding: every index of allocated_shape() is addressable.
+// a(i, j) costs a subtraction, a shift and a multiplication per axis, with no branch, for any
+// stride; a.local(p, q) a multiplication per axis; inner loops that must vectorise can walk data()
+// with step(k) instead.
 //
 // Views. select() returns a view sharing the memory (and keeping it alive). A view's steps are
 // those of its parent scaled by the view's stride, so views of views of strided views address the
@@ -209,8 +210,13 @@ class Tile {
   }
 
   // ---- element access ----------------------------------------------------------------------
-  // By array indices, a(i, j, ...): the hot path, bounds-checked (Error(shape)) only in debug
-  // builds (NDEBUG unset). May address ghost cells and padding (allocated_shape()).
+  // One meaning per spelling (as on View):
+  //   a(i, j, ...)      array indices; the hot path, bounds-checked (Error(shape)) only in debug
+  //                     builds (NDEBUG unset);
+  //   a.at(i, j, ...)   array indices, always bounds-checked (Error(shape));
+  //   a.local(p, q, ...) tile positions (0..extent-1 of shape(); ghost cells at -ghost..-1 and
+  //                     extent..), bounds-checked only in debug builds.
+  // All may address ghost cells and padding (allocated_shape()).
   template <std::integral... I>
   T& operator()(I... array_indices) {
     static_assert(sizeof...(I) >= 1 && sizeof...(I) <= max_rank, "a tile has 1 to 8 axes");
@@ -224,7 +230,14 @@ class Tile {
   T& operator()(const Index& array_index) { return origin_[offset_of(array_index)]; }
   const T& operator()(const Index& array_index) const { return origin_[offset_of(array_index)]; }
 
-  // Always bounds-checked access by array index (Error(shape) outside allocated_shape()).
+  template <std::integral... I>
+  T& at(I... array_indices) {
+    return at(Index{static_cast<index_t>(array_indices)...});
+  }
+  template <std::integral... I>
+  const T& at(I... array_indices) const {
+    return at(Index{static_cast<index_t>(array_indices)...});
+  }
   T& at(const Index& array_index) {
     check_addressable(array_index);
     return origin_[unchecked_offset(array_index)];
@@ -234,9 +247,18 @@ class Tile {
     return origin_[unchecked_offset(array_index)];
   }
 
-  // By tile positions (0..extent-1 of shape(); ghost cells at -ghost..-1 and extent..).
-  T& at_tile(const Index& positions) { return origin_[position_offset(positions)]; }
-  const T& at_tile(const Index& positions) const { return origin_[position_offset(positions)]; }
+  template <std::integral... I>
+  T& local(I... positions) {
+    static_assert(sizeof...(I) >= 1 && sizeof...(I) <= max_rank, "a tile has 1 to 8 axes");
+    return origin_[position_offset(static_cast<index_t>(positions)...)];
+  }
+  template <std::integral... I>
+  const T& local(I... positions) const {
+    static_assert(sizeof...(I) >= 1 && sizeof...(I) <= max_rank, "a tile has 1 to 8 axes");
+    return origin_[position_offset(static_cast<index_t>(positions)...)];
+  }
+  T& local(const Index& positions) { return origin_[position_offset(positions)]; }
+  const T& local(const Index& positions) const { return origin_[position_offset(positions)]; }
 
   // Whether `array_index` can be addressed through this handle (is in allocated_shape()).
   bool addressable(const Index& array_index) const {
@@ -483,18 +505,28 @@ class Tile {
     for (int k = 0; k < i.rank(); ++k) off += axis_offset(static_cast<std::size_t>(k), i[k]);
     return static_cast<index_t>(off - offset_bias_);
   }
+  template <class... P>
+  index_t position_offset(P... p) const {
+#ifndef NDEBUG
+    check_position(Index{p...});
+#endif
+    index_t off = 0;
+    std::size_t k = 0;
+    ((off += p * step_[k++]), ...);
+    return off;
+  }
   index_t position_offset(const Index& p) const {
 #ifndef NDEBUG
-    if (p.rank() != rank()) {
-      detail::throw_not_addressable(p, shape_, allocated_shape(), "tile position");
-    }
-    const Index a = shape_.to_array(p);
-    if (!addressable(a))
-      detail::throw_not_addressable(p, shape_, allocated_shape(), "tile position");
+    check_position(p);
 #endif
     index_t off = 0;
     for (int k = 0; k < p.rank(); ++k) off += p[k] * step_[static_cast<std::size_t>(k)];
     return off;
+  }
+  void check_position(const Index& p) const {
+    if (p.rank() != rank() || !addressable(shape_.to_array(p))) {
+      detail::throw_not_addressable(p, shape_, allocated_shape(), "tile position");
+    }
   }
   void check_addressable(const Index& i) const {
     if (!addressable(i)) detail::throw_not_addressable(i, shape_, allocated_shape(), "index");

@@ -3,6 +3,7 @@
 // KernelContext, what else a body gets. Plain C++17 with no other hitmap++ header, so CUDA sources
 // (nvcc) can include it and pass Views by value to __global__ kernels.
 
+#include <cassert>
 #include <cstdint>
 
 #if defined(__CUDACC__)
@@ -17,8 +18,14 @@ using index_t = std::int64_t;  // as in shape.hpp
 inline constexpr int view_max_rank = 8;
 
 // `rank` axes of `extent` elements, `stride` elements apart; the first element is the array index
-// `origin` and array indices advance by `step` per axis. Indexing in tile coordinates
-// (0 .. extent-1) with operator(), in array (global) coordinates with at(). Trivially copyable.
+// `origin` and array indices advance by `step` per axis. Trivially copyable.
+//
+// Element access, as on hit::Tile (docs/tiles.md):
+//   v.local(i, j)  tile positions 0 .. extent-1: a multiply-add per axis, what kernel loops use;
+//   v(gi, gj)      array (global) indices: a subtraction and a division per axis on top, for
+//                  occasional use (a kernel converts its first index to positions once instead).
+// Both are checked with assert() in debug builds (NDEBUG unset), on the host and on the device;
+// release builds check nothing. There is no always-checked at(): View cannot throw hit::Error.
 template <class T>
 struct View {
   using value_type = T;
@@ -41,27 +48,45 @@ struct View {
     return rank >= 2 ? stride[rank - 2] : (rank == 1 ? extent[0] : 0);
   }
 
-  HIT_HOST_DEVICE T& operator()(index_t i) const noexcept { return data[i * stride[0]]; }
-  HIT_HOST_DEVICE T& operator()(index_t i, index_t j) const noexcept {
+  // ---- by tile positions (0 .. extent-1 per axis) -------------------------------------------
+  HIT_HOST_DEVICE T& local(index_t i) const noexcept {
+    assert(rank == 1 && holds_position(0, i));
+    return data[i * stride[0]];
+  }
+  HIT_HOST_DEVICE T& local(index_t i, index_t j) const noexcept {
+    assert(rank == 2 && holds_position(0, i) && holds_position(1, j));
     return data[i * stride[0] + j * stride[1]];
   }
-  HIT_HOST_DEVICE T& operator()(index_t i, index_t j, index_t k) const noexcept {
+  HIT_HOST_DEVICE T& local(index_t i, index_t j, index_t k) const noexcept {
+    assert(rank == 3 && holds_position(0, i) && holds_position(1, j) && holds_position(2, k));
     return data[i * stride[0] + j * stride[1] + k * stride[2]];
   }
-  HIT_HOST_DEVICE T& at(index_t gi) const noexcept { return (*this)((gi - origin[0]) / step[0]); }
-  HIT_HOST_DEVICE T& at(index_t gi, index_t gj) const noexcept {
-    return (*this)((gi - origin[0]) / step[0], (gj - origin[1]) / step[1]);
+
+  // ---- by array (global) indices ------------------------------------------------------------
+  HIT_HOST_DEVICE T& operator()(index_t gi) const noexcept { return local(position(0, gi)); }
+  HIT_HOST_DEVICE T& operator()(index_t gi, index_t gj) const noexcept {
+    return local(position(0, gi), position(1, gj));
   }
-  HIT_HOST_DEVICE T& at(index_t gi, index_t gj, index_t gk) const noexcept {
-    return (*this)((gi - origin[0]) / step[0], (gj - origin[1]) / step[1],
-                   (gk - origin[2]) / step[2]);
+  HIT_HOST_DEVICE T& operator()(index_t gi, index_t gj, index_t gk) const noexcept {
+    return local(position(0, gi), position(1, gj), position(2, gk));
   }
-  // Whether the array index is inside the view.
+  // The tile position of array index `gi` on `axis` (gi must be one of the view's indices).
+  HIT_HOST_DEVICE index_t position(int axis, index_t gi) const noexcept {
+    assert(axis >= 0 && axis < rank && holds_index(axis, gi));
+    return (gi - origin[axis]) / step[axis];
+  }
+  // Whether the array index is inside the view (axes 0 and 1).
   HIT_HOST_DEVICE bool contains(index_t gi, index_t gj) const noexcept {
-    const index_t i = gi - origin[0];
-    const index_t j = gj - origin[1];
-    return i >= 0 && j >= 0 && i % step[0] == 0 && j % step[1] == 0 && i / step[0] < extent[0] &&
-           j / step[1] < extent[1];
+    return holds_index(0, gi) && holds_index(1, gj);
+  }
+
+ private:
+  HIT_HOST_DEVICE bool holds_position(int axis, index_t p) const noexcept {
+    return p >= 0 && p < extent[axis];
+  }
+  HIT_HOST_DEVICE bool holds_index(int axis, index_t gi) const noexcept {
+    const index_t d = gi - origin[axis];
+    return d >= 0 && d % step[axis] == 0 && d / step[axis] < extent[axis];
   }
 };
 

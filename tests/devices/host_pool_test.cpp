@@ -283,7 +283,7 @@ TEST_P(ThreadsPartition, LaunchesReuseTheDevicesThreads) {
   hit::Kernel<hit::View<double>> k("count");
   k.cpu([&](const hit::KernelContext& ctx, hit::View<double> x) {
     for (auto i = ctx.block.begin[0]; i < ctx.block.end[0]; ++i) {
-      for (auto j = ctx.block.begin[1]; j < ctx.block.end[1]; ++j) x.at(i, j) += 1;
+      for (auto j = ctx.block.begin[1]; j < ctx.block.end[1]; ++j) x(i, j) += 1;
     }
     std::lock_guard<std::mutex> lock(m);
     seen.insert(tid());

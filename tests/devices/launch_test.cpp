@@ -65,7 +65,7 @@ void for_box(const hit::Box& b, F&& fn) {
 hit::Kernel<hit::View<const double>, hit::View<double>> add_one() {
   hit::Kernel<hit::View<const double>, hit::View<double>> k("add_one");
   k.cpu([](const hit::KernelContext& ctx, hit::View<const double> in, hit::View<double> out) {
-    for_box(ctx.block, [&](hit::index_t i, hit::index_t j) { out.at(i, j) = in.at(i, j) + 1; });
+    for_box(ctx.block, [&](hit::index_t i, hit::index_t j) { out(i, j) = in(i, j) + 1; });
   });
   return k;
 }
@@ -74,7 +74,7 @@ hit::Kernel<hit::View<const double>, hit::View<double>> add_one() {
 hit::Kernel<hit::View<double>, double> scale() {
   hit::Kernel<hit::View<double>, double> k("scale");
   k.cpu([](const hit::KernelContext& ctx, hit::View<double> c, double factor) {
-    for_box(ctx.block, [&](hit::index_t i, hit::index_t j) { c.at(i, j) *= factor; });
+    for_box(ctx.block, [&](hit::index_t i, hit::index_t j) { c(i, j) *= factor; });
   });
   return k;
 }
@@ -183,7 +183,7 @@ TEST_F(LaunchTest, ResidentTilesSkipUnchangedTransfers) {
   // acc: c += a, to count reads of a and writes of c.
   hit::Kernel<hit::View<const double>, hit::View<double>> acc("acc");
   acc.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
-    for_box(ctx.block, [&](hit::index_t i, hit::index_t j) { y.at(i, j) += x.at(i, j); });
+    for_box(ctx.block, [&](hit::index_t i, hit::index_t j) { y(i, j) += x(i, j); });
   });
   dev.reset_counters();
   {
@@ -631,7 +631,7 @@ TEST_F(LaunchTest, ThreeAxesAndErrorsInsideAKernel) {
     const hit::Box& b = ctx.block;
     for (auto i = b.begin[0]; i < b.end[0]; i += b.step[0])
       for (auto j = b.begin[1]; j < b.end[1]; j += b.step[1])
-        for (auto k = b.begin[2]; k < b.end[2]; k += b.step[2]) x.at(i, j, k) += 1000;
+        for (auto k = b.begin[2]; k < b.end[2]; k += b.step[2]) x(i, j, k) += 1000;
   });
   dev.reset_counters();
   hit::launch(bump, hit::partition("threads", cube), hit::inout(t));

@@ -174,7 +174,7 @@ Kernel<View<double>> add_one() {
   k.cpu([](const KernelContext& ctx, View<double> x) {
     const Box& b = ctx.block;
     for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i) {
-      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) x.at(i, j) += 1;
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) x(i, j) += 1;
     }
   });
   return k;

@@ -72,7 +72,7 @@ hit::Kernel<hit::View<double>> spin(int micros) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
     double s = 0;
     while (std::chrono::steady_clock::now() < until) s += 1;
-    x.at(x.origin[0]) += s > 0 ? 1 : 0;
+    x(x.origin[0]) += s > 0 ? 1 : 0;
   });
   return k;
 }

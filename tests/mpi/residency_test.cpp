@@ -52,7 +52,7 @@ hit::Kernel<hit::View<const double>, hit::View<double>> accumulate() {
   k.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
     const hit::Box& b = ctx.block;
     for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i) {
-      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y.at(i, j) += x.at(i, j);
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y(i, j) += x(i, j);
     }
   });
   return k;
@@ -143,7 +143,7 @@ TEST_F(Residency, DoubleBufferedShiftSwapsAndSendsOnceEachWay) {
     a.sync_to_host();
     theirs.for_each([&](const Index& i) {
       const Index pos{i[0] - theirs[0].begin(), i[1] - theirs[1].begin()};
-      EXPECT_EQ(a.host().at_tile(pos), value_at(i)) << i.str();
+      EXPECT_EQ(a.host().local(pos), value_at(i)) << i.str();
     });
     // The plan built over the buffer now swapped away refuses to run (every rank of the grid
     // has one, so they all throw before any message).

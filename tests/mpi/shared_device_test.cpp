@@ -39,7 +39,7 @@ hit::Kernel<hit::View<const double>, hit::View<double>> accumulate() {
   k.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
     const hit::Box& b = ctx.block;
     for (index_t i = b.begin[0]; i < b.end[0]; ++i) {
-      for (index_t j = b.begin[1]; j < b.end[1]; ++j) y.at(i, j) += x.at(i, j);
+      for (index_t j = b.begin[1]; j < b.end[1]; ++j) y(i, j) += x(i, j);
     }
   });
   return k;

@@ -45,7 +45,7 @@ hit::Kernel<hit::View<const double>, hit::View<const double>, hit::View<double>>
     const hit::Box& b = ctx.block;
     for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i) {
       for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) {
-        out.at(i, j) = in.at(i, j) * w.at(j) + static_cast<double>(i);
+        out(i, j) = in(i, j) * w(j) + static_cast<double>(i);
       }
     }
   });
@@ -223,7 +223,7 @@ TEST(WorkPackages, DepthIsBoundedByDeviceMemory) {
   copy.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
     const hit::Box& b = ctx.block;
     for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i)
-      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y.at(i, j) = x.at(i, j);
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y(i, j) = x(i, j);
   });
   hit::WorkPackages packages(env(), shape, hit::PackageOptions{100, 3});
   const auto report = packages.run(copy, hit::partitioned_in(in), hit::partitioned_out(out));

@@ -99,7 +99,7 @@ TEST(Tile, OwningTileIsZeroedRowMajorAndAligned) {
     EXPECT_EQ(&t(i), t.data() + dense_offset(s, i)) << i;
     EXPECT_EQ(&t(i[0], i[1]), &t(i));
     EXPECT_EQ(&t.at(i), &t(i));
-    EXPECT_EQ(&t.at_tile(s.to_tile(i)), &t(i));
+    EXPECT_EQ(&t.local(s.to_tile(i)), &t(i));
   }
   std::vector<double> expected;
   for (const Index& i : indices_of(s)) expected.push_back(value_of(i));
@@ -180,7 +180,7 @@ TEST(Tile, StridedOwner) {
   for (const Index& i : indices_of(s)) t(i) = value_of(i);
   for (const Index& i : indices_of(s)) EXPECT_EQ(&t(i), t.data() + dense_offset(s, i));
   EXPECT_EQ(t(7, 2), value_of(Index{7, 2}));
-  EXPECT_EQ(t.at_tile(Index{2, 1}), value_of(Index{7, 2}));
+  EXPECT_EQ(t.local(Index{2, 1}), value_of(Index{7, 2}));
 }
 
 // Array index -> memory for every stride 1..16 (odd, even, powers of two), negative begins and
@@ -243,8 +243,8 @@ TEST(Tile, StridedViewsOfEveryOtherElement) {
   v2(8, 9) = -1;
   EXPECT_EQ(a(8, 9), -1);
   // Tile coordinates of a strided view count its own positions.
-  EXPECT_EQ(&v1.at_tile(Index{1, 2}), &a(2, 6));
-  EXPECT_EQ(&v1.select_tile(Shape::parse("[1:3][2:4]")).at_tile(Index{1, 1}), &a(4, 9));
+  EXPECT_EQ(&v1.local(Index{1, 2}), &a(2, 6));
+  EXPECT_EQ(&v1.select_tile(Shape::parse("[1:3][2:4]")).local(Index{1, 1}), &a(4, 9));
   // A view of every other element must not be accepted off its lattice.
   expect_error([&] { v1.select(Shape::parse("[1:5:2][0:1]")); }, ErrorKind::shape,
                {"[1:5:2][0:1]", "[0:16:2][0:16:3]"});
@@ -288,7 +288,7 @@ TEST(Tile, NestedRandomViewsAddressTheOwnersElements) {
     index_t p = 0;
     v.for_each([&](const Index& i, double& x) {
       EXPECT_EQ(&x, &owner(i));
-      EXPECT_EQ(&v.at_tile(v.shape().to_tile(i)), &x);
+      EXPECT_EQ(&v.local(v.shape().to_tile(i)), &x);
       ++p;
     });
     EXPECT_EQ(p, v.size());
@@ -318,8 +318,8 @@ TEST(Tile, PaddingAndGhostsGeometry) {
     EXPECT_EQ(t(i), 0.0f);
   }
   EXPECT_EQ(t.data(), base + 8 + 1);
-  EXPECT_EQ(&t.at_tile(Index{-1, -1}), &t(-1, 9));
-  EXPECT_EQ(&t.at_tile(Index{4, 6}), &t(4, 16));
+  EXPECT_EQ(&t.local(Index{-1, -1}), &t(-1, 9));
+  EXPECT_EQ(&t.local(Index{4, 6}), &t(4, 16));
 
   Tile<float> g = t.with_ghosts();
   EXPECT_TRUE(g.is_view());
@@ -521,13 +521,17 @@ TEST(Tile, BadInput) {
 
 TEST(Tile, DebugBuildsCheckTheHotPath) {
 #ifdef NDEBUG
-  GTEST_SKIP() << "operator() is bounds-checked only in debug builds (NDEBUG unset)";
+  GTEST_SKIP() << "operator() and local() are bounds-checked only in debug builds (NDEBUG unset)";
 #else
   Tile<double> t(Shape::parse("[0:4][0:4]"), {.ghost = 1});
   EXPECT_NO_THROW(t(-1, 4));
   expect_error([&] { t(5, 0); }, ErrorKind::shape, {"(5,0)", "[-1:5][-1:5]"});
   expect_error([&] { t(0); }, ErrorKind::shape, {"(0)"});
-  expect_error([&] { t.at_tile(Index{0, 6}); }, ErrorKind::shape, {"(0,6)"});
+  expect_error([&] { t.local(Index{0, 6}); }, ErrorKind::shape, {"(0,6)"});
+  // Tile positions reach the ghost cells, and no further.
+  EXPECT_NO_THROW(t.local(-1, 4));
+  expect_error([&] { t.local(-2, 0); }, ErrorKind::shape, {"(-2,0)", "tile position"});
+  expect_error([&] { t.local(0); }, ErrorKind::shape, {"(0)"});
 #endif
 }
 

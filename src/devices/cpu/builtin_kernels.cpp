@@ -41,22 +41,22 @@ void gemm_cpu(const KernelContext& ctx, View<const T> a, View<const T> b, View<T
   if (dense) {
     if constexpr (std::is_same_v<T, double>) {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(rows),
-                  static_cast<blasint>(cols), static_cast<blasint>(k), 1.0, &a(r0, 0),
-                  static_cast<blasint>(a.pitch()), &b(0, c0), static_cast<blasint>(b.pitch()), 1.0,
-                  &c(r0, c0), static_cast<blasint>(c.pitch()));
+                  static_cast<blasint>(cols), static_cast<blasint>(k), 1.0, &a.local(r0, 0),
+                  static_cast<blasint>(a.pitch()), &b.local(0, c0), static_cast<blasint>(b.pitch()),
+                  1.0, &c.local(r0, c0), static_cast<blasint>(c.pitch()));
     } else {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(rows),
-                  static_cast<blasint>(cols), static_cast<blasint>(k), 1.0f, &a(r0, 0),
-                  static_cast<blasint>(a.pitch()), &b(0, c0), static_cast<blasint>(b.pitch()), 1.0f,
-                  &c(r0, c0), static_cast<blasint>(c.pitch()));
+                  static_cast<blasint>(cols), static_cast<blasint>(k), 1.0f, &a.local(r0, 0),
+                  static_cast<blasint>(a.pitch()), &b.local(0, c0), static_cast<blasint>(b.pitch()),
+                  1.0f, &c.local(r0, c0), static_cast<blasint>(c.pitch()));
     }
     return;
   }
   // Strided rows (e.g. a cyclic layout's tile used in place): plain loops.
   for (index_t i = 0; i < rows; ++i) {
     for (index_t kk = 0; kk < k; ++kk) {
-      const T aik = a(r0 + i, kk);
-      for (index_t j = 0; j < cols; ++j) c(r0 + i, c0 + j) += aik * b(kk, c0 + j);
+      const T aik = a.local(r0 + i, kk);
+      for (index_t j = 0; j < cols; ++j) c.local(r0 + i, c0 + j) += aik * b.local(kk, c0 + j);
     }
   }
 }
@@ -98,10 +98,10 @@ void jacobi5_cpu(const KernelContext& ctx, View<const T> in, View<T> out) {
   const index_t i0 = b.begin[0], j0 = b.begin[1];
   const index_t i1 = i0 + (rows - 1) * b.step[0];
   for (index_t i = i0; i <= i1; i += b.step[0]) {
-    const T* up = &in.at(i - 1, j0);
-    const T* mid = &in.at(i, j0);
-    const T* down = &in.at(i + 1, j0);
-    T* dst = &out.at(i, j0);
+    const T* up = &in(i - 1, j0);
+    const T* mid = &in(i, j0);
+    const T* down = &in(i + 1, j0);
+    T* dst = &out(i, j0);
     const index_t si = in.stride[1] * b.step[1], so = out.stride[1] * b.step[1], sn = in.stride[1];
     for (index_t j = 0; j < cols; ++j) {
       dst[j * so] = T(0.25) * (up[j * si] + down[j * si] + mid[j * si - sn] + mid[j * si + sn]);

@@ -34,14 +34,14 @@ void gemm(const KernelContext& ctx, View<const T> a, View<const T> b, View<T> c)
   // Row-major C = A B is column-major C^T = B^T A^T.
   if constexpr (std::is_same_v<T, double>) {
     status = cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(cols),
-                         static_cast<int>(rows), static_cast<int>(k), &one, &b(0, c0),
-                         static_cast<int>(b.pitch()), &a(r0, 0), static_cast<int>(a.pitch()), &one,
-                         &c(r0, c0), static_cast<int>(c.pitch()));
+                         static_cast<int>(rows), static_cast<int>(k), &one, &b.local(0, c0),
+                         static_cast<int>(b.pitch()), &a.local(r0, 0), static_cast<int>(a.pitch()),
+                         &one, &c.local(r0, c0), static_cast<int>(c.pitch()));
   } else {
     status = cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(cols),
-                         static_cast<int>(rows), static_cast<int>(k), &one, &b(0, c0),
-                         static_cast<int>(b.pitch()), &a(r0, 0), static_cast<int>(a.pitch()), &one,
-                         &c(r0, c0), static_cast<int>(c.pitch()));
+                         static_cast<int>(rows), static_cast<int>(k), &one, &b.local(0, c0),
+                         static_cast<int>(b.pitch()), &a.local(r0, 0), static_cast<int>(a.pitch()),
+                         &one, &c.local(r0, c0), static_cast<int>(c.pitch()));
   }
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw Error(ErrorKind::device,
