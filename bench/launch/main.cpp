@@ -135,8 +135,8 @@ int body(hit::Environment& env, int argc, char** argv) {
   nlohmann::json cases = nlohmann::json::array();
   for (const std::string& spec : partitions) {
     const hit::Partition part = hit::partition(spec, shape, {.access = empty.access()});
-    const Summary s = time_per_call(
-        warmup, launches, reps, [&] { hit::launch(env, empty, part, hit::in(a), hit::inout(b)); });
+    const Summary s = time_per_call(warmup, launches, reps,
+                                    [&] { hit::launch(empty, part, hit::in(a), hit::inout(b)); });
     cases.push_back(
         {{"partition", spec}, {"threads", part.threads()}, {"us_per_launch", to_json(s)}});
   }

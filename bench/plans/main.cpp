@@ -170,7 +170,7 @@ hit::Layout timed_layout(hit::Environment& /*env*/, const std::string& spec,
 
 Json one_count(hit::Environment& env, const Options& o, int procs) {
   const hit::Shape shape = hit::Shape::extents({o.n, o.n});
-  const hit::Topology mesh = hit::topology(env, "mesh2d", procs);
+  const hit::Topology mesh = hit::topology("mesh2d", procs);
   double build_s = 0;
   const hit::Layout from = timed_layout(env, "blocks", mesh, shape, build_s);
   const std::vector<int> ranks = sample_ranks(mesh, o.samples);
@@ -195,8 +195,7 @@ Json one_count(hit::Environment& env, const Options& o, int procs) {
   };
   std::vector<Target> targets;
   if (cols % 2 == 0) {
-    targets.push_back({"blocks", hit::topology(env,
-                                               "mesh:dims=" + std::to_string(2 * rows) + "x" +
+    targets.push_back({"blocks", hit::topology("mesh:dims=" + std::to_string(2 * rows) + "x" +
                                                    std::to_string(cols / 2),
                                                procs)});
   }

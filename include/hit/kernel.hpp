@@ -337,11 +337,10 @@ void call_body(const Body& body, const KernelContext& ctx, const ArgTuple& args,
   std::apply([&](auto&... p) { body(ctx, p...); }, params);
 }
 
-}  // namespace detail
-
+// hit::launch on the device of `env`.
 template <class... Params, class... Args>
-LaunchRecord launch(Environment& env, const Kernel<Params...>& kernel, const Partition& partition,
-                    Args&&... args) {
+LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel,
+                       const Partition& partition, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args),
                 "hit::launch needs one argument per kernel parameter");
   Device& dev = device(env);
@@ -371,9 +370,11 @@ LaunchRecord launch(Environment& env, const Kernel<Params...>& kernel, const Par
       });
 }
 
+}  // namespace detail
+
 template <class... Params, class... Args>
 LaunchRecord launch(const Kernel<Params...>& kernel, const Partition& partition, Args&&... args) {
-  return launch(Environment::current(), kernel, partition, std::forward<Args>(args)...);
+  return detail::launch_on(Environment::current(), kernel, partition, std::forward<Args>(args)...);
 }
 
 // ---- built-in kernels --------------------------------------------------------------------------

@@ -81,9 +81,7 @@ class TopologyRegistry : public Registry<TopologyPlugin> {
   explicit TopologyRegistry(Environment& env);
 };
 
-// Builds the topology named by `spec` for `procs` processes, with the registry of `env`.
-[[nodiscard]] Topology topology(Environment& env, std::string_view spec, int procs);
-// The same with Environment::current().
+// Builds the topology named by `spec` for `procs` processes (the registry of the one Environment).
 [[nodiscard]] Topology topology(std::string_view spec, int procs);
 // procs = Environment::current().size().
 [[nodiscard]] Topology topology(std::string_view spec);

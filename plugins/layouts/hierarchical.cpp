@@ -95,7 +95,7 @@ class HierarchicalLayout final : public LayoutPlugin {
     }
     // The node level sees one placeholder device per node (its weight is in w), so hit::layout
     // does not take the run's devices for it.
-    const Layout node_layout = layout(node_spec.str(), topology(env, "array", r), request.shape,
+    const Layout node_layout = layout(node_spec.str(), topology("array", r), request.shape,
                                       {.devices = std::vector<DeviceBinding>(members.size())});
 
     const Spec device_spec = request.spec.get_spec("devices", "columns2d");
@@ -122,7 +122,7 @@ class HierarchicalLayout final : public LayoutPlugin {
         inside_spec.set("w", fmt::format("{}", fmt::join(w, ",")));
       }
       const Layout inside =
-          layout(inside_spec.str(), topology(env, "array", static_cast<int>(members[i].size())),
+          layout(inside_spec.str(), topology("array", static_cast<int>(members[i].size())),
                  part.front(), {.devices = devices});
       for (std::size_t j = 0; j < members[i].size(); ++j) {
         blocks[static_cast<std::size_t>(members[i][j])] = inside.blocks(static_cast<int>(j));

@@ -67,11 +67,10 @@ std::vector<double> as_doubles(const Sizes& s) {
 }
 
 // The rectangle of every node for the target areas.
-std::vector<Shape> node_rectangles(Environment& env, const Sizes& targets, int block,
-                                   std::int64_t n) {
+std::vector<Shape> node_rectangles(const Sizes& targets, int block, std::int64_t n) {
   const auto r = static_cast<int>(targets.size());
-  const Layout nodes = layout(fpm::hierarchical_node_spec(targets, block),
-                              topology(env, "array", r), Shape{Sig(0, n), Sig(0, n)},
+  const Layout nodes = layout(fpm::hierarchical_node_spec(targets, block), topology("array", r),
+                              Shape{Sig(0, n), Sig(0, n)},
                               {.devices = std::vector<DeviceBinding>(static_cast<std::size_t>(r))});
   std::vector<Shape> out;
   for (int i = 0; i < r; ++i) out.push_back(nodes.blocks(i).front());
@@ -234,7 +233,7 @@ HierarchicalStep measure_step(Environment& env, const HierarchicalOptions& o,
                               const PanelKernelFactory& kernel, const Sizes& targets,
                               bool& loaded) {
   const PhysicalTopology& topo = PhysicalTopology::of(env);
-  const std::vector<Shape> rects = node_rectangles(env, targets, o.block, o.n);
+  const std::vector<Shape> rects = node_rectangles(targets, o.block, o.n);
   const Shape& mine = rects[static_cast<std::size_t>(pl.node)];
   DeviceLevel dev;
   collectively(env.comm(), [&] {
@@ -302,7 +301,7 @@ HierarchicalPartition single_cpm(Environment& env, const HierarchicalOptions& o,
   HierarchicalPartition out;
   const std::vector<Model> nobody(static_cast<std::size_t>(pl.nodes));
   const Sizes even = partition_even(nobody, total).sizes();
-  const Shape mine = node_rectangles(env, even, o.block, o.n)[static_cast<std::size_t>(pl.node)];
+  const Shape mine = node_rectangles(even, o.block, o.n)[static_cast<std::size_t>(pl.node)];
   const std::int64_t units = device_units(o, mine[1].size());
   const std::vector<Model> devices(static_cast<std::size_t>(pl.node_size));
   const std::int64_t d =
@@ -344,7 +343,7 @@ HierarchicalPartition single_cpm(Environment& env, const HierarchicalOptions& o,
   HierarchicalStep step;
   step.iteration = 1;
   step.target_areas = even;
-  step.areas = realised_areas(node_rectangles(env, even, o.block, o.n), o.block);
+  step.areas = realised_areas(node_rectangles(even, o.block, o.n), o.block);
   step.node_seconds.assign(static_cast<std::size_t>(pl.nodes), 0);
   for (std::size_t q = 0; q < p; ++q) {
     auto& t = step.node_seconds[static_cast<std::size_t>(pl.node_of_rank[q])];

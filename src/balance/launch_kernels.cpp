@@ -167,14 +167,14 @@ BenchmarkKernel gemm_kernel_with(Environment& env, int block, std::string partit
     }
   };
   k.timed_run = [s] {
-    double t = s->resident_c ? hit::launch(*s->env, s->kernel, *s->main, hit::in(s->a),
-                                           hit::in(s->bm), hit::inout(s->c_on_device))
+    double t = s->resident_c ? hit::launch(s->kernel, *s->main, hit::in(s->a), hit::in(s->bm),
+                                           hit::inout(s->c_on_device))
                                    .seconds
-                             : hit::launch(*s->env, s->kernel, *s->main, hit::in(s->a),
-                                           hit::in(s->bm), hit::inout(s->c))
+                             : hit::launch(s->kernel, *s->main, hit::in(s->a), hit::in(s->bm),
+                                           hit::inout(s->c))
                                    .seconds;
     if (s->extra) {
-      t += hit::launch(*s->env, s->kernel, *s->extra, hit::in(s->a_extra), hit::in(s->b_extra),
+      t += hit::launch(s->kernel, *s->extra, hit::in(s->a_extra), hit::in(s->b_extra),
                        hit::inout(s->c_extra))
                .seconds;
     }
@@ -263,7 +263,7 @@ BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns,
     s->part = make_partition(*s->env, s->spec, s->out.shape(), s->kernel.access());
   };
   k.timed_run = [s] {
-    return hit::launch(*s->env, s->kernel, *s->part, hit::in(s->in), hit::out(s->out)).seconds;
+    return hit::launch(s->kernel, *s->part, hit::in(s->in), hit::out(s->out)).seconds;
   };
   k.teardown = [s] { s->release(); };
   k.device_bytes = [s](std::int64_t d) -> std::uint64_t {

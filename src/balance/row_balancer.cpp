@@ -199,7 +199,7 @@ void RowBalancer::restart_report() {
 
 Layout RowBalancer::rows_layout(const Shape& shape) const {
   return hit::layout(fmt::format("dimBlocks:dim=0,w={}", fmt::join(rows(), ",")),
-                     topology(*env_, "array", env_->size()), shape);
+                     topology("array", env_->size()), shape);
 }
 
 std::vector<std::int64_t> RowBalancer::rows() const {

@@ -169,7 +169,8 @@ TopologyRegistry::TopologyRegistry(Environment& /*env*/) : Registry<TopologyPlug
   detail::register_builtin_topologies(*this);
 }
 
-Topology topology(Environment& env, std::string_view spec_text, int procs) {
+Topology topology(std::string_view spec_text, int procs) {
+  Environment& env = Environment::current();
   const Spec spec = Spec::parse(spec_text);
   const TopologyPlugin& plugin = env.extension<TopologyRegistry>().get(spec);
   require(procs >= 1, ErrorKind::topology,
@@ -184,13 +185,8 @@ Topology topology(Environment& env, std::string_view spec_text, int procs) {
   return topo;
 }
 
-Topology topology(std::string_view spec, int procs) {
-  return topology(Environment::current(), spec, procs);
-}
-
 Topology topology(std::string_view spec) {
-  Environment& env = Environment::current();
-  return topology(env, spec, env.size());
+  return topology(spec, Environment::current().size());
 }
 
 }  // namespace hit

@@ -126,7 +126,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   std::vector<hit::DeviceBinding> devices;
   if (auto spec = env.config().get("devices")) devices = hit::parse_device_spec(*spec, nprocs);
 
-  const hit::Topology topo = hit::topology(env, o.topology, nprocs);
+  const hit::Topology topo = hit::topology(o.topology, nprocs);
   const hit::Layout layout = hit::layout(o.layout, topo, shape, {.devices = devices});
   std::optional<std::vector<hit::index_t>> sends;
   if (!o.comm.empty()) sends = hit::tools::send_bytes(layout, hit::Spec::parse(o.comm), alloc);
