@@ -1,0 +1,135 @@
+#pragma once
+// Layouts of sparse domains (docs/layouts.md, docs/sparse.md): which process owns each row
+// (vertex) of a sparse matrix or graph, computed by a plug-in chosen by name — `rows`
+// (contiguous rows by count or by nonzeros, optional weights) and `metis` (METIS k-way with
+// target part weights from w=, performance models or the device binding).
+//
+// A SparseLayout is a value identical on every process: it keeps the owner of every global row
+// (4 bytes a row), so owner() needs no communication, and the quality figures of the graph it
+// was made for (edge cut, and per process rows, nonzeros, ghosts and halo volume).
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hit/core/registry.hpp"
+#include "hit/core/spec.hpp"
+#include "hit/device_binding.hpp"
+#include "hit/shape.hpp"
+#include "hit/sparse/csr_rows.hpp"
+#include "hit/topology.hpp"
+
+namespace hit {
+
+class Environment;
+
+// What a layout gives each process, measured on the graph it was made for.
+struct SparsePartStats {
+  index_t rows = 0;
+  index_t nonzeros = 0;
+  index_t ghosts = 0;        // distinct vertices its rows reference that others own
+  index_t send_values = 0;   // values of its own rows others need, summed over the receivers
+};
+
+class SparseLayout {
+ public:
+  SparseLayout() = default;
+  // `owner[r]`: the process of global row r, in [0, topology.procs()). `predicted_time`: empty
+  // or one per process. Error(plugin) naming `spec` for an owner outside the processes.
+  SparseLayout(Topology topology, std::string spec, std::vector<std::int32_t> owner,
+               std::vector<double> predicted_time = {});
+
+  [[nodiscard]] const Topology& topology() const noexcept { return topology_; }
+  [[nodiscard]] int procs() const noexcept { return topology_.procs(); }
+  [[nodiscard]] const std::string& spec() const noexcept { return spec_; }
+  [[nodiscard]] index_t rows() const noexcept { return static_cast<index_t>(owner_.size()); }
+
+  // The owner of global row `row`; -1 outside [0, rows()).
+  [[nodiscard]] int owner(index_t row) const noexcept {
+    return row < 0 || row >= rows() ? -1 : owner_[static_cast<std::size_t>(row)];
+  }
+  [[nodiscard]] std::span<const std::int32_t> owners() const noexcept { return owner_; }
+  // The rows of `proc`, ascending (computed on first use, then kept).
+  [[nodiscard]] std::vector<index_t> rows_of(int proc) const;
+  [[nodiscard]] index_t row_count(int proc) const;
+  [[nodiscard]] bool active(int proc) const { return row_count(proc) > 0; }
+  // The rows of the calling process (the rank of the Environment the layout was made on).
+  [[nodiscard]] std::vector<index_t> local_rows() const;
+  [[nodiscard]] int self() const noexcept { return self_; }
+
+  // Filled by sparse_layout() from the graph (empty when made directly).
+  [[nodiscard]] const std::vector<SparsePartStats>& stats() const noexcept { return stats_; }
+  [[nodiscard]] index_t edge_cut() const noexcept { return edge_cut_; }
+  // max over processes of the work measure (nonzeros + rows) / its mean over active processes.
+  [[nodiscard]] double imbalance() const;
+  [[nodiscard]] const std::vector<double>& predicted_time() const noexcept { return predicted_; }
+
+  // Fills stats() and edge_cut() from the graph, collectively (every process passes its rows).
+  void measure(const CsrPattern& mine, MPI_Comm comm);
+
+  friend bool operator==(const SparseLayout& a, const SparseLayout& b) {
+    return a.topology_ == b.topology_ && a.spec_ == b.spec_ && a.owner_ == b.owner_;
+  }
+
+ private:
+  Topology topology_;
+  std::string spec_;
+  std::vector<std::int32_t> owner_;
+  std::vector<index_t> counts_;  // rows per process
+  std::vector<double> predicted_;
+  std::vector<SparsePartStats> stats_;
+  index_t edge_cut_ = 0;
+  int self_ = 0;
+  friend SparseLayout sparse_layout(std::string_view, const Topology&, const CsrPattern&,
+                                    const struct SparseLayoutOptions&);
+};
+
+// What a sparse layout plug-in gets. Collective: every process calls make() with its own rows
+// of the graph (any distribution, each global row held once), and make() must return the same
+// layout on every process (a plug-in that computes on one process broadcasts the result).
+struct SparseLayoutRequest {
+  Topology topology;
+  Spec spec;
+  const CsrPattern* graph = nullptr;   // this process's rows
+  std::vector<DeviceBinding> devices;  // of every process; empty when unknown (homogeneous)
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+};
+
+class SparseLayoutPlugin {
+ public:
+  virtual ~SparseLayoutPlugin() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  virtual std::vector<ParamInfo> params() const = 0;
+  virtual SparseLayout make(const SparseLayoutRequest& request) const = 0;
+};
+
+class SparseLayoutRegistry : public Registry<SparseLayoutPlugin> {
+ public:
+  explicit SparseLayoutRegistry(Environment& env);
+};
+
+struct SparseLayoutOptions {
+  // Non-empty: config key "layout-<label>" (--layout-<label>, else HIT_LAYOUT_<LABEL>) replaces
+  // the spec, as for dense layouts.
+  std::string label{};
+  // One binding per process (a plan for another run); empty: the run's own binding.
+  std::vector<DeviceBinding> devices{};
+};
+
+// Builds a layout by spec with the plug-ins of Environment::current(), collectively, and
+// measures it on the graph (stats(), edge_cut()). Errors are agreed: every process throws.
+[[nodiscard]] SparseLayout sparse_layout(std::string_view spec, const Topology& topo,
+                                         const CsrPattern& mine,
+                                         const SparseLayoutOptions& options = {});
+
+namespace detail {
+void register_builtin_sparse_layouts(SparseLayoutRegistry& registry);
+}  // namespace detail
+
+}  // namespace hit
