@@ -24,7 +24,8 @@ void CsrPattern::check(std::string_view what) const {
       fail("row name " + std::to_string(names[r]) + " outside [0, " + std::to_string(global_rows) +
            ")");
     }
-    if (row_ptr[r + 1] < row_ptr[r]) fail("row offsets decrease at row " + std::to_string(names[r]));
+    if (row_ptr[r + 1] < row_ptr[r])
+      fail("row offsets decrease at row " + std::to_string(names[r]));
     for (index_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
       const index_t c = cols[static_cast<std::size_t>(k)];
       if (c < 0 || c >= global_cols) {
@@ -32,8 +33,8 @@ void CsrPattern::check(std::string_view what) const {
              " outside [0, " + std::to_string(global_cols) + ")");
       }
       if (k > row_ptr[r] && cols[static_cast<std::size_t>(k) - 1] >= c) {
-        fail("columns of row " + std::to_string(names[r]) +
-             " are not strictly ascending (column " + std::to_string(c) + ")");
+        fail("columns of row " + std::to_string(names[r]) + " are not strictly ascending (column " +
+             std::to_string(c) + ")");
       }
     }
   }

@@ -16,9 +16,9 @@ namespace hit {
 struct CsrPattern {
   index_t global_rows = 0;
   index_t global_cols = 0;
-  std::vector<index_t> names;         // the global index of each row held, in the order held
-  std::vector<index_t> row_ptr{0};    // names.size() + 1 offsets into cols
-  std::vector<index_t> cols;          // global column indices, ascending within each row
+  std::vector<index_t> names;       // the global index of each row held, in the order held
+  std::vector<index_t> row_ptr{0};  // names.size() + 1 offsets into cols
+  std::vector<index_t> cols;        // global column indices, ascending within each row
 
   [[nodiscard]] index_t rows() const noexcept { return static_cast<index_t>(names.size()); }
   [[nodiscard]] index_t nonzeros() const noexcept { return static_cast<index_t>(cols.size()); }

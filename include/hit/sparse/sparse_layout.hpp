@@ -31,8 +31,8 @@ class Environment;
 struct SparsePartStats {
   index_t rows = 0;
   index_t nonzeros = 0;
-  index_t ghosts = 0;        // distinct vertices its rows reference that others own
-  index_t send_values = 0;   // values of its own rows others need, summed over the receivers
+  index_t ghosts = 0;       // distinct vertices its rows reference that others own
+  index_t send_values = 0;  // values of its own rows others need, summed over the receivers
 };
 
 class SparseLayout {
