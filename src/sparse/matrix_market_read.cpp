@@ -5,6 +5,7 @@
 // counts makes it global; duplicates and surplus entries are found later, so their lines are
 // looked up by scanning the ranges once more (only on that failure path).
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -55,17 +56,25 @@ bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-// The whitespace-separated words of a line; at most `most` + 1 are split off (enough to tell
-// that there are too many).
-std::vector<std::string_view> words(std::string_view line, std::size_t most = 8) {
-  std::vector<std::string_view> out;
+// The first whitespace-separated words of a line, at most `most` + 1 of them (enough to tell
+// that there are too many), without allocating: this runs once per line of the file.
+struct Words {
+  std::array<std::string_view, 6> word;
+  std::size_t count = 0;
+  [[nodiscard]] std::size_t size() const noexcept { return count; }
+  [[nodiscard]] bool empty() const noexcept { return count == 0; }
+  std::string_view operator[](std::size_t i) const noexcept { return word[i]; }
+};
+
+Words words(std::string_view line, std::size_t most = 5) {
+  Words out;
   std::size_t i = 0;
-  while (out.size() <= most) {
+  while (out.count <= most) {
     while (i < line.size() && is_space(line[i])) ++i;
     if (i == line.size()) break;
     const std::size_t start = i;
     while (i < line.size() && !is_space(line[i])) ++i;
-    out.push_back(line.substr(start, i - start));
+    out.word[out.count++] = line.substr(start, i - start);
   }
   return out;
 }
@@ -357,6 +366,7 @@ template <class T>
 std::vector<Entry<T>> exchange(std::vector<Entry<T>>& mine, index_t rows, MPI_Comm comm) {
   int size = 1;
   MPI_Comm_size(comm, &size);
+  if (size == 1) return std::move(mine);  // every row is this process's: nothing to sort by owner
   const auto parts = static_cast<std::size_t>(size);
   std::vector<std::int64_t> send_counts(parts, 0);
   for (const auto& e : mine) {
