@@ -373,7 +373,9 @@ std::vector<Entry<T>> exchange(std::vector<Entry<T>>& mine, index_t rows, MPI_Co
     ++send_counts[static_cast<std::size_t>(detail::block_owner(rows, size, e.row))];
   }
   std::vector<std::int64_t> recv_counts(parts, 0);
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm);
+  check_mpi(
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm),
+      "MPI_Alltoall of Matrix Market entry counts");
   std::int64_t received_total = 0;
   for (const auto c : recv_counts) received_total += c;
   std::int64_t most =

@@ -128,7 +128,8 @@ void write_matrix_market(const std::string& path, const CsrRows<T>& mine, MPI_Co
   }
   auto bytes = static_cast<std::int64_t>(text.size());
   std::int64_t offset = 0;
-  MPI_Exscan(&bytes, &offset, 1, MPI_INT64_T, MPI_SUM, comm);
+  check_mpi(MPI_Exscan(&bytes, &offset, 1, MPI_INT64_T, MPI_SUM, comm),
+            "MPI_Exscan of byte counts");
   if (rank == 0) offset = 0;  // MPI_Exscan leaves rank 0's result undefined
   detail::write_pieces(path, "Matrix Market file", offset, text.data(), text.size(), comm);
 }
