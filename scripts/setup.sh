@@ -10,6 +10,7 @@ packages=(
   mpich libmpich-dev          # MPICH, used explicitly (mpicxx.mpich, mpiexec.mpich)
   libopenblas-dev             # CBLAS
   libhwloc-dev                # physical topology
+  libmetis-dev                # METIS 5, the `metis` sparse layout
   libgtest-dev libgmock-dev   # tests
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libscalapack-mpich-dev      # ScaLAPACK's PDGEMM, the reference of hit-summa's benchmark

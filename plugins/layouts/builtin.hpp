@@ -13,6 +13,7 @@
 
 #include "hit/core/error.hpp"
 #include "hit/layout.hpp"
+#include "layouts/layout_choice.hpp"  // binding_weight
 
 namespace hit::detail {
 
@@ -26,15 +27,6 @@ void register_fpm_layout(LayoutRegistry& registry);  // fpm.cpp
 void register_columns2d_layout(LayoutRegistry& registry);
 void register_hierarchical_layout(LayoutRegistry& registry);
 void register_hetero_block_cyclic_layout(LayoutRegistry& registry);
-
-// The relative speed a device binding declares: an emulated device's 1/slowdown, 1 otherwise
-// (the default weight of the balancing layouts when no weights or models are given).
-inline double binding_weight(const DeviceBinding& d) {
-  const auto slowdown = d.params.find("slowdown");
-  if (d.kind != DeviceKind::emu || slowdown == d.params.end()) return 1.0;
-  const double s = std::atof(slowdown->second.c_str());
-  return s > 0 ? 1.0 / s : 1.0;
-}
 
 // A comma-separated list of file names, as the `models=` parameters take them.
 inline std::vector<std::string> split_files(const std::string& list) {

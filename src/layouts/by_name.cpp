@@ -7,6 +7,7 @@
 #include "hit/core/error.hpp"
 #include "hit/layout.hpp"
 #include "hit/physical_topology.hpp"
+#include "layouts/layout_choice.hpp"
 
 namespace hit {
 
@@ -16,23 +17,50 @@ LayoutRegistry::LayoutRegistry(Environment& /*env*/) : Registry<LayoutPlugin>("l
   detail::register_builtin_layouts(*this);
 }
 
+namespace detail {
+
+LayoutChoice choose_layout(const Environment& env, std::string_view spec, std::string_view label) {
+  LayoutChoice choice{std::string(spec), {}};
+  if (label.empty()) return choice;
+  const std::string key = "layout-" + std::string(label);
+  if (auto value = env.config().get(key)) {
+    choice.spec = *value;
+    choice.origin = "layout of '" + std::string(label) + "' set to '" + choice.spec + "' by --" +
+                    key + " or " + Config::env_name(key);
+  }
+  return choice;
+}
+
+LayoutBinding layout_binding(Environment& env, const std::string& spec_text, int procs,
+                             std::vector<DeviceBinding> given) {
+  LayoutBinding out{std::move(given), {}};
+  if (!out.devices.empty() && out.devices.size() != static_cast<std::size_t>(procs)) {
+    throw Error(ErrorKind::device, "layout '" + spec_text + "': the devices bind " +
+                                       std::to_string(out.devices.size()) +
+                                       " processes, the topology has " + std::to_string(procs));
+  }
+  if (out.devices.empty() && procs <= env.size()) {
+    // The run's own binding and nodes: a plug-in that balances by device then needs nothing
+    // from the program. (Devices given, or a topology larger than the run, make a plan for
+    // another run: its nodes are unknown.)
+    const PhysicalTopology& physical = PhysicalTopology::of(env);
+    out.devices = physical.bindings();
+    out.devices.resize(static_cast<std::size_t>(procs));
+    for (int p = 0; p < procs; ++p) {
+      out.nodes.push_back(physical.ranks()[static_cast<std::size_t>(p)].node);
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
 Layout layout(std::string_view spec_text, const Topology& topo, const Shape& shape,
               const LayoutOptions& options) {
   Environment& env = Environment::current();
-  const std::string_view label = options.label;
-  std::vector<DeviceBinding> devices = options.devices;
-  std::string chosen(spec_text);
-  std::string origin;
-  if (!label.empty()) {
-    const std::string key = "layout-" + std::string(label);
-    if (auto value = env.config().get(key)) {
-      chosen = *value;
-      origin = "layout of '" + std::string(label) + "' set to '" + chosen + "' by --" + key +
-               " or " + Config::env_name(key);
-    }
-  }
+  const detail::LayoutChoice choice = detail::choose_layout(env, spec_text, options.label);
   try {
-    const Spec spec = Spec::parse(chosen);
+    const Spec spec = Spec::parse(choice.spec);
     const LayoutPlugin& plugin = env.extension<LayoutRegistry>().get(spec);
     if (topo.procs() < 1) {
       throw Error(ErrorKind::topology, "layout '" + spec.str() + "' needs a topology, got none");
@@ -41,25 +69,9 @@ Layout layout(std::string_view spec_text, const Topology& topo, const Shape& sha
       throw Error(ErrorKind::shape,
                   "layout '" + spec.str() + "' needs a shape, got the null shape");
     }
-    if (!devices.empty() && devices.size() != static_cast<std::size_t>(topo.procs())) {
-      throw Error(ErrorKind::device, "layout '" + spec.str() + "': the devices bind " +
-                                         std::to_string(devices.size()) +
-                                         " processes, the topology has " +
-                                         std::to_string(topo.procs()));
-    }
-    std::vector<int> nodes;
-    if (devices.empty() && topo.procs() <= env.size()) {
-      // The run's own binding and nodes: a plug-in that balances by device then needs nothing
-      // from the program. (Devices given, or a topology larger than the run, make a plan for
-      // another run: its nodes are unknown.)
-      const PhysicalTopology& physical = PhysicalTopology::of(env);
-      devices = physical.bindings();
-      devices.resize(static_cast<std::size_t>(topo.procs()));
-      for (int p = 0; p < topo.procs(); ++p) {
-        nodes.push_back(physical.ranks()[static_cast<std::size_t>(p)].node);
-      }
-    }
-    LayoutRequest request{topo, shape, spec, std::move(devices), std::move(nodes)};
+    detail::LayoutBinding binding =
+        detail::layout_binding(env, spec.str(), topo.procs(), options.devices);
+    LayoutRequest request{topo, shape, spec, std::move(binding.devices), std::move(binding.nodes)};
     require_block_count(request, static_cast<double>(topo.procs()));
     Layout result = plugin.make(request);
     result.self_ = env.rank();
@@ -72,8 +84,8 @@ Layout layout(std::string_view spec_text, const Topology& topo, const Shape& sha
     }
     return result;
   } catch (const Error& e) {
-    if (origin.empty()) throw;
-    throw Error(e.kind(), origin + ": " + e.what());
+    if (choice.origin.empty()) throw;
+    throw choice.explain(e);
   }
 }
 
