@@ -10,6 +10,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/log.hpp"
 #include "sparse/sparse_halo_plan.hpp"
 
 namespace hit::detail {
@@ -97,8 +98,10 @@ SparseHaloPlan::SparseHaloPlan(std::string name, MPI_Comm comm, SparseTransport 
     counts_of(receives_, receive_counts_, receive_displs_, name_);
   });
   if (!sends_.items.empty()) {
-    const auto [lo, hi] = std::minmax_element(sends_.items.begin(), sends_.items.end());
-    send_range_ = {*lo, *hi + 1};
+    std::vector<index_t> rows = sends_.items;
+    std::sort(rows.begin(), rows.end());
+    sent_rows_ = std::unique(rows.begin(), rows.end()) - rows.begin();
+    send_range_ = {rows.front(), rows[static_cast<std::size_t>(sent_rows_) - 1] + 1};
   }
   receive_in_order_ = static_cast<index_t>(receives_.items.size()) == receive_range_.size();
   for (std::size_t k = 0; k < receives_.items.size() && receive_in_order_; ++k) {
@@ -185,6 +188,14 @@ void SparseHaloPlan::start(void* data, std::size_t count, std::size_t element_si
   }
   Binding& b = bind(element_size);
   if (state && send_range_.size() > 0) {
+    if (!told_range_ && send_range_.size() > 2 * sent_rows_) {
+      told_range_ = true;
+      log::rank(log::Level::info,
+                name_ + ": the " + std::to_string(sent_rows_) + " rows sent lie spread over " +
+                    std::to_string(send_range_.size()) +
+                    " local rows, all copied from the device per update; order the rows with "
+                    "hit::interior_first_order() to copy the boundary alone");
+    }
     resident_fetch(*state, Shape{Sig(send_range_.first, send_range_.last)});
   }
   move_indexed<true>(b.send.data(), static_cast<const std::byte*>(data), sends_.items,

@@ -95,6 +95,8 @@ class SparseHaloPlan {
   PeerLists receives_;
   std::vector<int> send_counts_, send_displs_, receive_counts_, receive_displs_;
   LocalRange send_range_;
+  index_t sent_rows_ = 0;    // distinct rows sent
+  bool told_range_ = false;  // the log said once that send_range_ is much wider than them
   LocalRange receive_range_;
   // The received values go to receive_range_ in order: one copy, no scatter.
   bool receive_in_order_ = false;

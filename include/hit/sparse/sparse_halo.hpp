@@ -64,6 +64,7 @@ namespace detail {
 class SparseHaloPlan;
 }
 
+// Copies are handles to the same halo (as hit::Comm's).
 class SparseHalo {
  public:
   // The null halo: start() and wait() do nothing.
