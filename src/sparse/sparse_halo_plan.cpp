@@ -93,10 +93,16 @@ SparseHaloPlan::SparseHaloPlan(std::string name, MPI_Comm comm, SparseTransport 
       sends_(std::move(sends)),
       receives_(std::move(receives)),
       receive_range_(receive_range) {
-  collectively(comm_, [&] {
-    counts_of(sends_, send_counts_, send_displs_, name_);
-    counts_of(receives_, receive_counts_, receive_displs_, name_);
-  });
+  try {
+    collectively(comm_, [&] {
+      counts_of(sends_, send_counts_, send_displs_, name_);
+      counts_of(receives_, receive_counts_, receive_displs_, name_);
+    });
+  } catch (...) {
+    // No destructor runs for a plan that failed to build: the communicator is freed here.
+    MPI_Comm_free(&comm_);
+    throw;
+  }
   if (!sends_.items.empty()) {
     std::vector<index_t> rows = sends_.items;
     std::sort(rows.begin(), rows.end());

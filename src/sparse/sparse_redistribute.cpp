@@ -3,6 +3,7 @@
 #include "hit/sparse/sparse_redistribute.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -215,7 +216,9 @@ CsrPattern redistribute_rows(const CsrPattern& mine, const void* values, std::si
   // Rows and nonzeros for each process, and the arrays in that order.
   std::vector<index_t> counts(2 * run.size(), 0);
   std::vector<index_t> names, lengths, cols;
-  std::vector<std::byte> bytes(value_count * element_size);
+  std::vector<std::byte> bytes(static_cast<std::size_t>(
+      checked_mul(static_cast<index_t>(value_count), static_cast<index_t>(element_size),
+                  "redistribute value bytes")));
   names.reserve(n);
   lengths.reserve(n);
   cols.reserve(mine.cols.size());
