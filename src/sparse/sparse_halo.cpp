@@ -256,7 +256,8 @@ SparseHalo::SparseHalo(const CsrShape& shape, std::span<const std::int32_t> owne
     }
   });
   SparseTransport transport = options.transport;
-  // Measured (docs/sparse.md): persistent point-to-point was faster on every case tried.
+  // Measured (docs/sparse.md, "Two transports"): persistent requests are faster where latency
+  // counts (a small boundary) and equal within the noise where the volume does.
   if (transport == SparseTransport::automatic) transport = SparseTransport::persistent;
   plan_ = std::make_shared<detail::SparseHaloPlan>(name, own.release(), transport, std::move(sends),
                                                    std::move(receives),
