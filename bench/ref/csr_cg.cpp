@@ -3,12 +3,17 @@
 // each process generates its own rows of the 5- or 7-point Laplacian (optionally with the unknowns
 // renumbered by issue 30's seeded permutation; csr_problem.hpp), renumbers its columns locally in
 // 32 bits (interior rows first, then the rows that touch a ghost; ghosts after the held rows,
-// ascending by global index), and refreshes the ghosts with persistent point-to-point messages (or,
-// with
-// --exchange neighbor, MPI_Ineighbor_alltoallv on a distributed-graph communicator) while the
-// interior rows multiply. CG without preconditioner, b = A·1, x0 = 0, stops at ||r||/||b|| <= tol.
+// ascending by global index), and refreshes the ghosts while the interior rows multiply. CG
+// without preconditioner, b = A·1, x0 = 0, stops at ||r||/||b|| <= tol or after --max-iters.
 //   mpiexec.mpich -n 4 ref-csr-cg --generate poisson3d:n=64 [--tol 1e-8] [--max-iters 10000]
 //                 [--reps 3] [--warmup 1] [--exchange p2p|neighbor] [--check] [--json]
+// The exchange: persistent point-to-point requests (MPI_Send_init/MPI_Recv_init, MPI_Startall),
+// by default, or --exchange neighbor, MPI_Ineighbor_alltoallv on a distributed-graph communicator.
+// Both receive straight into the ghost slice of the vector. Measured alone (MPICH 4.0.2 ch4:ucx,
+// 2 processes), the persistent requests were faster for small halos (9.0 against 9.7 us with 4096
+// ghosts, 28 against 30 us with 16 101) and equal within noise for a 4 MB one (1.5-1.6 ms both):
+// MPICH builds the neighbourhood collective as a schedule of the same sends and receives on every
+// call, the persistent requests are set up once.
 #include <mpi.h>
 
 #include <algorithm>
