@@ -12,6 +12,7 @@
 
 #include "hit/core/error.hpp"
 #include "hit/core/file.hpp"
+#include "layouts/rank_colour.hpp"
 
 namespace hit {
 
@@ -21,16 +22,8 @@ namespace {
 constexpr std::size_t max_cuts = 240;
 constexpr int max_legend = 40;
 
-// Distinguishable fills for the first ranks, then golden-angle hues.
 std::string colour(int rank) {
-  static const char* palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-                                  "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
-                                  "#1f77b4", "#aec7e8", "#98df8a", "#c5b0d5", "#ffbb78",
-                                  "#8c564b", "#17becf", "#bcbd22", "#dbdb8d", "#9edae5"};
-  constexpr int n = sizeof(palette) / sizeof(palette[0]);
-  if (rank < n) return palette[rank];
-  const double hue = std::fmod(rank * 137.508, 360.0);
-  return fmt::format("hsl({:.0f},55%,62%)", hue);
+  return detail::rank_colour(rank);
 }
 
 // Positions (0..n) where some block starts or ends along `axis`; sampled evenly when too many.

@@ -1,0 +1,240 @@
+#pragma once
+// Everything of hit-cg around the iteration (cg.cpp): input checks, the right-hand side, the
+// picture, the independent --check (the residual recomputed from the input rows with plain loops,
+// and for small matrices x against a serial dense Cholesky solve) and the report.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../common/harness.hpp"
+#include "../common/sparse_gather.hpp"
+#include "../common/sparse_input.hpp"
+#include "../common/sparse_setup.hpp"
+#include "cg.hpp"
+#include "hit/hit.hpp"
+
+namespace hit::cg {
+
+// Matrices up to this many rows are also solved serially by --check (dense, on rank 0).
+inline constexpr index_t serial_check_rows = 2000;
+
+template <class T>
+void require_square(const CsrRows<T>& block, const std::string& name) {
+  if (block.global_rows != block.global_cols) {
+    throw Error::everywhere(ErrorKind::invalid_argument,
+                            "CG needs a square matrix: " + name + " is " +
+                                std::to_string(block.global_rows) + " x " +
+                                std::to_string(block.global_cols));
+  }
+}
+
+inline void check_outputs(Environment& env, const Options& o) {
+  collectively(env.comm(), [&] {
+    if (env.rank() != 0) return;
+    if (!o.x_out.empty()) check_output_path(o.x_out, "solution (--x-out)");
+    if (!o.run.svg.empty()) check_output_path(o.run.svg, "picture (--svg)");
+  });
+}
+
+inline void draw_layout(Environment& env, const Options& o, const SparseLayout& l) {
+  if (o.run.svg.empty()) return;
+  collectively(env.comm(), [&] {
+    if (env.rank() != 0) return;
+    if (o.input.generate.empty()) {
+      throw Error(ErrorKind::invalid_argument,
+                  "--svg draws generated 2-D grids only (--generate poisson2d:...)");
+    }
+    const GeneratorSpec spec = GeneratorSpec::parse(o.input.generate);
+    write_file_atomically(
+        o.run.svg,
+        sparse_layout_svg(l, grid_positions(spec), "hit-cg " + spec.str() + " (" + l.spec() + ")"));
+  });
+}
+
+// b over this process's rows, in their local order.
+template <class T>
+std::vector<T> right_hand_side(Environment& env, const Options& o, const CsrRows<T>& block,
+                               const app::SparseSystem<T>& sys) {
+  const index_t n = block.global_rows;
+  if (!o.rhs.empty()) {
+    return app::read_vector_for<T>(env, o.rhs, n, sys.row_names(), sys.layout.owners());
+  }
+  const std::vector<T> ones = rhs_ones_product(block);
+  return redistribute_values<T>(block.names, ones, sys.layout.owners(), sys.row_names(),
+                                env.comm());
+}
+
+// Every process's (names, values) as one global vector on every process.
+template <class T>
+std::vector<double> allgather_global(Environment& env, index_t n, std::span<const index_t> names,
+                                     std::span<const T> values) {
+  std::vector<double> local(values.begin(), values.end());
+  std::vector<index_t> my_names(names.begin(), names.end());
+  const auto all_names = app::allgather_varying(my_names, MPI_INT64_T, env.comm());
+  const auto all_values = app::allgather_varying(local, MPI_DOUBLE, env.comm());
+  std::vector<double> out(static_cast<std::size_t>(n), 0.0);
+  for (std::size_t k = 0; k < all_names.size(); ++k) {
+    out[static_cast<std::size_t>(all_names[k])] = all_values[k];
+  }
+  return out;
+}
+
+// Dense Cholesky solve of the gathered matrix on rank 0 (double): max |x - x*| / max |x*| over
+// the unknowns that appear in the matrix (an empty row and column leaves its unknown free: CG
+// keeps it at 0, and the dense solve skips it).
+template <class T>
+double serial_solve_error(Environment& env, const CsrRows<T>& block, std::span<const double> b,
+                          const std::vector<double>& x) {
+  const index_t n = block.global_rows;
+  const std::vector<double> full = app::gather_dense(block, env.comm());
+  if (env.rank() != 0) return 0;
+  std::vector<std::size_t> used;
+  for (index_t i = 0; i < n; ++i) {
+    const auto row = std::span<const double>(full).subspan(static_cast<std::size_t>(i * n),
+                                                           static_cast<std::size_t>(n));
+    if (std::any_of(row.begin(), row.end(), [](double v) { return v != 0; })) {
+      used.push_back(static_cast<std::size_t>(i));
+    }
+  }
+  const std::size_t m = used.size();
+  std::vector<double> a(m * m);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < m; ++j)
+      a[i * m + j] = full[used[i] * static_cast<std::size_t>(n) + used[j]];
+  }
+  const auto at = [&](std::size_t i, std::size_t j) -> double& { return a[i * m + j]; };
+  for (std::size_t j = 0; j < m; ++j) {
+    double d = at(j, j);
+    for (std::size_t k = 0; k < j; ++k) d -= at(j, k) * at(j, k);
+    if (!(d > 0)) return std::numeric_limits<double>::infinity();
+    at(j, j) = std::sqrt(d);
+    for (std::size_t i = j + 1; i < m; ++i) {
+      double s = at(i, j);
+      for (std::size_t k = 0; k < j; ++k) s -= at(i, k) * at(j, k);
+      at(i, j) = s / at(j, j);
+    }
+  }
+  std::vector<double> y(m);
+  for (std::size_t i = 0; i < m; ++i) y[i] = b[used[i]];
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t k = 0; k < i; ++k) y[i] -= at(i, k) * y[k];
+    y[i] /= at(i, i);
+  }
+  for (std::size_t i = m; i-- > 0;) {
+    for (std::size_t k = i + 1; k < m; ++k) y[i] -= at(k, i) * y[k];
+    y[i] /= at(i, i);
+  }
+  double err = 0;
+  double scale = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    err = std::max(err, std::abs(x[used[i]] - y[i]));
+    scale = std::max(scale, std::abs(y[i]));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+// --check: ||b - A x|| / ||b|| from the input rows (global columns, plain loops: none of the
+// solver's layout, numbering, halo or kernels), passing within 10 tol; for small matrices x
+// against a dense solve, within sqrt(tol).
+template <class T>
+app::CheckResult check_solution(Environment& env, const Options& o, const CsrRows<T>& block,
+                                const app::SparseSystem<T>& sys, const std::vector<T>& x,
+                                double tol) {
+  const index_t n = block.global_rows;
+  const std::vector<double> xg = allgather_global<T>(env, n, sys.row_names(), x);
+  std::vector<double> b;
+  if (o.rhs.empty()) {
+    for (index_t r = 0; r < block.rows(); ++r) {
+      double s = 0;
+      for (const T v : block.row_values(r)) s += static_cast<double>(v);
+      b.push_back(s);
+    }
+  } else {
+    const std::vector<T> raw = read_raw_vector<T>(o.rhs, n, env.comm());
+    b.assign(raw.begin(), raw.end());
+  }
+  double sums[2] = {0, 0};  // ||b - A x||^2, ||b||^2
+  for (index_t r = 0; r < block.rows(); ++r) {
+    double ax = 0;
+    const auto cols = block.columns(r);
+    const auto vals = block.row_values(r);
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      ax += static_cast<double>(vals[k]) * xg[static_cast<std::size_t>(cols[k])];
+    }
+    const double res = b[static_cast<std::size_t>(r)] - ax;
+    sums[0] += res * res;
+    sums[1] += b[static_cast<std::size_t>(r)] * b[static_cast<std::size_t>(r)];
+  }
+  allreduce_in_place(sums, 2, MPI_DOUBLE, MPI_SUM, env.comm());
+  const double rel = sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
+  app::CheckResult c;
+  c.ran = true;
+  c.max_rel_error = rel;
+  c.passed = rel <= 10 * tol;
+  char line[200];
+  std::snprintf(line, sizeof line, "||b - A x|| / ||b|| = %.3e recomputed (limit %.1e)", rel,
+                10 * tol);
+  c.summary = line;
+  if (n <= serial_check_rows) {
+    const auto bg = app::allgather_varying(b, MPI_DOUBLE, env.comm());
+    double err = serial_solve_error(env, block, bg, xg);
+    broadcast(err, 0, env.comm());
+    const bool ok = err <= std::sqrt(tol);
+    c.passed = c.passed && ok;
+    std::snprintf(line, sizeof line, "; x against a dense serial solve: %.3e (limit %.1e)", err,
+                  std::sqrt(tol));
+    c.summary += line;
+  }
+  c.summary = std::string(c.passed ? "passed" : "FAILED") + " (" + c.summary + ")";
+  return c;
+}
+
+inline std::string residual_line(long iterations, double residual, bool converged) {
+  char line[120];
+  std::snprintf(line, sizeof line, "%ld iterations, relative residual %.3e (%s)", iterations,
+                residual, converged ? "converged" : "NOT converged");
+  return line;
+}
+
+template <class T>
+int report(Environment& env, const Options& o, app::Harness& harness,
+           const app::SparseSystem<T>& sys, long iterations, double residual, bool converged,
+           int rebalances, double tol, const app::CheckResult& check) {
+  const auto parts = app::allgather_json(env, app::sparse_part_json(sys, sizeof(T)));
+  const double t = harness.median_time();
+  const double per_iter = iterations > 0 ? t / static_cast<double>(iterations) : 0;
+  nlohmann::json fields = {{"program", "hit-cg"},
+                           {"matrix", o.input.name()},
+                           {"rows", sys.layout.rows()},
+                           {"nonzeros", app::total_nonzeros(env, sys)},
+                           {"layout", app::sparse_layout_json(sys.layout)},
+                           {"tol", tol},
+                           {"iterations", iterations},
+                           {"relative_residual", residual},
+                           {"converged", converged},
+                           {"time_per_iteration_s", per_iter},
+                           {"setup_s", sys.setup_s},
+                           {"balance", o.balance},
+                           {"rebalances", rebalances},
+                           {"parts", parts}};
+  std::vector<std::string> lines = {"layout " + sys.layout.spec() + ": edge cut " +
+                                        std::to_string(sys.layout.edge_cut()) + ", imbalance " +
+                                        std::to_string(sys.layout.imbalance()),
+                                    residual_line(iterations, residual, converged)};
+  const double gflops = t > 0 ? 2.0 * static_cast<double>(fields["nonzeros"].get<index_t>()) *
+                                    static_cast<double>(iterations) / t * 1e-9
+                              : 0;
+  return harness.report(
+      {.fields = fields,
+       .headline = "hit-cg: " + o.input.name() + " on " + std::to_string(env.size()) + " ranks",
+       .throughput = {"gflops", gflops},
+       .work_unit = "flops",
+       .lines = lines,
+       .check = check});
+}
+
+}  // namespace hit::cg
