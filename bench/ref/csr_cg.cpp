@@ -1,7 +1,7 @@
 // ref-csr-cg: a plain, hand-written MPI conjugate gradient on a CSR matrix, the floor hit-cg is
-// measured against (issue 30). No hitmap++: block rows (the first N mod P processes one row more),
+// measured against. No hitmap++: block rows (the first N mod P processes one row more),
 // each process generates its own rows of the 5- or 7-point Laplacian (optionally with the unknowns
-// renumbered by issue 30's seeded permutation; csr_problem.hpp), renumbers its columns locally in
+// renumbered by the generators' seeded permutation; csr_problem.hpp), renumbers its columns locally in
 // 32 bits (interior rows first, then the rows that touch a ghost; ghosts after the held rows,
 // ascending by global index), and refreshes the ghosts while the interior rows multiply. CG
 // without preconditioner, b = A·1, x0 = 0, stops at ||r||/||b|| <= tol or after --max-iters.

@@ -1,4 +1,4 @@
-// The problem of ref-csr-cg (issue 30's generators): the 5- and 7-point Laplacians, the seeded
+// The problem of ref-csr-cg (hitmap++'s generators (docs/sparse.md)): the 5- and 7-point Laplacians, the seeded
 // permutation of their unknowns, block rows, and a process's rows of the matrix in global CSR.
 // Stands alone like ref-csr-cg itself (the C++ standard library only).
 #pragma once
@@ -95,7 +95,7 @@ inline int natural_row(const Spec& s, gidx u, gidx* cols, double* vals) {
   return n;
 }
 
-// The seeded Fisher-Yates permutation (splitmix64 steps) every program of issue 30 uses.
+// The seeded Fisher-Yates permutation (splitmix64 steps) every sparse program uses.
 inline std::vector<gidx> permutation(gidx n, std::uint64_t seed) {
   std::vector<gidx> pi(static_cast<std::size_t>(n));
   std::iota(pi.begin(), pi.end(), gidx{0});

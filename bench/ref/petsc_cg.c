@@ -1,4 +1,4 @@
-/* petsc-cg: PETSc's conjugate gradient on the matrices of hit-cg and ref-csr-cg (issue 30), the
+/* petsc-cg: PETSc's conjugate gradient on the matrices of hit-cg and ref-csr-cg, the
  * library hit-cg is measured against. Same generators (5- and 7-point Laplacians, the same seeded
  * permutation), each process generates its own rows of PETSc's default ownership ranges (N/P rows,
  * the first N mod P processes one more: the same as hit::block_range; the JSON says whether they
@@ -168,7 +168,7 @@ static int natural_row(const Spec* s, PetscInt u, PetscInt* cols, PetscScalar* v
   return n;
 }
 
-/* The seeded Fisher-Yates permutation (splitmix64 steps) of issue 30's generators. */
+/* The seeded Fisher-Yates permutation (splitmix64 steps) of hitmap++'s generators (docs/sparse.md). */
 static PetscInt* permutation(PetscInt n, uint64_t seed) {
   PetscInt* pi = (PetscInt*)malloc(sizeof(PetscInt) * (size_t)(n > 0 ? n : 1));
   uint64_t state = seed;

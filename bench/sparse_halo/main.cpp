@@ -1,6 +1,6 @@
 // hit-bench-sparse_halo: time per update of a SparseHalo with each transport (neighbourhood
 // collective, persistent point-to-point), on the 5-point Laplacian's graph of a k x k grid in
-// block rows, natural or randomly renumbered (the shared `permute=SEED` of issue 30). Prints one
+// block rows, natural or randomly renumbered (the shared `permute=SEED` of the generators). Prints one
 // JSON line: per transport, the set-up time and the time per update (the slowest process's mean
 // over --reps updates, best of --trials trials, the transports alternating), and the largest
 // per-process neighbours, values sent and bytes per update.
@@ -34,7 +34,7 @@ struct Options {
   int trials = 5;
 };
 
-// The shared renumbering of issue 30 (sparse brief): a Fisher-Yates shuffle driven by
+// The shared renumbering of the generators (docs/sparse.md): a Fisher-Yates shuffle driven by
 // SplitMix64 from SEED.
 std::vector<index_t> permutation(index_t n, std::uint64_t seed) {
   std::vector<index_t> pi(static_cast<std::size_t>(n));

@@ -82,11 +82,14 @@ template <class T>
 int solve(Environment& env, const Options& o) {
   app::Harness harness(env, o.run);
   const double tol = o.tol > 0 ? o.tol : default_tolerance<T>();
+  const Timer input_timer;
   const CsrRows<T> block = o.input.load<T>(env, "--matrix");
+  const double input_s = input_timer.seconds();
   require_square(block, o.input.name());
   check_outputs(env, o);
   const SparseLayoutOptions layout_options{.label = "matrix"};
   app::SparseSystem<T> sys = app::distribute(env, block, o.layout, layout_options);
+  sys.input_s = input_s;
   draw_layout(env, o, sys.layout);
   const index_t n = block.global_rows;
   // b in the order of this process's rows: A·1 by default (so x = 1 is the solution).
@@ -99,7 +102,10 @@ int solve(Environment& env, const Options& o) {
       [&](int) {
         // Every repetition solves the same system from the initial layout: after a run that
         // moved rows, the set-up is made again (untimed).
-        if (moved) sys = app::distribute(env, block, o.layout, layout_options);
+        if (moved) {
+          sys = app::distribute(env, block, o.layout, layout_options);
+          sys.input_s = input_s;
+        }
         ops.emplace(sys, o.run.partition);
         if (o.balance != "off") balancer.emplace(env, o, n, sys);
       },

@@ -218,6 +218,7 @@ int report(Environment& env, const Options& o, app::Harness& harness,
                            {"converged", converged},
                            {"time_per_iteration_s", per_iter},
                            {"setup_s", sys.setup_s},
+                           {"input_s", sys.input_s},
                            {"balance", o.balance},
                            {"rebalances", rebalances},
                            {"parts", parts}};

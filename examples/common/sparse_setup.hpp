@@ -50,6 +50,7 @@ struct SparseSystem {
   std::vector<T> values;  // one per nonzero of shape, in its order
   std::optional<SparseHalo> halo;
   double setup_s = 0;  // layout, redistribution, numbering and halo
+  double input_s = 0;  // reading or generating the matrix (the program sets it)
 
   // The global names of the held rows, in local order.
   std::span<const index_t> row_names() const {

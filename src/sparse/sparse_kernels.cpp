@@ -139,14 +139,10 @@ void heat_cpu(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView cols
   T* __restrict n = flat(next, "heat_step", "next");
   for (index_t r = rows.begin; r < rows.end; ++r) {
     T s = 0;
-    index_t edges = 0;
+    const index_t b = rp[r];
     const index_t e = rp[r + 1];
-    for (index_t k = rp[r]; k < e; ++k) {
-      const bool edge = c[k] != r;  // the diagonal is not an edge
-      s += edge ? o[c[k]] : T(0);
-      edges += edge ? 1 : 0;
-    }
-    n[r] = edges > 0 ? s / static_cast<T>(edges) : o[r];
+    for (index_t k = b; k < e; ++k) s += o[c[k]];
+    n[r] = e > b ? s / static_cast<T>(e - b) : o[r];
   }
 }
 

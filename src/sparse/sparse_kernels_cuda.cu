@@ -61,16 +61,11 @@ __global__ void csr_heat(const index_t* __restrict__ row_ptr, const std::int32_t
   if (row >= last) return;
   const int lane = static_cast<int>(g % L);
   T s = 0;
-  int edges = 0;
-  for (index_t k = row_ptr[row] + lane, e = row_ptr[row + 1]; k < e; k += L) {
-    if (cols[k] != row) {
-      s += old[cols[k]];
-      ++edges;
-    }
-  }
+  const index_t b = row_ptr[row];
+  const index_t e = row_ptr[row + 1];
+  for (index_t k = b + lane; k < e; k += L) s += old[cols[k]];
   s = group_sum<L>(s);
-  edges = group_sum<L>(edges);
-  if (lane == 0) next[row] = edges > 0 ? s / static_cast<T>(edges) : old[row];
+  if (lane == 0) next[row] = e > b ? s / static_cast<T>(e - b) : old[row];
 }
 
 template <class T>

@@ -1,4 +1,4 @@
-# Command-line tests of ref-csr-cg, the hand-written MPI CSR CG of the sparse benchmark (issue 30):
+# Command-line tests of ref-csr-cg, the hand-written MPI CSR CG of the sparse benchmark:
 # --check (the residual b - A x recomputed from a fresh generation of the rows and the whole x,
 # apart from the solver's numbering and exchange) at 1 and 3 processes, both generators, natural
 # and permuted, both ghost exchanges, more processes than rows; the matrix (rows, nonzeros, every

@@ -118,7 +118,7 @@ std::vector<T> naive_spmv(const Csr& a, const std::vector<T>& x, std::vector<T> 
   return y;
 }
 
-// Heat by brute force: the neighbours of v are the columns of row v other than v itself.
+// Heat by brute force: the neighbours of v are the columns of row v.
 template <class T>
 std::vector<T> naive_heat(const Csr& a, const std::vector<T>& old, std::vector<T> next,
                           index_t first, index_t last) {
@@ -126,8 +126,7 @@ std::vector<T> naive_heat(const Csr& a, const std::vector<T>& old, std::vector<T
     std::vector<index_t> neighbours;
     for (index_t k = a.row_ptr[static_cast<std::size_t>(r)];
          k < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
-      if (a.cols[static_cast<std::size_t>(k)] != r)
-        neighbours.push_back(a.cols[static_cast<std::size_t>(k)]);
+      neighbours.push_back(a.cols[static_cast<std::size_t>(k)]);
     }
     T s = 0;
     for (const index_t c : neighbours) s += old[static_cast<std::size_t>(c)];

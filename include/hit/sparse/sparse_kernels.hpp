@@ -152,10 +152,11 @@ requires DeviceArray<RowPtr, index_t> && DeviceArray<Cols, local_index_t> && Dev
 
 // ---- Heat on a graph ---------------------------------------------------------------------------
 
-// One step of Heat on the graph of the off-diagonal pattern: for the rows v of [first, last),
-// next[v] = the mean of old[c] over the columns c of row v other than v itself (the diagonal is
-// not an edge: a self-loop neither counts nor weighs); a row without off-diagonal columns keeps
-// its value, next[v] = old[v]. old is over the local vertices (own rows, then ghosts), next over
+// One step of Heat on a graph: for the rows v of [first, last), next[v] = the mean of old[c] over
+// the columns c of row v (its neighbours: pass the graph's rows, without self-loops — a column v in
+// row v counts as a neighbour like any other; hit-heat takes the off-diagonal pattern of a matrix);
+// a row without columns keeps its value, next[v] = old[v]. No test per column: the loop is the
+// bare gather and sum that a 5-point graph's update is bound by. old is over the local vertices (own rows, then ghosts), next over
 // the rows; they must be different tiles. An empty range launches nothing.
 template <class RowPtr, class Cols, class X, class Y, class T = detail::device_array_element_t<X>>
 requires DeviceArray<RowPtr, index_t> && DeviceArray<Cols, local_index_t> && DeviceArray<Y, T> &&

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs ref-csr-cg (the command after --) with --json and checks its matrix against an independent
 Python generator: rows, nonzeros and each process's ghost count (the distinct columns of its block
-rows held elsewhere) for the 5-/7-point Laplacian with the seeded permutation of issue 30, and that
+rows held elsewhere) for the 5-/7-point Laplacian with the seeded permutation of hitmap++'s generators, and that
 its --check passed. A wrong permutation, block range or stencil changes the ghost counts.
 
 Usage: ghosts_check.py SPEC PROCS -- mpiexec -n PROCS ref-csr-cg ...   (SPEC as --generate)
