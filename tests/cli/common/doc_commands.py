@@ -6,7 +6,9 @@ after VAR=value assignments and under `mpiexec` / `mpiexec.mpich -n P`) is run f
 bin folder at a small size, in a fresh folder, and must exit 0.
 
 Small sizes: the values of the flags in CAPS below are lowered to their cap (`--n 4096` runs as
-`--n 64`), and the example programs get `--reps 1 --warmup 0`. The program and every other
+`--n 64`), the grid size of a generated sparse matrix to its cap in GENERATED_N
+(`--generate poisson3d:n=64,permute` runs as `--generate poisson3d:n=16,permute`), and the example
+programs get `--reps 1 --warmup 0`. The program and every other
 argument are the documented ones, so a flag or a value a program no longer takes fails here.
 
 Skipped, and listed as such: synopses (`[--n N]`, `gemm|jacobi`, placeholders such as FILE),
@@ -39,11 +41,15 @@ CAPS = {
     "--tune-n": {"*": 256},
     "--runs": {"*": 1},
 }
+# Largest grid size n= of a generated sparse matrix (`--generate poisson2d:n=K,...`), per generator.
+GENERATED_N = {"poisson2d": 32, "poisson3d": 16}
 # Programs with the example harness (they take --reps and --warmup).
-HARNESS = {"hit-cannon", "hit-summa", "hit-jacobi", "hit-linsolve", "hit-cholesky", "hit-packages"}
+HARNESS = {"hit-cannon", "hit-summa", "hit-jacobi", "hit-linsolve", "hit-cholesky", "hit-packages",
+           "hit-cg", "hit-heat"}
 # Options whose value is a file the program reads, per program.
 INPUTS = {"hit-cannon": {"--a", "--b"}, "hit-summa": {"--a", "--b"}, "hit-cholesky": {"--a"},
-          "hit-fpm": {"-m", "--model"}}
+          "hit-fpm": {"-m", "--model"}, "hit-cg": {"--matrix", "--rhs"},
+          "hit-heat": {"--graph", "--init"}}
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*(\.[a-z]+)?$")  # FILE, N, SPEC, FILE.svg
 PER_COMMAND_TIMEOUT = 120
 
@@ -106,9 +112,22 @@ def skip_reason(env, program, args, bin_dir):
     return None
 
 
+def small_generator(spec):
+    """`poisson3d:n=64,permute` with n lowered to its cap in GENERATED_N; other text as it is."""
+    name, sep, params = spec.partition(":")
+    cap = GENERATED_N.get(name)
+    if cap is None or not sep:
+        return spec
+    return name + sep + re.sub(r"(^|,)n=(\d+)",
+                               lambda m: f"{m.group(1)}n={min(int(m.group(2)), cap)}", params)
+
+
 def small(program, args):
     out = list(args)
     for i, flag in enumerate(out[:-1]):
+        if flag == "--generate":
+            out[i + 1] = small_generator(out[i + 1])
+            continue
         caps = CAPS.get(flag)
         if caps is None:
             continue
