@@ -56,7 +56,7 @@ Outcome iterate(Environment& env, const Options& o, app::SparseSystem<T>& sys, C
     clock.comm([&] { sys.halo->start(ops.p()); });
     ops.spmv(0, sys.interior);
     clock.comm([&] { sys.halo->wait(); });
-    ops.spmv(sys.interior, sys.shape.rows());
+    ops.spmv(sys.interior, sys.shape().rows());
     const double pq = sum_over_ranks(env, ops.dot_pq(), clock);
     require_positive_curvature(pq, k + 1);
     const double alpha = rr / pq;
@@ -114,7 +114,7 @@ int solve(Environment& env, const Options& o) {
                           balancer ? &*balancer : nullptr);
         moved = outcome.rebalances > 0;
       });
-  harness.set_work(static_cast<double>(sys.shape.nonzeros()) * 2.0 *
+  harness.set_work(static_cast<double>(sys.shape().nonzeros()) * 2.0 *
                    static_cast<double>(std::max(outcome.iterations, 1L)));
   const std::vector<T> x = ops->x_host();
   if (!o.x_out.empty()) app::write_vector_from<T>(env, o.x_out, n, sys.row_names(), x);

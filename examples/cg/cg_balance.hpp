@@ -41,8 +41,8 @@ class CgBalancer {
     // A move costs a new layout, numbering and halo (the set-up, timed) plus the rows that
     // cross, at a memory-copy rate: what the gain of a better distribution must exceed.
     const double setup = sys.setup_s;
-    const double row_bytes = static_cast<double>(sys.shape.nonzeros()) /
-                             std::max<double>(1.0, static_cast<double>(sys.shape.rows())) *
+    const double row_bytes = static_cast<double>(sys.shape().nonzeros()) /
+                             std::max<double>(1.0, static_cast<double>(sys.shape().rows())) *
                              static_cast<double>(sizeof(T) + sizeof(index_t));
     ctx_.move_cost = [setup, row_bytes](const std::vector<std::int64_t>& from,
                                         const std::vector<std::int64_t>& to) {
@@ -60,7 +60,7 @@ class CgBalancer {
     std::sort(pending_.begin(), pending_.end());
     const double typical = pending_[pending_.size() / 2];
     pending_.clear();
-    const bool holds = sys.shape.rows() > 0;
+    const bool holds = sys.shape().rows() > 0;
     // CG's remaining iterations are unknown: as many again as so far is the guess (bounded by
     // --max-iters), so a move must pay for itself within the run's likely length.
     ctx_.remaining_iterations = std::min<std::int64_t>(k + 1, max_iters_ - k - 1);
@@ -90,8 +90,8 @@ class CgBalancer {
   void move(app::SparseSystem<T>& sys, CgOps<T>& ops) {
     const Timer timer;
     CsrRows<T> held;
-    static_cast<CsrPattern&>(held) = sys.shape.pattern();
-    held.values = sys.values;
+    static_cast<CsrPattern&>(held) = sys.shape().pattern();
+    held.values.assign(sys.matrix.values().begin(), sys.matrix.values().end());
     const std::vector<index_t> old_names(sys.row_names().begin(), sys.row_names().end());
     const std::vector<T> x = ops.x_host(), r = ops.r_host(), p = ops.p_host();
     sys.layout = sparse_layout(spec_with_shares(sys.layout.spec()), topology("array"), held);

@@ -15,6 +15,7 @@
 #include "hit/partition.hpp"
 #include "hit/resident.hpp"
 #include "hit/sparse/sparse_kernels.hpp"
+#include "hit/sparse/sparse_values.hpp"
 #include "hit/tile.hpp"
 
 namespace hit::cg {
@@ -29,10 +30,10 @@ class CgOps {
 
   // x = 0, r = p = b (b over this process's rows, in their local order).
   void load(std::span<const T> b) {
-    x_ = make({}, rows_);
-    r_ = make(b, rows_);
-    p_ = make(b, vertices_);
-    q_ = make({}, rows_);
+    x_ = make({});
+    r_ = make(b);
+    p_ = make(b);
+    q_ = make({});
   }
 
   // The vectors after a re-partition: x, r and p over the new rows (p's ghosts follow from the
@@ -40,10 +41,10 @@ class CgOps {
   void reload(const app::SparseSystem<T>& sys, std::span<const T> x, std::span<const T> r,
               std::span<const T> p) {
     bind(sys);
-    x_ = make(x, rows_);
-    r_ = make(r, rows_);
-    p_ = make(p, vertices_);
-    q_ = make({}, rows_);
+    x_ = make(x);
+    r_ = make(r);
+    p_ = make(p);
+    q_ = make({});
   }
 
   Resident<T>& p() noexcept { return p_; }
@@ -82,18 +83,20 @@ class CgOps {
 
  private:
   void bind(const app::SparseSystem<T>& sys) {
-    rows_ = sys.shape.rows();
-    vertices_ = sys.shape.vertices();
+    rows_ = sys.shape().rows();
+    vertices_ = sys.shape().vertices();
     rows_part_ = partition(partition_spec_, Shape{Sig(0, rows_)}, {.label = "matrix"});
-    row_ptr_ = Resident<index_t>(app::tile_holding<index_t>(sys.shape.row_ptr(), rows_ + 1));
-    cols_ = Resident<local_index_t>(app::tile_holding<local_index_t>(
-        sys.shape.cols(), app::nonzero_slots(rows_, sys.shape.nonzeros())));
-    values_ = Resident<T>(
-        app::tile_holding<T>(sys.values, app::nonzero_slots(rows_, sys.shape.nonzeros())));
+    shape_ = sys.matrix.shape_ptr();
+    row_ptr_ = Resident<index_t>(row_ptr_tile(*shape_));
+    cols_ = Resident<local_index_t>(cols_tile(*shape_));
+    values_ = Resident<T>(sys.matrix.tile());
   }
 
-  Resident<T> make(std::span<const T> v, index_t size) {
-    return Resident<T>(app::tile_holding<T>(v, size));
+  // A vector over the local vertices, `v` on the first of them, zero after.
+  Resident<T> make(std::span<const T> v) {
+    SparseVector<T> vec(shape_);
+    std::copy(v.begin(), v.end(), vec.values().begin());
+    return Resident<T>(vec.tile());
   }
 
   std::vector<T> rows_of(Resident<T>& v) {
@@ -114,6 +117,7 @@ class CgOps {
   index_t rows_ = 0;
   index_t vertices_ = 0;
   Partition rows_part_;
+  std::shared_ptr<const CsrShape> shape_;
   Resident<index_t> row_ptr_;
   Resident<local_index_t> cols_;
   Resident<T> values_;

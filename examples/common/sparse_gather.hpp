@@ -79,7 +79,7 @@ inline nlohmann::json allgather_json(const Environment& env, const nlohmann::jso
 
 template <class T>
 index_t total_nonzeros(const Environment& env, const SparseSystem<T>& s) {
-  index_t nnz = s.shape.nonzeros();
+  index_t nnz = s.shape().nonzeros();
   allreduce_in_place(&nnz, 1, MPI_INT64_T, MPI_SUM, env.comm());
   return nnz;
 }

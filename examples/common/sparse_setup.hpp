@@ -20,41 +20,27 @@
 #include "hit/sparse/sparse_halo.hpp"
 #include "hit/sparse/sparse_layout.hpp"
 #include "hit/sparse/sparse_redistribute.hpp"
+#include "hit/sparse/sparse_values.hpp"
 #include "hit/tile.hpp"
 #include "hit/topology.hpp"
 
 namespace hit::app {
 
-// A 1-D tile from 0 holding `v` (the null tile when v is empty: an inactive process's).
-template <class T>
-Tile<T> tile_holding(std::span<const T> v, index_t size) {
-  if (size == 0) return Tile<T>();
-  Tile<T> t(Shape{Sig(0, size)});
-  std::copy(v.begin(), v.end(), t.data());
-  std::fill(t.data() + v.size(), t.data() + size, T(0));
-  return t;
-}
-
-// The size of a process's per-nonzero arrays: a process that holds rows holds at least one
-// element (its rows may all be empty; the kernels take the null tile as "no rows").
-inline index_t nonzero_slots(index_t rows, index_t nonzeros) {
-  return rows > 0 ? std::max<index_t>(nonzeros, 1) : 0;
-}
-
 // One process's part of a distributed sparse matrix.
 template <class T>
 struct SparseSystem {
   SparseLayout layout;
-  CsrShape shape;         // held rows (interior first), then ghosts
-  index_t interior = 0;   // rows [0, interior) read no ghost and are sent nowhere
-  std::vector<T> values;  // one per nonzero of shape, in its order
+  // The rows: held rows (interior first), then ghosts, and one value per nonzero.
+  SparseMatrix<T> matrix;
+  index_t interior = 0;  // rows [0, interior) read no ghost and are sent nowhere
   std::optional<SparseHalo> halo;
   double setup_s = 0;  // layout, redistribution, numbering and halo
   double input_s = 0;  // reading or generating the matrix (the program sets it)
 
+  const CsrShape& shape() const noexcept { return matrix.shape(); }
   // The global names of the held rows, in local order.
   std::span<const index_t> row_names() const {
-    return shape.names().subspan(0, static_cast<std::size_t>(shape.rows()));
+    return shape().names().subspan(0, static_cast<std::size_t>(shape().rows()));
   }
 };
 
@@ -64,9 +50,9 @@ void rebuild(Environment& env, SparseSystem<T>& s, const CsrRows<T>& mine) {
   const InteriorOrder order = interior_first_order(mine, s.layout.owners(), env.comm());
   CsrRows<T> ordered = rows_in_order(mine, order.order);
   s.interior = order.interior;
-  s.shape = CsrShape(ordered);
-  s.values = std::move(ordered.values);
-  s.halo.emplace(s.shape, s.layout.owners(), env.comm(), SparseHaloOptions{.label = "matrix halo"});
+  s.matrix = SparseMatrix<T>(std::make_shared<const CsrShape>(ordered), ordered.values);
+  s.halo.emplace(s.shape(), s.layout.owners(), env.comm(),
+                 SparseHaloOptions{.label = "matrix halo"});
 }
 
 // Lays out the block rows `block` by `spec` (override: --layout-<label> / HIT_LAYOUT_<LABEL>)
@@ -86,8 +72,8 @@ SparseSystem<T> distribute(Environment& env, const CsrRows<T>& block, const std:
 template <class T>
 nlohmann::json sparse_part_json(const SparseSystem<T>& s, std::size_t element_size) {
   const SparseHalo& h = *s.halo;
-  return {{"rows", s.shape.rows()},       {"nonzeros", s.shape.nonzeros()},
-          {"ghosts", s.shape.ghosts()},   {"interior_rows", s.interior},
+  return {{"rows", s.shape().rows()},     {"nonzeros", s.shape().nonzeros()},
+          {"ghosts", s.shape().ghosts()}, {"interior_rows", s.interior},
           {"neighbours", h.neighbours()}, {"halo_bytes", h.bytes_sent(element_size)}};
 }
 

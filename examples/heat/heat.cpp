@@ -179,7 +179,7 @@ int simulate(Environment& env, const Options& o) {
                      clock.comm([&] { sys.halo->start(ops.current()); });
                      ops.step(0, sys.interior);
                      clock.comm([&] { sys.halo->wait(); });
-                     ops.step(sys.interior, sys.shape.rows());
+                     ops.step(sys.interior, sys.shape().rows());
                      ops.swap();
                    }
                    clock.compute_seconds_add(ops.take_compute_seconds());
@@ -188,7 +188,7 @@ int simulate(Environment& env, const Options& o) {
   double sum = 0;
   for (const T v : values) sum += static_cast<double>(v);
   allreduce_in_place(&sum, 1, MPI_DOUBLE, MPI_SUM, env.comm());
-  harness.set_work(static_cast<double>(sys.shape.rows()) * o.iters);
+  harness.set_work(static_cast<double>(sys.shape().rows()) * o.iters);
   if (!o.out.empty()) app::write_vector_from<T>(env, o.out, n, sys.row_names(), values);
   app::CheckResult check;
   if (o.run.check) check = check_values(env, o, block, sys, start, values);

@@ -14,6 +14,7 @@
 #include "hit/partition.hpp"
 #include "hit/resident.hpp"
 #include "hit/sparse/sparse_kernels.hpp"
+#include "hit/sparse/sparse_values.hpp"
 
 namespace hit::heat {
 
@@ -21,17 +22,17 @@ template <class T>
 class HeatOps {
  public:
   HeatOps(const app::SparseSystem<T>& sys, const std::string& partition_spec)
-      : rows_(sys.shape.rows()), vertices_(sys.shape.vertices()) {
+      : rows_(sys.shape().rows()), vertices_(sys.shape().vertices()) {
     rows_part_ = partition(partition_spec, Shape{Sig(0, rows_)}, {.label = "graph"});
-    row_ptr_ = Resident<index_t>(app::tile_holding<index_t>(sys.shape.row_ptr(), rows_ + 1));
-    cols_ = Resident<local_index_t>(app::tile_holding<local_index_t>(
-        sys.shape.cols(), app::nonzero_slots(rows_, sys.shape.nonzeros())));
+    shape_ = sys.matrix.shape_ptr();
+    row_ptr_ = Resident<index_t>(row_ptr_tile(*shape_));
+    cols_ = Resident<local_index_t>(cols_tile(*shape_));
   }
 
   // Both vectors start from `start` (this process's vertices in local row order).
   void load(std::span<const T> start) {
-    current_ = Resident<T>(app::tile_holding<T>(start, vertices_));
-    next_ = Resident<T>(app::tile_holding<T>(start, vertices_));
+    current_ = Resident<T>(values_from(start).tile());
+    next_ = Resident<T>(values_from(start).tile());
   }
 
   // The vector the next step reads (its ghosts are what the halo refreshes).
@@ -56,6 +57,14 @@ class HeatOps {
   double take_compute_seconds() noexcept { return std::exchange(compute_s_, 0.0); }
 
  private:
+  // Over the local vertices: the held rows' values from `held`, the ghosts' 0 until a halo update.
+  SparseVector<T> values_from(std::span<const T> held) const {
+    SparseVector<T> v(shape_);
+    std::copy(held.begin(), held.end(), v.held().begin());
+    return v;
+  }
+
+  std::shared_ptr<const CsrShape> shape_;
   index_t rows_ = 0;
   index_t vertices_ = 0;
   Partition rows_part_;

@@ -55,6 +55,7 @@
 #include "hit/sparse/sparse_layout.hpp"
 #include "hit/sparse/sparse_layout_svg.hpp"
 #include "hit/sparse/sparse_redistribute.hpp"
+#include "hit/sparse/sparse_values.hpp"
 #include "hit/tile.hpp"
 #include "hit/tile_io.hpp"
 #include "hit/topology.hpp"
