@@ -24,6 +24,9 @@ foreach(np 1 2 3 4)
                    --layout metis --type float)
   hit_sparse_check(cg poisson3d_nonzeros ${np} --generate poisson3d:n=12
                    --layout rows:by=nonzeros)
+  hit_sparse_check(cg poisson2d_metis ${np} --generate poisson2d:n=24,permute=7 --layout metis)
+  hit_sparse_check(cg poisson2d_rows_float ${np} --generate poisson2d:n=24 --layout rows
+                   --type float)
   hit_sparse_check(cg empty_rows ${np} --matrix ${_sparse_data}/empty_rows.mtx)
   hit_sparse_check(heat grid_metis ${np} --generate poisson2d:n=40 --iters 50)
   hit_sparse_check(heat permuted_rows_float ${np} --generate poisson2d:n=33,permute
