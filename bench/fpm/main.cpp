@@ -15,7 +15,7 @@
 // per-rank time of a run) with min–max, imbalance = max/mean of the per-rank median compute times,
 // speed-up over even, and for cpm/fpm the cost of partitioning (and fpm's iterations).
 //
-//   mpiexec -n 3 hit-bench-fpm [--devices SPEC] [--kernel gemm|jacobi] [--n UNITS] [--runs 5]
+//   mpiexec -n 3 hit-bench-fpm [--devices SPEC] [--kernel gemm|jacobi|spmv] [--n UNITS] [--runs 5]
 //                              [--eps 0.02] [--json] [--markdown FILE]
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -315,7 +315,8 @@ int body(hit::Environment& env, int argc, char** argv) {
   CLI::App app{"hit-bench-fpm: even vs CPM vs partial-FPM partitioning of one kernel workload"};
   Options o;
   app.add_option("--devices", o.devices, "device binding of the ranks")->capture_default_str();
-  app.add_option("--kernel", o.kernel, "gemm (block update) or jacobi (5-point row update)")
+  app.add_option("--kernel", o.kernel,
+                 "gemm (block update), jacobi (5-point row update) or spmv (sparse row product)")
       ->capture_default_str();
   const int most_int = std::numeric_limits<int>::max();
   app.add_option("--block", o.block, "gemm block size b")

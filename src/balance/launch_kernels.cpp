@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "balance/gemm_unit.hpp"
+#include "balance/spmv_unit.hpp"
 #include "hit/balance/kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -19,6 +20,7 @@
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
 #include "hit/resident.hpp"
+#include "hit/sparse/sparse_kernels.hpp"
 #include "hit/tile.hpp"
 
 namespace hit::balance {
@@ -117,6 +119,28 @@ struct JacobiLaunchState {
   void release() {
     in = out = Tile<double>();
     part.reset();
+  }
+};
+
+// ---- spmv --------------------------------------------------------------------------------------
+
+// The matrix and the vectors stay on the device (hit::Resident), as hit-cg keeps them: the first
+// run (the warm-up) stages them, the timed runs only compute.
+struct SpmvLaunchState {
+  Environment* env = nullptr;
+  std::string spec;
+  index_t rows = 0;
+  Resident<index_t> row_ptr;
+  Resident<local_index_t> cols;
+  Resident<double> values, x, y;
+  std::optional<Partition> part;
+
+  void release() {
+    row_ptr = Resident<index_t>();
+    cols = Resident<local_index_t>();
+    values = x = y = Resident<double>();
+    part.reset();
+    rows = 0;
   }
 };
 
@@ -277,6 +301,67 @@ BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns,
   return k;
 }
 
+BenchmarkKernel spmv_launch_kernel(Environment& env, std::string partition) {
+  PhysicalTopology::of(env);  // collective at its first use: before ranks diverge
+  auto s = std::make_shared<SpmvLaunchState>();
+  s->env = &env;
+  s->spec = std::move(partition);
+  make_partition(env, s->spec, Shape{Sig(0, 1)}, {});
+
+  BenchmarkKernel k;
+  k.name = fmt::format("spmv(poisson3d,plane={}x{})", detail::spmv_plane, detail::spmv_plane);
+  k.complexity = [](std::int64_t d) { return detail::spmv_flops(d); };
+  k.setup = [s, name = k.name](std::int64_t d) {
+    s->release();
+    if (d > detail::spmv_max_rows) {
+      throw Error(ErrorKind::out_of_memory,
+                  fmt::format("{} kernel: d = {} rows is too large (at most {})", name, d,
+                              detail::spmv_max_rows));
+    }
+    const index_t vertices = d + detail::spmv_plane * detail::spmv_plane;
+    detail::SpmvRows a;
+    Tile<double> x;
+    Tile<double> y;
+    try {
+      a = detail::spmv_rows(d);
+      x = Tile<double>(Shape{Sig(0, vertices)});
+      y = Tile<double>(Shape{Sig(0, d)});
+    } catch (const std::bad_alloc&) {
+      throw Error(
+          ErrorKind::out_of_memory,
+          fmt::format("{} kernel at d = {} rows: the host cannot hold the matrix", name, d));
+    }
+    for (index_t i = 0; i < vertices; ++i) x(i) = 1.0 / static_cast<double>(1 + i % 89);
+    for (index_t i = 0; i < d; ++i) y(i) = 0.0;
+    Environment& e = *s->env;
+    s->rows = d;
+    s->row_ptr = Resident<index_t>(std::move(a.row_ptr), e);
+    s->cols = Resident<local_index_t>(std::move(a.cols), e);
+    s->values = Resident<double>(std::move(a.values), e);
+    s->x = Resident<double>(std::move(x), e);
+    s->y = Resident<double>(std::move(y), e);
+    s->part = make_partition(e, s->spec, Shape{Sig(0, d)}, {});
+  };
+  k.timed_run = [s] {
+    return hit::spmv(*s->part, s->row_ptr, s->cols, s->values, s->x, s->y, 0, s->rows).seconds;
+  };
+  k.teardown = [s] { s->release(); };
+  k.device_bytes = [s](std::int64_t d) -> std::uint64_t {
+    if (d <= 0) return 0;
+    const Partition p = make_partition(*s->env, s->spec, Shape{Sig(0, d)}, {});
+    if (p.out_of_core()) return 0;
+    const auto nnz = static_cast<index_t>(detail::spmv_nonzeros(d));
+    const index_t vertices = d + detail::spmv_plane * detail::spmv_plane;
+    // 1-D arrays: no row padding on any device.
+    const auto bytes = [](index_t n, std::size_t element) {
+      return static_cast<std::uint64_t>(n) * element;
+    };
+    return bytes(d + 1, sizeof(index_t)) + bytes(nnz, sizeof(local_index_t)) +
+           bytes(nnz, sizeof(double)) + bytes(vertices, sizeof(double)) + bytes(d, sizeof(double));
+  };
+  return k;
+}
+
 BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
                               const LaunchKernelOptions& options) {
   if (name == "gemm") {
@@ -287,8 +372,11 @@ BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
     return jacobi_launch_kernel(env, options.columns,
                                 options.partition.empty() ? "threads" : options.partition);
   }
+  if (name == "spmv") {
+    return spmv_launch_kernel(env, options.partition.empty() ? "single" : options.partition);
+  }
   throw Error(ErrorKind::invalid_argument,
-              fmt::format("kernel '{}' (built-in kernels: gemm, jacobi)", name));
+              fmt::format("kernel '{}' (built-in kernels: gemm, jacobi, spmv)", name));
 }
 
 }  // namespace hit::balance

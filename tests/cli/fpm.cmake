@@ -46,7 +46,7 @@ fpm_error_test(bad_option "bisection = 'golden'"
                partition -m a.csv --n 10 --algorithm geometric:bisection=golden)
 fpm_error_test(missing_n "--n is required" partition -m a.csv)
 fpm_error_test(unknown_kind "unknown model kind 'cubic'" show -m a.csv --kind cubic)
-fpm_error_test(unknown_kernel "kernel 'fft' (built-in kernels: gemm, jacobi)" build --kernel fft --max 10)
+fpm_error_test(unknown_kernel "kernel 'fft' (built-in kernels: gemm, jacobi, spmv)" build --kernel fft --max 10)
 fpm_error_test(hier_method "--method: best not in {fpm,multiple-cpm,single-cpm,homogeneous}"
                hierarchical --n 64 --method best)
 fpm_error_test(hier_n "--n: '0' is not a whole number from 1" hierarchical --n 0)
@@ -67,6 +67,22 @@ add_test(NAME cli.fpm.build.np2
                  -DCASE=build -DPROCS=2 -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})
 set_tests_properties(cli.fpm.build cli.fpm.build.np2 PROPERTIES LABELS cli TIMEOUT 120
                      ENVIRONMENT OPENBLAS_NUM_THREADS=1)
+add_test(NAME cli.fpm.build.spmv
+         COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DWORK=${fpm_work}/build_spmv
+                 -DCASE=spmv -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})
+set_tests_properties(cli.fpm.build.spmv PROPERTIES LABELS cli TIMEOUT 120
+                     ENVIRONMENT OPENBLAS_NUM_THREADS=1)
+# End to end: spmv models of two emulated devices, one 4 times slower, make the sparse layout
+# metis:models= give the slower one about a quarter of the faster one's rows in hit-cg.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli.fpm.spmv_models_metis
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/spmv_models_check.py
+                   ${MPIEXEC_EXECUTABLE} ${HIT_BIN}/hit-fpm ${HIT_BIN}/hit-cg
+                   ${fpm_work}/spmv_models_metis)
+  set_tests_properties(cli.fpm.spmv_models_metis PROPERTIES LABELS "cli;sparse" TIMEOUT 120
+                       ENVIRONMENT OPENBLAS_NUM_THREADS=1)
+endif()
 add_test(NAME cli.fpm.build.devices
          COMMAND ${CMAKE_COMMAND} -DFPM=${HIT_BIN}/hit-fpm -DWORK=${fpm_work}/build_devices
                  -DCASE=devices -DMPIEXEC=${MPIEXEC_EXECUTABLE} -P ${fpm_check})

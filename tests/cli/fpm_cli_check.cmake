@@ -164,6 +164,34 @@ elseif(CASE STREQUAL "build")
     endif()
   endforeach()
 
+elseif(CASE STREQUAL "spmv")
+  # The sparse-row kernel: one model per rank on emulated devices, read back by show and
+  # partition; its unit is one row of poisson3d:n=64, 2 flops per nonzero (13.9 per row on
+  # average at 20000 rows: 2·nnz / d).
+  run_fpm("${MPIEXEC}" -n 2 "${FPM}" build --kernel spmv --min 500 --max 20000 --points 3
+          --max-time 0.2 --devices "emu:0(clock=cpu,cores=1),emu:1(slowdown=4,clock=cpu,cores=1)"
+          --out "spmv{rank}.csv")
+  expect_success("build --kernel spmv")
+  foreach(r 0 1)
+    run_fpm("${FPM}" show -m spmv${r}.csv --json)
+    expect_success("show spmv${r}.csv")
+    string(JSON points LENGTH "${out}" points)
+    string(JSON kernel GET "${out}" info kernel)
+    string(JSON flops GET "${out}" info flops_per_unit)
+    if(NOT points EQUAL 3 OR NOT kernel STREQUAL "spmv(poisson3d,plane=64x64)"
+       OR NOT flops MATCHES "^13\\.[0-9]+$")
+      message(FATAL_ERROR "show: expected 3 points of spmv, 13.x flops per row:\n${out}")
+    endif()
+  endforeach()
+  run_fpm("${FPM}" partition -m spmv0.csv -m spmv1.csv --n 10000 --json)
+  expect_success("partition of spmv models")
+  check_distribution("${out}" 10000 2)
+  string(JSON fast GET "${out}" parts 0 d)
+  string(JSON slow GET "${out}" parts 1 d)
+  if(NOT fast GREATER slow)
+    message(FATAL_ERROR "the device 4 times slower got as many rows as the other:\n${out}")
+  endif()
+
 elseif(CASE STREQUAL "devices")
   # Two ranks on unlike devices: an emulated one with 1 MiB of memory and a core group. Each model
   # names its device; the emulated one has the capacity its memory allows (rows of 130 + 128

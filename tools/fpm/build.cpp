@@ -109,7 +109,8 @@ std::vector<std::string> output_paths(const std::string& pattern,
 
 // The annotations of a model file: what was measured, where and when.
 void describe(fpm::Model& model, const hit::Environment& env, const hit::PhysicalTopology& topo,
-              const hit::Device& dev, const balance::BenchmarkKernel& kernel) {
+              const hit::Device& dev, const balance::BenchmarkKernel& kernel,
+              std::int64_t largest) {
   const hit::RankPlacement& me = topo.mine();
   model.set_info("kernel", kernel.name);
   model.set_info("device",
@@ -124,7 +125,9 @@ void describe(fpm::Model& model, const hit::Environment& env, const hit::Physica
                                                          : topo.binding_spec(),
                              topo.binding_source()));
   model.set_info("date", now_iso());
-  model.set_info("flops_per_unit", fmt::format("{}", kernel.complexity(1)));
+  // The mean over the largest size (spmv's rows on the grid's faces have fewer nonzeros).
+  model.set_info("flops_per_unit",
+                 fmt::format("{}", kernel.complexity(largest) / static_cast<double>(largest)));
   model.set_info("timing",
                  "hit::launch records: staging, execution and copy-back, without "
                  "waiting for the device lock");
@@ -161,7 +164,7 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
   if (dev.capacity() != std::numeric_limits<std::uint64_t>::max()) {
     model.set_capacity(std::min(model.capacity(), balance::units_that_fit(kernel, dev.capacity())));
   }
-  describe(model, env, topo, dev, kernel);
+  describe(model, env, topo, dev, kernel, ds.back());
 
   const bool progress = env.rank() == 0 && !o.quiet && isatty(fileno(stderr));
   std::int64_t limit = model.capacity();  // sizes above it are not measured here

@@ -1,6 +1,6 @@
 // hit-fpm: build, inspect, use and draw functional performance models (docs/fpm.md; FuPerMod).
 //
-//   hit-fpm build --kernel gemm|jacobi --min D --max D [--points K] [--out PATTERN]
+//   hit-fpm build --kernel gemm|jacobi|spmv --min D --max D [--points K] [--out PATTERN]
 //                 [--devices SPEC] ...
 //   hit-fpm partition --model FILE [--model FILE ...] --n N [--algorithm NAME] [--json]
 //   hit-fpm show --model FILE [--json]
@@ -33,8 +33,9 @@ CLI::App* add_build(CLI::App& app, BuildOptions& b) {
                                    "rank's device and write one model file per rank");
   build
       ->add_option("--kernel", b.kernel,
-                   "gemm (block update, FuPerMod §4.1) or jacobi (5-point row update), run "
-                   "through hit::launch on each rank's device")
+                   "gemm (block update, FuPerMod §4.1), jacobi (5-point row update) or spmv (one "
+                   "row of the sparse product of poisson3d:n=64, for the sparse layouts' models), "
+                   "run through hit::launch on each rank's device")
       ->capture_default_str();
   build->add_option("--block", b.block, "gemm block size b (a unit is one b×b block update)")
       ->capture_default_str()
@@ -43,7 +44,8 @@ CLI::App* add_build(CLI::App& app, BuildOptions& b) {
       ->capture_default_str()
       ->check(hit::cli::count(1));
   build->add_option("--partition", b.partition,
-                    "partition of the launches (default: single for gemm, threads for jacobi)");
+                    "partition of the launches (default: single for gemm and spmv, threads for "
+                    "jacobi)");
   build->add_option("--devices", b.devices,
                     "device binding of the ranks (HIT_DEVICES), e.g. 'emu:0(slowdown=4),cpu'");
   build->add_option("--min", b.min, "smallest size, in units")

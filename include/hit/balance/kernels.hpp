@@ -2,10 +2,10 @@
 // Built-in benchmark kernels for model building (hit-fpm build, the dynamic loops, hit-bench-fpm).
 //
 // Two families:
-//  - launch kernels (gemm_launch_kernel, jacobi_launch_kernel, launch_kernel): run through
-//    hit::launch on the device the rank is bound to, so an emulated device applies its slowdown,
-//    bandwidth and capacity, and a GPU's point includes its transfers. Each run is timed by its
-//    launch records (the launch without waiting for the device lock).
+//  - launch kernels (gemm_launch_kernel, jacobi_launch_kernel, spmv_launch_kernel, launch_kernel):
+//    run through hit::launch on the device the rank is bound to, so an emulated device applies its
+//    slowdown, bandwidth and capacity, and a GPU's point includes its transfers. Each run is timed
+//    by its launch records (the launch without waiting for the device lock).
 //  - host kernels (gemm_block_kernel, jacobi_row_kernel): plain loops and BLAS on the calling
 //    thread, timed with a wall clock; no device layer involved.
 
@@ -50,12 +50,24 @@ BenchmarkKernel gemm_panel_launch_kernel(Environment& env, int block, std::int64
 BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns,
                                      std::string partition = "threads");
 
+// One row of a sparse matrix product, as hit-cg's CG computes it: one unit is one row of the CSR
+// product y = A·x of the 7-point Laplacian of a 64×64×∞ grid (the row structure of
+// poisson3d:n=64: 6 on the diagonal, −1 for the neighbours inside the grid; for d <= 258048 the
+// rows are exactly the first d rows of poisson3d:n=64), run as one hit::spmv launch over rows
+// [0, d). The matrix (row_ptr, cols, values) and the vectors (x over the d + 4096 columns the rows
+// reference, y over the rows) are hit::Residents, as in hit-cg: the first run (the warm-up) stages
+// them, the timed runs only compute. Flops: 2 per nonzero (a multiply and an add), 2·nnz(d) in
+// all: 14 for a row inside the grid, fewer on the grid's faces (13.875 per row over a plane above
+// the first, 8 for row 0). `partition` default: `single` (hit-cg's default). Rows beyond
+// 2^31 − 1 − 4096 (32-bit local column indices) are refused with Error(out_of_memory) by setup.
+BenchmarkKernel spmv_launch_kernel(Environment& env, std::string partition = "single");
+
 struct LaunchKernelOptions {
   int block = 64;               // gemm: b
   std::int64_t columns = 4096;  // jacobi: N
   std::string partition;        // empty: the kernel's default
 };
-// "gemm" or "jacobi" (Error(invalid_argument) listing them otherwise).
+// "gemm", "jacobi" or "spmv" (Error(invalid_argument) listing them otherwise).
 BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
                               const LaunchKernelOptions& options = {});
 
