@@ -53,4 +53,6 @@ hit_layout_sparse_error(comm "--comm applies to --shape only" "--generate|poisso
 hit_layout_sparse_error(ghost "--ghost applies to --shape only" "--generate|poisson2d:n=4|--ghost|1")
 hit_layout_sparse_error(type "--type 'complex'" "--generate|poisson2d:n=4|--type|complex")
 hit_layout_sparse_error(procs "--procs 0" "--generate|poisson2d:n=4|--procs|0")
+hit_layout_sparse_error(too_many_procs "--procs 100000000: .*hitmap\\+\\+ allows at most 4194304 processes"
+                        "--generate|poisson2d:n=4|--procs|100000000")
 hit_layout_sparse_error(devices "malformed device spec" "--generate|poisson2d:n=4|--devices|emu:x")

@@ -155,6 +155,14 @@ int sparse(hit::Environment& env, const Options& o, int nprocs) {
                               name));
     }
   }
+  // A sparse layout keeps per-process figures on every process (the dense layouts refuse the same
+  // count in their plug-ins, hit::require_block_count).
+  if (nprocs > hit::max_layout_blocks) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("--procs {}: a sparse layout keeps the figures of every process on "
+                            "every process; hitmap++ allows at most {} processes",
+                            nprocs, hit::max_layout_blocks));
+  }
   const hit::index_t element_bytes = hit::tools::element_bytes(o.type);
   std::optional<hit::GeneratorSpec> generator;
   if (!o.generate.empty()) generator = hit::GeneratorSpec::parse(o.generate);
