@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "hit/comm_traffic.hpp"
 #include "hit/core/checked.hpp"
@@ -280,6 +281,94 @@ std::string layout_table(const Layout& layout, const Allocation& alloc, const st
   if (alloc.pad) out += "; bytes padded to the max part";
   if (alloc.ghost > 0) out += fmt::format("; bytes with ghost borders of width {}", alloc.ghost);
   return out + "\n";
+}
+
+}  // namespace hit::tools
+
+namespace hit::tools {
+
+namespace {
+
+index_t send_bytes_of(const SparseReport& r, const SparsePartStats& s) {
+  return checked_mul(s.send_values, r.element_bytes, "the bytes a sparse halo sends");
+}
+
+}  // namespace
+
+nlohmann::ordered_json sparse_layout_json(const SparseReport& report) {
+  const SparseLayout& layout = report.layout;
+  const Topology& topo = layout.topology();
+  const auto& stats = layout.stats();
+  const auto& predicted = layout.predicted_time();
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (int p = 0; p < layout.procs(); ++p) {
+    const SparsePartStats& s = stats[static_cast<std::size_t>(p)];
+    nlohmann::ordered_json rank = {{"rank", p},
+                                   {"active", layout.active(p)},
+                                   {"rows", s.rows},
+                                   {"nonzeros", s.nonzeros},
+                                   {"ghosts", s.ghosts},
+                                   {"send_values", s.send_values},
+                                   {"send_bytes", send_bytes_of(report, s)}};
+    if (!predicted.empty()) rank["predicted_time"] = predicted[static_cast<std::size_t>(p)];
+    ranks.push_back(std::move(rank));
+  }
+  return {{"matrix", report.matrix},
+          {"rows", layout.rows()},
+          {"nonzeros", report.nonzeros},
+          {"procs", layout.procs()},
+          {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
+          {"layout", layout.spec()},
+          {"edge_cut", layout.edge_cut()},
+          {"imbalance", layout.imbalance()},
+          {"ranks", ranks}};
+}
+
+std::string sparse_layout_table(const SparseReport& report, const std::string& type) {
+  const SparseLayout& layout = report.layout;
+  const auto& stats = layout.stats();
+  const auto& predicted = layout.predicted_time();
+  constexpr int columns = 8;
+  using Row = std::array<std::string, columns>;
+  std::vector<Row> rows;
+  rows.push_back(
+      {"rank", "active", "rows", "nonzeros", "ghosts", "send_values", "send_bytes", "predicted_s"});
+  index_t max_rows = 0;
+  index_t max_ghosts = 0;
+  index_t total_sent = 0;
+  for (int p = 0; p < layout.procs(); ++p) {
+    const SparsePartStats& s = stats[static_cast<std::size_t>(p)];
+    const index_t sent = send_bytes_of(report, s);
+    max_rows = std::max(max_rows, s.rows);
+    max_ghosts = std::max(max_ghosts, s.ghosts);
+    total_sent = checked_add(total_sent, sent, "the bytes a sparse halo sends");
+    rows.push_back(
+        {std::to_string(p), layout.active(p) ? "yes" : "no", std::to_string(s.rows),
+         std::to_string(s.nonzeros), std::to_string(s.ghosts), std::to_string(s.send_values),
+         std::to_string(sent),
+         predicted.empty() ? "" : fmt::format("{:.4g}", predicted[static_cast<std::size_t>(p)])});
+  }
+  const int shown = predicted.empty() ? columns - 1 : columns;
+  std::array<std::size_t, columns> w{};
+  for (const Row& r : rows) {
+    for (int i = 0; i < columns; ++i) w[i] = std::max(w[i], r[i].size());
+  }
+  std::string out = fmt::format(
+      "sparse layout {} of {} ({} rows, {} nonzeros; halo values of {}) on {}\n", layout.spec(),
+      report.matrix, layout.rows(), report.nonzeros, type, layout.topology().str());
+  for (const Row& r : rows) {
+    std::string line = fmt::format("{:>{}}  {:<{}}", r[0], w[0], r[1], w[1]);
+    for (int i = 2; i < shown; ++i) line += fmt::format("  {:>{}}", r[i], w[i]);
+    out += line + "\n";
+  }
+  const int active = layout.active_count();
+  const double mean = active > 0 ? static_cast<double>(layout.rows()) / active : 0.0;
+  out += fmt::format(
+      "active {} of {}; rows max {} mean {:.1f}; edge cut {}; imbalance {:.3f} (nonzeros + rows); "
+      "ghosts max {}; send_bytes total {}\n",
+      active, layout.procs(), max_rows, mean, layout.edge_cut(), layout.imbalance(), max_ghosts,
+      total_sent);
+  return out;
 }
 
 }  // namespace hit::tools

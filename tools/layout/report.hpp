@@ -1,6 +1,7 @@
 #pragma once
 // hit-layout's dry-run figures: the memory each rank allocates for its blocks and the bytes it
-// sends in a named communication, and their table and JSON forms.
+// sends in a named communication, and their table and JSON forms; for a sparse layout, each
+// rank's rows, nonzeros, ghosts and halo volume, the edge cut and the imbalance.
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 
 #include "hit/core/spec.hpp"
 #include "hit/layout.hpp"
+#include "hit/sparse/sparse_layout.hpp"
 
 namespace hit::tools {
 
@@ -62,5 +64,23 @@ std::optional<HalfPerimeters> half_perimeters(const Layout& layout);
 // A human-readable table of the same figures, with a summary line.
 std::string layout_table(const Layout& layout, const Allocation& alloc, const std::string& type,
                          const std::optional<std::vector<index_t>>& sends);
+
+// A sparse layout as hit-layout reports it: measured (stats() filled), of the matrix named
+// `matrix` (a file path or a generator spec), whose values are `element_bytes` each.
+struct SparseReport {
+  const SparseLayout& layout;
+  std::string matrix;
+  index_t nonzeros = 0;  // of the whole matrix
+  index_t element_bytes = 8;
+};
+
+// The --json document of a sparse layout: "matrix", "rows", "nonzeros", "procs", "topology",
+// "layout", "edge_cut", "imbalance" and "ranks", one object per rank with "rank", "active",
+// "rows", "nonzeros", "ghosts", "send_values" and "send_bytes" (send_values x element_bytes),
+// plus "predicted_time" when the layout has one.
+nlohmann::ordered_json sparse_layout_json(const SparseReport& report);
+
+// The table of the same figures, with a summary line.
+std::string sparse_layout_table(const SparseReport& report, const std::string& type);
 
 }  // namespace hit::tools
