@@ -192,7 +192,8 @@ def fmt_spread(s, scale=1.0, digits=3):
 
 def markdown(results):
     machine = next((results[p]["machine"] for p in ("cg", "hetero", "heat") if p in results), "?")
-    lines = [f"Measured on {machine} by `python3 bench/sparse/sparse_bench.py --update-docs` "
+    lines = ["## Sparse domains: hit-cg against PETSc, rows against metis, METIS weighted by "
+             "models, hit-heat against Hitmap", "", f"Measured on {machine} by `python3 bench/sparse/sparse_bench.py --update-docs` "
              "(each table names its commit). Medians over the runs of each program's own median, "
              "min–max over the runs in brackets."]
     cg = results.get("cg")
