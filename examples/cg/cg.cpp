@@ -54,10 +54,10 @@ Outcome iterate(Environment& env, const Options& o, app::SparseSystem<T>& sys, C
   for (long k = 0; k < o.max_iters; ++k) {
     const double before = ops.compute_seconds();
     clock.comm([&] { sys.halo->start(ops.p()); });
-    ops.spmv(0, sys.interior);
+    double my_pq = ops.spmv(0, sys.interior);
     clock.comm([&] { sys.halo->wait(); });
-    ops.spmv(sys.interior, sys.shape().rows());
-    const double pq = sum_over_ranks(env, ops.dot_pq(), clock);
+    my_pq += ops.spmv(sys.interior, sys.shape().rows());
+    const double pq = sum_over_ranks(env, my_pq, clock);
     require_positive_curvature(pq, k + 1);
     const double alpha = rr / pq;
     const double rr_new = sum_over_ranks(env, ops.update_xr(static_cast<T>(alpha)), clock);

@@ -49,15 +49,12 @@ class CgOps {
 
   Resident<T>& p() noexcept { return p_; }
 
-  // q = A·p over rows [first, last).
-  void spmv(index_t first, index_t last) {
-    if (first == last) return;
-    const Timer t;
-    hit::spmv(rows_part_, row_ptr_, cols_, values_, p_, q_, first, last);
-    compute_s_ += t.seconds();
-  }
-  double dot_pq() {
-    return timed([&] { return double(hit::dot(rows_part_, p_, q_)); });
+  // q = A·p over rows [first, last); returns the local p·q over those rows (fused: one pass).
+  double spmv(index_t first, index_t last) {
+    if (first == last) return 0;
+    return timed([&] {
+      return double(hit::spmv_dot(rows_part_, row_ptr_, cols_, values_, p_, q_, first, last));
+    });
   }
   double dot_rr() {
     return timed([&] { return double(hit::dot(rows_part_, r_, r_)); });

@@ -170,6 +170,28 @@ T neighbour_mean(const T* __restrict old, const local_index_t* __restrict c, ind
   }
 }
 
+// spmv, and the dot product of x and y over the block's rows while y[r] is in a register.
+template <class T>
+void spmv_dot_cpu(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView cols,
+                  View<const T> values, View<const T> x, View<T> y, index_t first, index_t last,
+                  T* partials) {
+  const index_t* rp = flat(row_ptr, "spmv_dot", "row_ptr");
+  const RowRange rows = block_rows(ctx, rp, first, last);
+  const local_index_t* __restrict c = flat(cols, "spmv_dot", "cols");
+  const T* __restrict v = flat(values, "spmv_dot", "values");
+  const T* __restrict xs = flat(x, "spmv_dot", "x");
+  T* __restrict ys = flat(y, "spmv_dot", "y");
+  T dot = 0;
+  for (index_t r = rows.begin; r < rows.end; ++r) {
+    T s = 0;
+    const index_t e = rp[r + 1];
+    for (index_t k = rp[r]; k < e; ++k) s += v[k] * xs[c[k]];
+    ys[r] = s;
+    dot += xs[r] * s;
+  }
+  partials[ctx.block_index] = dot;
+}
+
 template <class T>
 void heat_cpu(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView cols, View<const T> old,
               View<T> next, index_t first, index_t last) {
@@ -276,6 +298,20 @@ const SpmvKernel<T>& spmv_kernel() {
 }
 
 template <class T>
+const SpmvDotKernel<T>& spmv_dot_kernel() {
+  static const SpmvDotKernel<T> kernel = [] {
+    SpmvDotKernel<T> k(named<T>("spmv_dot"));
+    k.cpu(&spmv_dot_cpu<T>);
+#ifdef HIT_HAVE_CUDA
+    k.cuda(&spmv_dot_cuda<T>);
+#endif
+    k.reads({whole(), whole(), whole(), whole(), own()});
+    return k;
+  }();
+  return kernel;
+}
+
+template <class T>
 const HeatKernel<T>& heat_kernel() {
   static const HeatKernel<T> kernel = [] {
     HeatKernel<T> k(named<T>("heat_step"));
@@ -346,6 +382,8 @@ const CgUpdateKernel<T>& cg_update_kernel() {
 }
 
 template const SpmvKernel<double>& spmv_kernel<double>();
+template const SpmvDotKernel<double>& spmv_dot_kernel<double>();
+template const SpmvDotKernel<float>& spmv_dot_kernel<float>();
 template const HeatKernel<double>& heat_kernel<double>();
 template const DotKernel<double>& dot_kernel<double>();
 template const AxpyKernel<double>& axpy_kernel<double>();

@@ -41,6 +41,10 @@ template <class T>
 void spmv_cuda(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView cols,
                View<const T> values, View<const T> x, View<T> y, index_t first, index_t last);
 template <class T>
+void spmv_dot_cuda(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView cols,
+                   View<const T> values, View<const T> x, View<T> y, index_t first, index_t last,
+                   T* partials);
+template <class T>
 void heat_cuda(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView cols,
                View<const T> old, View<T> next, index_t first, index_t last);
 template <class T>

@@ -75,6 +75,23 @@ void spmv_cuda(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView col
       "spmv");
 }
 
+// The CSR kernel, then cuBLAS's dot over the same rows on the same stream.
+template <class T>
+void spmv_dot_cuda(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView cols,
+                   View<const T> values, View<const T> x, View<T> y, index_t first, index_t last,
+                   T* partials) {
+  const RowRange rows = rows_in_domain(ctx, first, last);
+  const T* xs = flat(x, "spmv_dot", "x");
+  T* ys = flat(y, "spmv_dot", "y");
+  check_launch(launch_csr_spmv(ctx.cuda_stream, flat(row_ptr, "spmv_dot", "row_ptr"),
+                               flat(cols, "spmv_dot", "cols"), flat(values, "spmv_dot", "values"),
+                               xs, ys, rows.begin, rows.end, lanes_for(row_ptr, cols)),
+               "spmv_dot");
+  check_cublas(
+      blas_dot(cublas(ctx), rows.end - rows.begin, xs + rows.begin, ys + rows.begin, &partials[0]),
+      "spmv_dot");
+}
+
 template <class T>
 void heat_cuda(const KernelContext& ctx, CsrIndexView row_ptr, CsrColumnView cols,
                View<const T> old, View<T> next, index_t first, index_t last) {
@@ -124,6 +141,12 @@ template void spmv_cuda<double>(const KernelContext&, CsrIndexView, CsrColumnVie
                                 index_t);
 template void spmv_cuda<float>(const KernelContext&, CsrIndexView, CsrColumnView, View<const float>,
                                View<const float>, View<float>, index_t, index_t);
+template void spmv_dot_cuda<double>(const KernelContext&, CsrIndexView, CsrColumnView,
+                                    View<const double>, View<const double>, View<double>, index_t,
+                                    index_t, double*);
+template void spmv_dot_cuda<float>(const KernelContext&, CsrIndexView, CsrColumnView,
+                                   View<const float>, View<const float>, View<float>, index_t,
+                                   index_t, float*);
 template void heat_cuda<double>(const KernelContext&, CsrIndexView, CsrColumnView,
                                 View<const double>, View<double>, index_t, index_t);
 template void heat_cuda<float>(const KernelContext&, CsrIndexView, CsrColumnView, View<const float>,

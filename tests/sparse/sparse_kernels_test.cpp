@@ -107,6 +107,46 @@ TYPED_TEST(SparseKernels, AnEmptyRangeLaunchesNothingAndEmptyRowsGiveZero) {
   EXPECT_EQ(values_of(y), (std::vector<T>{-7, 0, 0, 0, 0, -7}));
 }
 
+TYPED_TEST(SparseKernels, SpmvDotIsTheProductAndItsDotWithX) {
+  using T = TypeParam;
+  for (const index_t rows : {1, 9, 1001}) {
+    const Csr a = random_csr(rows, rows + 5, 10, 0.1, static_cast<unsigned>(rows) + 40);
+    const auto x = random_vector<T>(a.vertices, 41);
+    const auto y0 = random_vector<T>(rows, 42);
+    for (const auto& spec : partitions) {
+      const auto part = hit::partition(spec, range(0, rows));
+      const index_t mid = rows / 2;
+      auto y = tile_of<T>(y0);
+      // Two calls, as CG makes them around the halo: interior rows, then the rest.
+      const T d = hit::spmv_dot(part, tile_of<index_t>(a.row_ptr), tile_of<local_index_t>(a.cols),
+                                tile_of<T>(a.values), tile_of<T>(x), y, 0, mid) +
+                  hit::spmv_dot(part, tile_of<index_t>(a.row_ptr), tile_of<local_index_t>(a.cols),
+                                tile_of<T>(a.values), tile_of<T>(x), y, mid, rows);
+      const std::vector<T> want = naive_spmv(a, x, y0, 0, rows);
+      EXPECT_EQ(values_of(y), want) << spec;
+      double dot = 0;
+      double scale = 0;
+      for (index_t r = 0; r < rows; ++r) {
+        dot += static_cast<double>(x[static_cast<std::size_t>(r)]) *
+               static_cast<double>(want[static_cast<std::size_t>(r)]);
+        scale += std::abs(static_cast<double>(x[static_cast<std::size_t>(r)]) *
+                          static_cast<double>(want[static_cast<std::size_t>(r)]));
+      }
+      const double tol = (sizeof(T) == 8 ? 1e-14 : 1e-5) * std::max(1.0, scale);
+      EXPECT_NEAR(static_cast<double>(d), dot, tol) << spec << " rows " << rows;
+    }
+  }
+  // An empty range does nothing and gives 0.
+  const auto part = hit::partition("threads", range(0, 3));
+  auto y = tile_of<T>(std::vector<T>{7, 7, 7});
+  EXPECT_EQ(hit::spmv_dot(part, tile_of<index_t>(std::vector<index_t>{0, 1, 2, 3}),
+                          tile_of<local_index_t>(std::vector<local_index_t>{0, 1, 2}),
+                          tile_of<T>(std::vector<T>{1, 1, 1}),
+                          tile_of<T>(std::vector<T>{1, 2, 3}), y, 1, 1),
+            T(0));
+  EXPECT_EQ(values_of(y), (std::vector<T>{7, 7, 7}));
+}
+
 TYPED_TEST(SparseKernels, HeatIsTheMeanOfTheNeighbours) {
   using T = TypeParam;
   // 0 - 1 - 2 a path, 3 isolated (keeps its value), 4 a ghost neighbour of 2.

@@ -80,9 +80,14 @@ template <class T>
 using AxpyKernel = Kernel<View<const T>, View<T>, T>;
 template <class T>
 using CgUpdateKernel = Kernel<View<const T>, View<const T>, View<T>, View<T>, T, T*>;
+template <class T>
+using SpmvDotKernel = Kernel<CsrIndexView, CsrColumnView, View<const T>, View<const T>, View<T>,
+                             index_t, index_t, T*>;
 
 template <class T>
 const SpmvKernel<T>& spmv_kernel();
+template <class T>
+const SpmvDotKernel<T>& spmv_dot_kernel();
 template <class T>
 const HeatKernel<T>& heat_kernel();
 template <class T>
@@ -150,14 +155,41 @@ requires DeviceArray<RowPtr, index_t> && DeviceArray<Cols, local_index_t> && Dev
                 inout(y), first, last);
 }
 
+// spmv fused with the dot product CG takes next: y = A·x over the rows [first, last) as spmv, and
+// returns this process's sum of x[r]·y[r] over those rows (x's rows are the held rows of the
+// same local numbering) — one pass over y instead of two. 0 for an empty range or an inactive
+// process. The sum adds per-block partial sums in block order (deterministic for a partition).
+template <class RowPtr, class Cols, class Values, class X, class Y,
+          class T = detail::device_array_element_t<Values>>
+requires DeviceArray<RowPtr, index_t> && DeviceArray<Cols, local_index_t> && DeviceArray<X, T> &&
+    DeviceArray<Y, T> && std::floating_point<T>
+        T spmv_dot(const Partition& partition, const RowPtr& row_ptr, const Cols& cols,
+                   const Values& values, const X& x, const Y& y, index_t first, index_t last) {
+  if (detail::inactive(partition) || first == last) return T(0);
+  detail::check_row_range("spmv_dot", partition, first, last);
+  detail::check_not_out_of_core("spmv_dot", partition);
+  const index_t nnz = detail::host_of(cols).size();
+  detail::check_device_arrays("spmv_dot", partition,
+                              {{"row_ptr", detail::host_of(row_ptr).shape(), last + 1},
+                               {"cols", detail::host_of(cols).shape(), 0},
+                               {"values", detail::host_of(values).shape(), nnz},
+                               {"x", detail::host_of(x).shape(), last},
+                               {"y", detail::host_of(y).shape(), last}});
+  std::vector<T> partials(detail::partial_slots(partition), T(0));
+  launch(detail::spmv_dot_kernel<T>(), partition, in(row_ptr), in(cols), in(values), in(x),
+         inout(y), first, last, partials.data());
+  return detail::sum_in_order(partials);
+}
+
 // ---- Heat on a graph ---------------------------------------------------------------------------
 
 // One step of Heat on a graph: for the rows v of [first, last), next[v] = the mean of old[c] over
 // the columns c of row v (its neighbours: pass the graph's rows, without self-loops — a column v in
 // row v counts as a neighbour like any other; hit-heat takes the off-diagonal pattern of a matrix);
 // a row without columns keeps its value, next[v] = old[v]. No test per column: the loop is the
-// bare gather and sum that a 5-point graph's update is bound by. old is over the local vertices (own rows, then ghosts), next over
-// the rows; they must be different tiles. An empty range launches nothing.
+// bare gather and sum that a 5-point graph's update is bound by. old is over the local vertices
+// (own rows, then ghosts), next over the rows; they must be different tiles. An empty range
+// launches nothing.
 template <class RowPtr, class Cols, class X, class Y, class T = detail::device_array_element_t<X>>
 requires DeviceArray<RowPtr, index_t> && DeviceArray<Cols, local_index_t> && DeviceArray<Y, T> &&
     std::floating_point<T>
