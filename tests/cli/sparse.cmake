@@ -85,3 +85,22 @@ hit_app_error(heat no_graph "give the matrix: --graph FILE.mtx or --generate" "-
 hit_app_error(heat svg_of_a_file "--svg draws generated 2-D grids only"
               "--graph|${_sparse_data}/empty_rows.mtx|--svg|/tmp/hit_heat_never.svg")
 hit_app_error(heat init_wrong_size "rhs_400.raw" "--generate|poisson2d:n=4|--init|${_sparse_data}/rhs_400.raw")
+
+# The cuda bodies (the CSR kernels, spmv_dot, cuBLAS dots) on a GPU, alone and beside a host
+# process; skipped where there is none (scripts/gpu-check.sh runs every test labelled cuda).
+function(hit_sparse_cuda program name np devices)
+  if(NOT Python3_Interpreter_FOUND)
+    return()
+  endif()
+  add_test(NAME cli.${program}.cuda.${name}.np${np}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/on_gpu.py ${HIT_BIN}/hit-info
+                   ${MPIEXEC_EXECUTABLE} -n ${np} ${HIT_BIN}/hit-${program} --check --reps 1
+                   --warmup 0 --devices ${devices} ${ARGN})
+  set_tests_properties(cli.${program}.cuda.${name}.np${np} PROPERTIES LABELS "cli;apps;cuda;sparse"
+                       TIMEOUT 300 SKIP_REGULAR_EXPRESSION "no CUDA GPU here"
+                       PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
+endfunction()
+hit_sparse_cuda(cg poisson3d 1 cuda:0 --generate poisson3d:n=32)
+hit_sparse_cuda(cg permuted_metis_float 2 "cuda:0,cpu" --generate poisson2d:n=64,permute
+                --layout metis --type float)
+hit_sparse_cuda(heat grid 2 "cuda:0,cpu" --generate poisson2d:n=64 --iters 100)
