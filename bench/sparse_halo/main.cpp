@@ -1,7 +1,7 @@
 // hit-bench-sparse_halo: time per update of a SparseHalo with each transport (neighbourhood
 // collective, persistent point-to-point), on the 5-point Laplacian's graph of a k x k grid in
-// block rows, natural or randomly renumbered (the shared `permute=SEED` of the generators). Prints one
-// JSON line: per transport, the set-up time and the time per update (the slowest process's mean
+// block rows, natural or randomly renumbered (the shared `permute=SEED` of the generators). Prints
+// one JSON line: per transport, the set-up time and the time per update (the slowest process's mean
 // over --reps updates, best of --trials trials, the transports alternating), and the largest
 // per-process neighbours, values sent and bytes per update.
 //   mpiexec -n 4 hit-bench-sparse_halo [--n 1024] [--permute SEED] [--reps 1000] [--trials 5]
@@ -20,6 +20,7 @@
 #include "hit/core/program.hpp"
 #include "hit/layout.hpp"
 #include "hit/sparse/csr_shape.hpp"
+#include "hit/sparse/generate.hpp"
 #include "hit/sparse/sparse_halo.hpp"
 
 namespace {
@@ -34,25 +35,8 @@ struct Options {
   int trials = 5;
 };
 
-// The shared renumbering of the generators (docs/sparse.md): a Fisher-Yates shuffle driven by
-// SplitMix64 from SEED.
-std::vector<index_t> permutation(index_t n, std::uint64_t seed) {
-  std::vector<index_t> pi(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) pi[static_cast<std::size_t>(i)] = i;
-  std::uint64_t state = seed;
-  auto next = [&] {
-    state += 0x9E3779B97F4A7C15ULL;
-    std::uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  };
-  for (index_t i = n - 1; i >= 1; --i) {
-    const auto j = static_cast<index_t>(next() % static_cast<std::uint64_t>(i + 1));
-    std::swap(pi[static_cast<std::size_t>(i)], pi[static_cast<std::size_t>(j)]);
-  }
-  return pi;
-}
+// The generators' renumbering (docs/sparse.md, "Generators").
+using hit::permutation;
 
 // This process's block of rows of the (renumbered) grid Laplacian, and the owner of every row.
 hit::CsrPattern my_rows(index_t k, std::uint64_t seed, int procs, int me,

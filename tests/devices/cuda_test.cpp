@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "../support/cuda_device_test.hpp"
 #include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -19,10 +20,6 @@ using ::testing::HasSubstr;
 
 namespace {
 
-hit::Environment& env() {
-  return hit::Environment::current();
-}
-
 double f(hit::index_t i, hit::index_t j) {
   return static_cast<double>((i * 7 + j * 13) % 101 + (i * j) % 17);
 }
@@ -34,26 +31,7 @@ hit::Tile<T> filled(const hit::Shape& shape, hit::index_t ghost = 0) {
   return t;
 }
 
-class CudaTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    original_ = hit::PhysicalTopology::of(env()).mine().device;
-    const auto& node = hit::PhysicalTopology::of(env()).my_node();
-    if (node.gpus.empty()) GTEST_SKIP() << "no CUDA GPU here: " << node.gpu_note;
-    hit::DeviceBinding gpu;
-    gpu.kind = hit::DeviceKind::cuda;
-    gpu.index = 0;
-    device_ = &hit::rebind_device(env(), gpu);
-  }
-  void TearDown() override {
-    if (device_ != nullptr) hit::rebind_device(env(), original_);
-  }
-  hit::Device& dev() { return *device_; }
-
- private:
-  hit::DeviceBinding original_;
-  hit::Device* device_ = nullptr;
-};
+using CudaTest = CudaDeviceTest;
 
 }  // namespace
 

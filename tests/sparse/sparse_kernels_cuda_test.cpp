@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "../support/cuda_device_test.hpp"
 #include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
@@ -16,35 +17,8 @@ using namespace sparse_test;
 
 namespace {
 
-hit::Environment& env() {
-  return hit::Environment::current();
-}
-
-hit::Shape range(index_t begin, index_t end) {
-  return hit::Shape{hit::Sig(begin, end)};
-}
-
 template <class T>
-class SparseKernelsCuda : public ::testing::Test {
- protected:
-  void SetUp() override {
-    original_ = hit::PhysicalTopology::of(env()).mine().device;
-    const auto& node = hit::PhysicalTopology::of(env()).my_node();
-    if (node.gpus.empty()) GTEST_SKIP() << "no CUDA GPU here: " << node.gpu_note;
-    hit::DeviceBinding gpu;
-    gpu.kind = hit::DeviceKind::cuda;
-    gpu.index = 0;
-    device_ = &hit::rebind_device(env(), gpu);
-  }
-  void TearDown() override {
-    if (device_ != nullptr) hit::rebind_device(env(), original_);
-  }
-  hit::Device& dev() { return *device_; }
-
- private:
-  hit::DeviceBinding original_;
-  hit::Device* device_ = nullptr;
-};
+class SparseKernelsCuda : public CudaDeviceTest {};
 
 using Types = ::testing::Types<double, float>;
 TYPED_TEST_SUITE(SparseKernelsCuda, Types);

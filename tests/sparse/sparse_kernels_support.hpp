@@ -15,6 +15,10 @@
 
 namespace sparse_test {
 
+inline hit::Shape range(hit::index_t begin, hit::index_t end) {
+  return hit::Shape{hit::Sig(begin, end)};
+}
+
 using hit::index_t;
 using hit::local_index_t;
 

@@ -26,10 +26,6 @@ hit::Environment& env() {
   return hit::Environment::current();
 }
 
-hit::Shape range(index_t begin, index_t end) {
-  return hit::Shape{hit::Sig(begin, end)};
-}
-
 // Gives the rank its own device back when a test ends, whatever the test bound.
 template <class T>
 class SparseKernels : public ::testing::Test {
@@ -141,8 +137,8 @@ TYPED_TEST(SparseKernels, SpmvDotIsTheProductAndItsDotWithX) {
   auto y = tile_of<T>(std::vector<T>{7, 7, 7});
   EXPECT_EQ(hit::spmv_dot(part, tile_of<index_t>(std::vector<index_t>{0, 1, 2, 3}),
                           tile_of<local_index_t>(std::vector<local_index_t>{0, 1, 2}),
-                          tile_of<T>(std::vector<T>{1, 1, 1}),
-                          tile_of<T>(std::vector<T>{1, 2, 3}), y, 1, 1),
+                          tile_of<T>(std::vector<T>{1, 1, 1}), tile_of<T>(std::vector<T>{1, 2, 3}),
+                          y, 1, 1),
             T(0));
   EXPECT_EQ(values_of(y), (std::vector<T>{7, 7, 7}));
 }

@@ -13,30 +13,15 @@
 
 #include "hit/layout.hpp"
 #include "hit/sparse/csr_rows.hpp"
+#include "hit/sparse/generate.hpp"
 #include "hit/sparse/sparse_layout.hpp"
 
 namespace hit_test {
 
 using hit::index_t;
 
-// The permutation of the brief's shared definitions (splitmix64 steps, Fisher-Yates from the end).
-inline std::vector<index_t> permutation(index_t n, std::uint64_t seed) {
-  std::vector<index_t> pi(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) pi[static_cast<std::size_t>(i)] = i;
-  std::uint64_t state = seed;
-  const auto next = [&] {
-    state += 0x9E3779B97F4A7C15ULL;
-    std::uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  };
-  for (index_t i = n - 1; i >= 1; --i) {
-    const auto j = static_cast<index_t>(next() % static_cast<std::uint64_t>(i + 1));
-    std::swap(pi[static_cast<std::size_t>(i)], pi[static_cast<std::size_t>(j)]);
-  }
-  return pi;
-}
+// The generators' renumbering (docs/sparse.md, "Generators").
+using hit::permutation;
 
 // Rows [first, last) of the K x K grid graph (vertex y*K + x; edges to the 4 neighbours inside
 // the grid, and the diagonal), renumbered by permutation(K*K, seed) when seed != 0.
