@@ -90,7 +90,7 @@ int solve(Environment& env, const Options& o) {
   const SparseLayoutOptions layout_options{.label = "matrix"};
   app::SparseSystem<T> sys = app::distribute(env, block, o.layout, layout_options);
   sys.input_s = input_s;
-  draw_layout(env, o, sys.layout);
+  app::draw_sparse_layout(env, o.run.svg, o.input, sys.layout, "hit-cg");
   const index_t n = block.global_rows;
   // b in the order of this process's rows: A·1 by default (so x = 1 is the solution).
   const std::vector<T> b = right_hand_side(env, o, block, sys);

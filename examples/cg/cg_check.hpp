@@ -40,21 +40,6 @@ inline void check_outputs(Environment& env, const Options& o) {
   });
 }
 
-inline void draw_layout(Environment& env, const Options& o, const SparseLayout& l) {
-  if (o.run.svg.empty()) return;
-  collectively(env.comm(), [&] {
-    if (env.rank() != 0) return;
-    if (o.input.generate.empty()) {
-      throw Error(ErrorKind::invalid_argument,
-                  "--svg draws generated 2-D grids only (--generate poisson2d:...)");
-    }
-    const GeneratorSpec spec = GeneratorSpec::parse(o.input.generate);
-    write_file_atomically(
-        o.run.svg,
-        sparse_layout_svg(l, grid_positions(spec), "hit-cg " + spec.str() + " (" + l.spec() + ")"));
-  });
-}
-
 // b over this process's rows, in their local order.
 template <class T>
 std::vector<T> right_hand_side(Environment& env, const Options& o, const CsrRows<T>& block,
@@ -66,21 +51,6 @@ std::vector<T> right_hand_side(Environment& env, const Options& o, const CsrRows
   const std::vector<T> ones = rhs_ones_product(block);
   return redistribute_values<T>(block.names, ones, sys.layout.owners(), sys.row_names(),
                                 env.comm());
-}
-
-// Every process's (names, values) as one global vector on every process.
-template <class T>
-std::vector<double> allgather_global(Environment& env, index_t n, std::span<const index_t> names,
-                                     std::span<const T> values) {
-  std::vector<double> local(values.begin(), values.end());
-  std::vector<index_t> my_names(names.begin(), names.end());
-  const auto all_names = app::allgather_varying(my_names, MPI_INT64_T, env.comm());
-  const auto all_values = app::allgather_varying(local, MPI_DOUBLE, env.comm());
-  std::vector<double> out(static_cast<std::size_t>(n), 0.0);
-  for (std::size_t k = 0; k < all_names.size(); ++k) {
-    out[static_cast<std::size_t>(all_names[k])] = all_values[k];
-  }
-  return out;
 }
 
 // Dense Cholesky solve of the gathered matrix on rank 0 (double): max |x - x*| / max |x*| over
@@ -145,7 +115,7 @@ app::CheckResult check_solution(Environment& env, const Options& o, const CsrRow
                                 const app::SparseSystem<T>& sys, const std::vector<T>& x,
                                 double tol) {
   const index_t n = block.global_rows;
-  const std::vector<double> xg = allgather_global<T>(env, n, sys.row_names(), x);
+  const std::vector<double> xg = app::allgather_global<T>(env, n, sys.row_names(), x);
   std::vector<double> b;
   if (o.rhs.empty()) {
     for (index_t r = 0; r < block.rows(); ++r) {

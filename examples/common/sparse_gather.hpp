@@ -84,4 +84,19 @@ index_t total_nonzeros(const Environment& env, const SparseSystem<T>& s) {
   return nnz;
 }
 
+// Every process's (names, values) as one global vector on every process.
+template <class T>
+std::vector<double> allgather_global(Environment& env, index_t n, std::span<const index_t> names,
+                                     std::span<const T> values) {
+  std::vector<double> local(values.begin(), values.end());
+  std::vector<index_t> my_names(names.begin(), names.end());
+  const auto all_names = allgather_varying(my_names, MPI_INT64_T, env.comm());
+  const auto all_values = allgather_varying(local, MPI_DOUBLE, env.comm());
+  std::vector<double> out(static_cast<std::size_t>(n), 0.0);
+  for (std::size_t k = 0; k < all_names.size(); ++k) {
+    out[static_cast<std::size_t>(all_names[k])] = all_values[k];
+  }
+  return out;
+}
+
 }  // namespace hit::app

@@ -14,15 +14,19 @@
 
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
+#include "hit/core/file.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/sparse/csr_rows.hpp"
 #include "hit/sparse/csr_shape.hpp"
+#include "hit/sparse/generate.hpp"
 #include "hit/sparse/sparse_halo.hpp"
 #include "hit/sparse/sparse_layout.hpp"
+#include "hit/sparse/sparse_layout_svg.hpp"
 #include "hit/sparse/sparse_redistribute.hpp"
 #include "hit/sparse/sparse_values.hpp"
 #include "hit/tile.hpp"
 #include "hit/topology.hpp"
+#include "sparse_input.hpp"
 
 namespace hit::app {
 
@@ -80,6 +84,24 @@ nlohmann::json sparse_part_json(const SparseSystem<T>& s, std::size_t element_si
 // The layout's quality, for reports.
 inline nlohmann::json sparse_layout_json(const SparseLayout& l) {
   return {{"spec", l.spec()}, {"edge_cut", l.edge_cut()}, {"imbalance", l.imbalance()}};
+}
+
+// --svg of the sparse programs: the layout of a generated 2-D grid coloured by owner, written by
+// rank 0 (an error on every rank for a file or a 3-D grid). Collective.
+inline void draw_sparse_layout(Environment& env, const std::string& svg, const SparseInput& input,
+                               const SparseLayout& l, const std::string& program) {
+  if (svg.empty()) return;
+  collectively(env.comm(), [&] {
+    if (env.rank() != 0) return;
+    if (input.generate.empty()) {
+      throw Error(ErrorKind::invalid_argument,
+                  "--svg draws generated 2-D grids only (--generate poisson2d:...)");
+    }
+    const GeneratorSpec spec = GeneratorSpec::parse(input.generate);
+    write_file_atomically(svg,
+                          sparse_layout_svg(l, grid_positions(spec),
+                                            program + " " + spec.str() + " (" + l.spec() + ")"));
+  });
 }
 
 }  // namespace hit::app

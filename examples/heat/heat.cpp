@@ -24,21 +24,6 @@ void check_outputs(Environment& env, const Options& o) {
   });
 }
 
-void draw_layout(Environment& env, const Options& o, const SparseLayout& l) {
-  if (o.run.svg.empty()) return;
-  collectively(env.comm(), [&] {
-    if (env.rank() != 0) return;
-    if (o.input.generate.empty()) {
-      throw Error(ErrorKind::invalid_argument,
-                  "--svg draws generated 2-D grids only (--generate poisson2d:...)");
-    }
-    const GeneratorSpec spec = GeneratorSpec::parse(o.input.generate);
-    write_file_atomically(o.run.svg,
-                          sparse_layout_svg(l, grid_positions(spec),
-                                            "hit-heat " + spec.str() + " (" + l.spec() + ")"));
-  });
-}
-
 // The graph of a matrix's rows: its off-diagonal pattern (a vertex is not its own neighbour).
 template <class T>
 CsrRows<T> off_diagonal(const CsrRows<T>& rows) {
@@ -117,16 +102,8 @@ app::CheckResult check_values(Environment& env, const Options& o, const CsrRows<
                               const app::SparseSystem<T>& s, const std::vector<T>& start,
                               const std::vector<T>& final_values) {
   const index_t n = block.global_rows;
-  const auto names = std::vector<index_t>(s.row_names().begin(), s.row_names().end());
   const auto gather = [&](const std::vector<T>& v) {
-    const auto all_names = app::allgather_varying(names, MPI_INT64_T, env.comm());
-    const auto all_values =
-        app::allgather_varying(std::vector<double>(v.begin(), v.end()), MPI_DOUBLE, env.comm());
-    std::vector<double> out(static_cast<std::size_t>(n));
-    for (std::size_t k = 0; k < all_names.size(); ++k) {
-      out[static_cast<std::size_t>(all_names[k])] = all_values[k];
-    }
-    return out;
+    return app::allgather_global<T>(env, n, s.row_names(), v);
   };
   const std::vector<double> got = gather(final_values);
   const std::vector<double> want = serial_heat(env, o, block, gather(start));
@@ -169,7 +146,7 @@ int simulate(Environment& env, const Options& o) {
   check_outputs(env, o);
   app::SparseSystem<T> sys = app::distribute(env, block, o.layout, {.label = "graph"});
   sys.input_s = input_s;
-  draw_layout(env, o, sys.layout);
+  app::draw_sparse_layout(env, o.run.svg, o.input, sys.layout, "hit-heat");
   const index_t n = block.global_rows;
   const std::vector<T> start = initial_values(env, o, sys, n);
   HeatOps<T> ops(sys, o.run.partition);
