@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import statistics
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -47,6 +48,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "balance.json"))
     ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "img", "balance-trace.svg"))
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "build", "bench-models"),
+                    help="where the stored models of the jacobi kernel are written")
+    ap.add_argument("--reuse-models", action="store_true",
+                    help="use the models already in --models-dir instead of building them")
     ap.add_argument("--from-json", action="store_true",
                     help="only write the table and the picture again from --json-out")
     args = ap.parse_args()
@@ -64,8 +69,22 @@ def main():
     def run(dev, extra, iters=args.iters):
         return run_json(jacobi + ["--iters", str(iters), "--devices", dev] + extra, env)
 
-    # Static CPM: the rows one CPM step gives (the median of the first five iterations).
-    cpm_rows = run(devices(), ["--balance", "cpm", "--balance-eps", str(args.eps)], 6)["balance"]["rows"]
+    # Stored models, built once as FuPerMod's users do (hit-fpm build, the grid resident as
+    # hit-jacobi keeps it, on the steady devices: a slowdown mid-run is what no model foresees).
+    models = os.path.join(args.models_dir, "jacobi-{rank}.csv")
+    if not args.reuse_models or not os.path.exists(models.format(rank=0)):
+        os.makedirs(args.models_dir, exist_ok=True)
+        subprocess.run(["mpiexec.mpich", "-n", "3", os.path.join(args.build, "bin", "hit-fpm"), "build",
+                        "--kernel", "jacobi", "--resident", "--partition", "single", "--columns",
+                        str(args.n), "--devices", devices(), "--min", str(args.n // 64), "--max",
+                        str(args.n), "--points", "8", "--out", models, "--quiet"],
+                       env=env, check=True, stdout=subprocess.DEVNULL)
+    stored = ["--balance-models", models]
+    # Static CPM: rows in proportion to the speeds of one measurement, each rank's median over
+    # five iterations of the even split after one that stages the grid (a balancer that never
+    # moves reports every iteration's times).
+    probe = run(devices(), ["--balance", "cpm", "--balance-every", "1", "--balance-eps", "1e9"], 6)
+    cpm_rows = cpm_split(probe["balance"], args.n)
     change = args.iters // 2
     scenarios = {"steady": devices(), "slowdown": devices(change)}
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -74,12 +93,13 @@ def main():
                "change_at_launch": change, "static_cpm_rows": cpm_rows, "scenarios": {}}
     for name, dev in scenarios.items():
         # The best static distribution in hindsight: the final rows of a dynamic FPM run.
-        final = run(dev, ["--balance", "fpm"] + balance)["balance"]["rows"]
+        final = run(dev, ["--balance", "fpm"] + balance + stored)["balance"]["rows"]
         configs = {
             "static even": ["--layout", "blocks"],
             "static CPM": ["--layout", rows_layout(cpm_rows)],
             "dynamic CPM": ["--balance", "cpm"] + balance,
             "dynamic FPM": ["--balance", "fpm"] + balance,
+            "dynamic FPM, stored models": ["--balance", "fpm"] + balance + stored,
             "best static (hindsight)": ["--layout", rows_layout(final)],
         }
         runs = {c: [] for c in configs}
@@ -117,10 +137,38 @@ def main():
             cases.append(case)
             print(f"{name} / {c}: {case['time_s']['median']:.3f} s, imbalance "
                   f"{case['imbalance']['median']:.3f}", flush=True)
-        results["scenarios"][name] = {"devices": dev, "hindsight_rows": final, "cases": cases}
+        results["scenarios"][name] = {"devices": dev, "hindsight_rows": final, "cases": cases,
+                                      "goals": goals(name, runs)}
     write_json(args.json_out, results)
     write_svg(args.svg, results)
     replace_section(args.out, "balance", markdown(results))
+
+
+def cpm_split(balance, n):
+    """Rows in proportion to the speeds measured at the starting rows (largest remainders)."""
+    rows = balance["initial_rows"]
+    per_rank = list(zip(*[s["times"] for s in balance["trace"]]))
+    speeds = [d / statistics.median(t) for d, t in zip(rows, per_rank)]
+    exact = [n * v / sum(speeds) for v in speeds]
+    out = [int(x) for x in exact]
+    for i in sorted(range(len(exact)), key=lambda i: out[i] - exact[i])[:n - sum(out)]:
+        out[i] += 1
+    return out
+
+
+def goals(scenario, runs):
+    """The issue's goals per dynamic configuration: its median time over the best static split in
+    hindsight (<= 1.10) and, when a device slows down, over static CPM (< 1)."""
+    med = {c: statistics.median(r["time_s"] for r in rs) for c, rs in runs.items()}
+    out = []
+    for c in ("dynamic CPM", "dynamic FPM", "dynamic FPM, stored models"):
+        g = {"config": c, "vs_hindsight": med[c] / med["best static (hindsight)"]}
+        g["hindsight_met"] = g["vs_hindsight"] <= 1.10
+        if scenario == "slowdown":
+            g["vs_static_cpm"] = med[c] / med["static CPM"]
+            g["static_cpm_met"] = g["vs_static_cpm"] < 1.0
+        out.append(g)
+    return out
 
 
 def balanced(step, eps):
@@ -196,8 +244,12 @@ def markdown(r):
         f"`clock=cpu`; the slowdown scenario makes rank 0 4× slower from its launch "
         f"{r['change_at_launch']} on (`change=4@{r['change_at_launch']}`). {r['runs']} runs of each "
         f"configuration, interleaved; median [min–max]. eps = {r['eps']}. Static CPM: rows "
-        f"{r['static_cpm_rows']} (the one CPM step of a 6-iteration `--balance cpm` run: the median "
-        "time of its first five iterations). Imbalance: max/mean of "
+        f"{r['static_cpm_rows']} (in proportion to the speeds of each rank's median time over five "
+        "iterations of the even split, after one that stages the grid). Dynamic: `--balance cpm|fpm` "
+        "starting from the even split (the first step after three iterations: one staging, two "
+        "timed); \"stored models\": `--balance-models`, models of the kernel with the grid resident "
+        "built once by `hit-fpm build --kernel jacobi --resident` on the steady devices (their build "
+        "time is not in the table), the rows starting from their partition. Imbalance: max/mean of "
         "the per-rank compute times of the whole run; final imbalance: of the last balancing step (each "
         "rank's median over the balancer's window of steps); final distribution: the imbalance of the "
         "distribution of the last rebalance over all the steps it ran (per rank the median of the "
@@ -229,6 +281,18 @@ def markdown(r):
                 f"{runs_text(c['converged_at']) if dyn else '–'} | "
                 f"{runs_text(c['first_back']) + ' / ' + runs_text(c['back_after']) if dyn and 'back_after' in c else '–'} |")
         lines.append("")
+        if "goals" in sc:
+            slow = name == "slowdown"
+            lines += [f"Goals ({name}): time over the best static split in hindsight ≤ 1.10"
+                      + (", and below static CPM's" if slow else "") + ".", "",
+                      "| configuration | / best static (hindsight) | goal |"
+                      + (" / static CPM | goal |" if slow else ""),
+                      "|---|---|---|" + ("---|---|" if slow else "")]
+            for g in sc["goals"]:
+                mark = lambda ok: "met" if ok else "**not met**"
+                lines.append(f"| {g['config']} | {g['vs_hindsight']:.3f} | {mark(g['hindsight_met'])} |"
+                             + (f" {g['vs_static_cpm']:.3f} | {mark(g['static_cpm_met'])} |" if slow else ""))
+            lines.append("")
     lines += ["![per-iteration time and imbalance of the dynamic runs](img/balance-trace.svg)", "",
               "Command: `python3 bench/balance/balance_bench.py`."]
     return "\n".join(lines)
@@ -237,7 +301,8 @@ def markdown(r):
 def write_svg(path, r):
     """Per-iteration time (top) and imbalance (bottom) of the dynamic runs, both scenarios."""
     w, h, pad = 760, 420, 50
-    colors = {"dynamic CPM": "#d62728", "dynamic FPM": "#1f77b4"}
+    colors = {"dynamic CPM": "#d62728", "dynamic FPM": "#1f77b4",
+              "dynamic FPM, stored models": "#2ca02c"}
     series = []
     for name, sc in r["scenarios"].items():
         for c in sc["cases"]:

@@ -1,19 +1,29 @@
 #pragma once
 // The --balance flags of the programs that re-partition rows while they run (hit-jacobi,
-// hit-linsolve); the mode is read into `mode` and applied by apply_balance_mode after parsing.
+// hit-linsolve): read into BalanceFlags, then applied to the options by apply_balance_flags.
 
 #include <CLI/CLI.hpp>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "../../tools/common/cli.hpp"
 #include "hit/balance/row_balancer.hpp"
+#include "hit/core/collective.hpp"
+#include "hit/core/error.hpp"
+#include "hit/fpm/model_file.hpp"
 
 namespace hit::app {
 
-inline CLI::Option* add_balance_flags(CLI::App& cli, BalanceOptions& balance, std::string& mode,
+// What the flags say beyond BalanceOptions' numbers.
+struct BalanceFlags {
+  std::string mode = "off";
+  std::string models;  // --balance-models: files, or one name with {rank}
+};
+
+inline CLI::Option* add_balance_flags(CLI::App& cli, BalanceOptions& balance, BalanceFlags& flags,
                                       const std::string& extra_help = "") {
-  auto* option = cli.add_option("--balance", mode,
+  auto* option = cli.add_option("--balance", flags.mode,
                                 "re-partition the rows while iterating: off, cpm (shares in "
                                 "proportion to the measured speeds) or fpm (partial functional "
                                 "models); needs a layout of whole rows" +
@@ -37,7 +47,54 @@ inline CLI::Option* add_balance_flags(CLI::App& cli, BalanceOptions& balance, st
                  "moves within them happen in place (0: blocks only shrink in place)")
       ->capture_default_str()
       ->check(hit::cli::real_at_least(0));
+  cli.add_option("--balance-models", flags.models,
+                 "stored performance models whose unit is one row (hit-fpm build): one file per "
+                 "process, comma-separated, or one name with {rank}; the rows start from their "
+                 "partition instead of one timed iteration");
   return option;
+}
+
+// The model files of --balance-models for `procs` processes: the list, or the name with {rank}
+// replaced by each rank. Error(invalid_argument) when a list has another length.
+inline std::vector<std::string> balance_model_files(const std::string& text, int procs) {
+  std::vector<std::string> files;
+  if (text.find("{rank}") != std::string::npos) {
+    for (int r = 0; r < procs; ++r) {
+      std::string name = text;
+      for (std::size_t at; (at = name.find("{rank}")) != std::string::npos;)
+        name.replace(at, 6, std::to_string(r));
+      files.push_back(std::move(name));
+    }
+    return files;
+  }
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    files.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (files.size() != static_cast<std::size_t>(procs)) {
+    throw Error(ErrorKind::invalid_argument, "--balance-models: " + std::to_string(files.size()) +
+                                                 " files for " + std::to_string(procs) +
+                                                 " processes (give one per process, or one name "
+                                                 "with {rank})");
+  }
+  return files;
+}
+
+// Sets the mode and loads the models (on every rank, each rank's failure agreed by all).
+inline void apply_balance_flags(Environment& env, const BalanceFlags& flags,
+                                BalanceOptions& balance) {
+  balance.mode = parse_balance_mode(flags.mode);
+  if (flags.models.empty()) return;
+  if (balance.mode == BalanceMode::off) {
+    throw Error(ErrorKind::invalid_argument, "--balance-models needs --balance cpm or fpm");
+  }
+  collectively(env.comm(), [&] {
+    for (const std::string& f : balance_model_files(flags.models, env.size())) {
+      balance.models.push_back(fpm::load_model(f));
+    }
+  });
 }
 
 }  // namespace hit::app

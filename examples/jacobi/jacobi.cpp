@@ -46,15 +46,20 @@ int solve(Environment& env, const Options& o) {
   // The grid, laid on a virtual topology of processes by the layout chosen by name.
   Layout lay =
       layout(o.layout, topology(o.topology), Shape::extents({o.n, o.n}), {.label = "grid"});
-  check_and_draw(env, o, lay);
-  // With --balance, the rows move between the processes as their measured speeds ask.
+  // With --balance, the rows move between the processes as their measured speeds ask (and start
+  // from the partition of stored models, when given).
   std::optional<RowBalancer> balancer;
-  if (o.balance.mode != BalanceMode::off) balancer.emplace(env, lay, o.balance, o.iters);
+  if (o.balance.mode != BalanceMode::off) {
+    balancer.emplace(env, lay, o.balance, o.iters);
+    lay = balancer->layout();
+  }
+  check_and_draw(env, o, lay);
 
   // Two copies of this process's block with a ghost cell around, kept on its device: each
   // iteration reads one and writes the other.
-  Resident<T> u = Resident<T>::of(lay, {.ghost = 1});
-  Resident<T> v = Resident<T>::of(lay, {.ghost = 1});
+  // A balancer allocates them with rows to spare, so that its first moves happen in place.
+  Resident<T> u = balancer ? balancer->resident<T>(1) : Resident<T>::of(lay, {.ghost = 1});
+  Resident<T> v = balancer ? balancer->resident<T>(1) : Resident<T>::of(lay, {.ghost = 1});
   // Before a copy is read, its ghost cells receive the neighbours' faces.
   Comm halo_u = halo(lay, u);
   Comm halo_v = halo(lay, v);

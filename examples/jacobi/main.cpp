@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     cli.add_option("--layout", layout,
                    "layout spec of the grid (else HIT_LAYOUT_GRID, else blocks)");
     auto* topology = cli.add_option("--topology", o.topology, "virtual topology spec");
-    std::string balance = "off";
+    hit::app::BalanceFlags balance;
     hit::app::add_balance_flags(cli, o.balance, balance,
                                 " (the topology is then array unless given)");
     o.run.add_to(cli, "compare with a serial run, bit for bit", "draw the layout to this SVG file",
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
                        "--n must be at least 3 (a boundary ring and one interior point), got " +
                            std::to_string(o.n));
     }
-    o.balance.mode = hit::parse_balance_mode(balance);
+    hit::app::apply_balance_flags(env, balance, o.balance);
     if (o.balance.mode != hit::BalanceMode::off && topology->count() == 0) o.topology = "array";
     if (!layout.empty()) env.config().set("layout-grid", layout);
     o.run.apply(env, "grid");

@@ -21,6 +21,7 @@ int solve(Environment& env, const Options& o, double tol) {
   Layout la = layout(o.layout, topology("array"), Shape::extents({n, n + 1}), {.label = "a"});
   // The balancer checks the layout gives whole rows; with --balance off it never moves them.
   RowBalancer balancer(env, la, o.balance, o.iters);
+  la = balancer.layout();  // stored models (--balance-models) choose the first rows
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
     // x's file is checked before the iterations, so a typo costs seconds, not a run.
@@ -28,7 +29,8 @@ int solve(Environment& env, const Options& o, double tol) {
     if (!o.run.svg.empty())
       write_file_atomically(o.run.svg, layout_svg(la, "[A | b] (" + la.spec() + ")"));
   });
-  Resident<T> a = Resident<T>::of(la);
+  // With rows to spare when balancing: the first moves happen in place.
+  Resident<T> a = balancer.resident<T>(0);
   generate(a.host(), o.run.seed, n);
   a.modified_on_host();
 

@@ -25,13 +25,13 @@ int main(int argc, char** argv) {
     cli.add_option("--layout", layout,
                    "layout of the rows of [A | b] over the processes (else HIT_LAYOUT_A, else "
                    "blocks); whole rows in rank order");
-    std::string balance = "off";
+    hit::app::BalanceFlags balance;
     hit::app::add_balance_flags(cli, o.balance, balance);
     o.run.add_to(cli, "compare x with a serial Jacobi solve, bit for bit",
                  "draw the layout of [A | b] to this SVG file", "A");
     cli.add_option("--out", o.out, "write x to this raw file")->check(hit::cli::file_name());
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-linsolve")) return 0;
-    o.balance.mode = hit::parse_balance_mode(balance);
+    hit::app::apply_balance_flags(env, balance, o.balance);
     if (!layout.empty()) env.config().set("layout-a", layout);
     o.run.apply(env, "a");
     return hit::linsolve::run(env, o);

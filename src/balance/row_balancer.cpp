@@ -17,6 +17,11 @@ namespace {
 
 using Sizes = std::vector<std::int64_t>;
 
+// Iterations before the first step without stored models: one that stages the tiles and two
+// timed, whose mean is the first measure of the speeds (one alone, on a shared machine, was off
+// by up to 2x for the fast device).
+constexpr std::int64_t probe_iterations = 3;
+
 // Rows per process of a layout that gives each process at most one block of whole rows, in rank
 // order; Error(invalid_argument) naming what is wrong otherwise.
 Sizes rows_of(const Layout& l) {
@@ -178,7 +183,28 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
                 fmt::format("balancing: layout '{}' is for {} processes, the run has {}",
                             layout_.spec(), layout_.topology().procs(), env.size()));
   }
-  const Sizes rows = rows_of(layout_);
+  Sizes rows = rows_of(layout_);
+  if (!options_.models.empty()) {
+    if (options_.models.size() != static_cast<std::size_t>(env.size())) {
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("balancing: {} stored models for {} processes (give one per process)",
+                              options_.models.size(), env.size()));
+    }
+    // Their points are the partial models' first: the partition starts from everything known,
+    // and a device the run finds far from its model restarts it (balance_iterate).
+    for (std::size_t p = 0; p < ctx_.models.size(); ++p) {
+      ctx_.models[p] = options_.models[p].with_kind(ctx_.models[p].kind());
+    }
+    rows = fpm::partition(ctx_.algorithm, ctx_.models, ctx_.n).sizes();
+    ctx_.dist.parts.clear();
+    for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});
+    layout_ = rows_layout(layout_.shape());
+    previous_ = layout_;
+  }
+  // With steps of fewer than three iterations the first one's time is not taken anyway (settle).
+  probe_pending_ = options_.models.empty() && options_.every > probe_iterations;
+  next_step_ = (probe_pending_ ? probe_iterations : options_.every) - 1;
+  initial_rows_ = rows;
   ctx_.eps = options_.eps;
   ctx_.window = options_.window_steps;
   // The first iteration on a share stages its tile: not the device's speed. A step of three or
@@ -190,6 +216,7 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
 }
 
 void RowBalancer::restart_report() {
+  initial_rows_ = rows();
   rebalances_.clear();
   trace_.clear();
   steps_ = 0;
@@ -208,8 +235,20 @@ std::vector<std::int64_t> RowBalancer::rows() const {
 
 bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
   if (options_.mode == BalanceMode::off) return false;
+  if (iteration <= last_iteration_) {
+    // The application started its iterations over (a repetition): so do the steps.
+    next_step_ = iteration + options_.every - 1;
+    pending_.clear();
+  }
+  last_iteration_ = iteration;
   pending_.push_back(seconds);
-  if ((iteration + 1) % options_.every != 0) return false;
+  if (iteration < next_step_) return false;
+  next_step_ = iteration + options_.every;
+  // The first step without models: the first iteration staged the tiles, and the next ones' times
+  // are the first measure of the speeds (a move now costs a few iterations at the even split less
+  // than waiting for a full step would).
+  if (probe_pending_ && pending_.size() >= 2) pending_.erase(pending_.begin());
+  probe_pending_ = false;
   // The ranks wait here for the slowest one's iteration, as they would at the next halo: that is
   // imbalance, not the balancer's cost, which is timed from when all have arrived.
   barrier(env_->comm());

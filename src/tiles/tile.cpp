@@ -1,6 +1,8 @@
 // The non-template parts of hit::Tile: shape checks, allocation, error messages.
 #include "hit/tile.hpp"
 
+#include "hit/core/host_memory.hpp"
+
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -49,9 +51,7 @@ index_t allocation_elements(const Shape& padded, index_t ghost, std::size_t elem
 }
 
 void* allocate_aligned(std::size_t bytes) {
-  // aligned_alloc wants a multiple of the alignment.
-  const std::size_t rounded = (bytes + tile_alignment - 1) / tile_alignment * tile_alignment;
-  void* p = std::aligned_alloc(tile_alignment, rounded);
+  void* p = allocate_host(bytes, tile_alignment);
   if (p == nullptr) {
     throw Error(ErrorKind::out_of_memory,
                 "cannot allocate " + std::to_string(bytes) + " bytes of host memory for a tile");

@@ -17,6 +17,7 @@
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
 #include "hit/device_binding.hpp"
+#include "hit/fpm/model.hpp"
 #include "hit/kernel.hpp"
 #include "hit/layout.hpp"
 #include "hit/resident.hpp"
@@ -267,7 +268,103 @@ TEST(RowBalancer, OffNeverMovesAndEveryKStepsTogether) {
       (void)scratch;
     }
   }
-  EXPECT_EQ(every.steps(), 2);  // after iterations 3 and 7
+  EXPECT_EQ(every.steps(), 2);  // after iterations 2 (the first, without models) and 6
+}
+
+// Piecewise models of every rank at `cost` seconds per row, measured at a few sizes.
+std::vector<fpm::Model> stored_models(const std::vector<double>& cost) {
+  std::vector<fpm::Model> models;
+  for (const double c : cost) {
+    std::vector<fpm::Point> points;
+    for (const std::int64_t d : {10, 50, 200, 800}) {
+      points.push_back(fpm::Point{d, static_cast<double>(d) * c, 5, 0});
+    }
+    models.emplace_back(std::move(points));
+  }
+  return models;
+}
+
+TEST(RowBalancer, StartsFromStoredModelsAndStaysThereWhenTheyAreRight) {
+  Environment& env = Environment::current();
+  const Layout start = row_blocks(400, 9);
+  const std::vector<double> cost = costs({1.0, 4.0, 2.0, 8.0});
+  RowBalancer b(env, start,
+                {.mode = BalanceMode::fpm, .every = 5, .eps = 0.05, .models = stored_models(cost)},
+                100);
+  const auto rows = b.rows();
+  EXPECT_EQ(std::accumulate(rows.begin(), rows.end(), std::int64_t{0}), 400);
+  EXPECT_EQ(b.initial_rows(), rows);
+  if (env.size() > 1) {
+    EXPECT_NE(b.layout().spec(), start.spec());
+    EXPECT_LE(imbalance_of(b, cost), 1.05) << fmt::format("rows {}", rows);
+  }
+  // The tiles come from the balancer, with rows to spare.
+  Tile<double> t = b.tile<double>(1);
+  ASSERT_EQ(t.is_null(), !b.layout().active(env.rank()));
+  if (!t.is_null()) {
+    EXPECT_EQ(t.shape(), b.layout().block(env.rank()));
+    // Its memory (allocated_bytes: the owner's) holds more rows than the block and its ghosts
+    // (the spare rows stay within the array: one rank alone has none).
+    const auto ghosted = (t.shape()[0].size() + 2) * (t.shape()[1].size() + 2);
+    if (env.size() > 1) {
+      EXPECT_GT(t.allocated_bytes(), ghosted * static_cast<index_t>(sizeof(double)));
+    }
+  }
+  // The times agree with the models: steps after iterations 4, 9, 14, 19, and nothing moves.
+  for (int it = 0; it < 20; ++it) EXPECT_FALSE(b.after_iteration(it, time_of(b, cost)));
+  EXPECT_EQ(b.steps(), 4);
+  EXPECT_TRUE(b.rebalances().empty());
+}
+
+TEST(RowBalancer, WithoutModelsTheFirstStepComesAfterThreeIterationsAndSkipsTheFirst) {
+  Environment& env = Environment::current();
+  const Layout start = row_blocks(400, 9);
+  const std::vector<double> cost = costs({1.0, 4.0, 2.0, 8.0});
+  RowBalancer b(env, start, {.mode = BalanceMode::fpm, .every = 10, .eps = 0.05}, 100);
+  // The first iteration stages the tiles: rank 0's time there is 50 times its speed's.
+  const double staged = time_of(b, cost) * (env.rank() == 0 ? 50 : 1);
+  EXPECT_FALSE(b.after_iteration(0, staged));
+  EXPECT_FALSE(b.after_iteration(1, time_of(b, cost)));
+  EXPECT_EQ(b.steps(), 0);
+  const bool moved = b.after_iteration(2, time_of(b, cost));
+  EXPECT_EQ(b.steps(), 1);
+  if (env.size() == 1) return;
+  ASSERT_TRUE(moved);
+  // Had the staging iteration counted, rank 0 would have been given less than the others.
+  EXPECT_LE(imbalance_of(b, cost), 1.05) << fmt::format("rows {}", b.rows());
+  Tile<double> scratch = Tile<double>::of(b.layout());
+  (void)scratch;
+  // Then every 10 iterations: after iteration 12.
+  for (int it = 3; it < 12; ++it) (void)b.after_iteration(it, time_of(b, cost));
+  EXPECT_EQ(b.steps(), 1);
+  (void)b.after_iteration(12, time_of(b, cost));
+  EXPECT_EQ(b.steps(), 2);
+}
+
+TEST(RowBalancer, ItsOwnTilesMoveInPlaceTheFirstTimeAndOthersDoNot) {
+  Environment& env = Environment::current();
+  if (env.size() < 2) GTEST_SKIP() << "needs two ranks for rows to move";
+  const Layout start = row_blocks(800, 6);
+  // Rank 0 a little slower: a move of a few percent of its rows, within the reserve (12.5 %).
+  std::vector<double> cost = costs({1.0});
+  cost[0] = 1.1;
+  const BalanceOptions options{.mode = BalanceMode::cpm, .every = 1, .eps = 0.02};
+  for (const bool own : {true, false}) {
+    RowBalancer b(env, start, options, 1000);
+    Tile<double> t = own ? b.tile<double>(1) : Tile<double>::of(start, {.ghost = 1});
+    t.for_each([](const Index& i, double& x) { x = value_at(i[0], i[1]); });
+    int it = 0;
+    while (!b.after_iteration(it, time_of(b, cost))) ASSERT_LT(++it, 10);
+    b.move(t, 1);
+    expect_block_and_ghosts_right(b, t);
+    const Rebalance& r = b.rebalances().front();
+    EXPECT_GT(r.tiles_moved, 0u);
+    if (own) {
+      EXPECT_EQ(r.tiles_in_place, r.tiles_moved) << "the balancer's own tiles left their memory";
+    } else {
+      EXPECT_EQ(r.tiles_in_place, 0u) << "a tile without rows to spare moved in place";
+    }
+  }
 }
 
 TEST(RowBalancer, RefusesWhatItCannotBalance) {
@@ -277,6 +374,13 @@ TEST(RowBalancer, RefusesWhatItCannotBalance) {
               HasSubstr("every = 0"));
   EXPECT_THAT(error_of([&] { RowBalancer(env, rows, {.mode = BalanceMode::fpm, .eps = 0}, 5); }),
               HasSubstr("eps = 0 (must be > 0)"));
+  EXPECT_THAT(error_of([&] {
+                RowBalancer(
+                    env, rows,
+                    {.mode = BalanceMode::fpm, .models = stored_models({1.0, 2.0, 3.0, 4.0, 5.0})},
+                    5);
+              }),
+              HasSubstr(fmt::format("5 stored models for {} processes", env.size())));
   EXPECT_THAT(error_of([] { (void)parse_balance_mode("auto"); }),
               HasSubstr("unknown balance mode 'auto' (modes: off, cpm, fpm)"));
   if (env.size() >= 2) {

@@ -144,6 +144,13 @@ int run_build(hit::Environment& env, const BuildOptions& o) {
   ko.block = o.block;
   ko.columns = o.columns;
   ko.partition = o.partition;
+  ko.resident = o.resident;
+  if (o.resident && o.kernel == "gemm") {
+    // gemm stages its blocks as FuPerMod's benchmark does; spmv is always resident.
+    throw hit::Error(hit::ErrorKind::invalid_argument,
+                     "--resident applies to --kernel jacobi (spmv keeps its data on the device "
+                     "anyway; gemm stages its blocks)");
+  }
   balance::BenchmarkKernel kernel;
   hit::collectively(env.comm(), [&] { kernel = balance::launch_kernel(env, o.kernel, ko); });
 

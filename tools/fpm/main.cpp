@@ -43,6 +43,9 @@ CLI::App* add_build(CLI::App& app, BuildOptions& b) {
   build->add_option("--columns", b.columns, "jacobi row length N (a unit is one row of N cells)")
       ->capture_default_str()
       ->check(hit::cli::count(1));
+  build->add_flag("--resident", b.resident,
+                  "jacobi: keep the grid on the device between launches, as hit-jacobi does (the "
+                  "models hit-jacobi --balance-models wants)");
   build->add_option("--partition", b.partition,
                     "partition of the launches (default: single for gemm and spmv, threads for "
                     "jacobi)");

@@ -16,6 +16,7 @@ struct BuildOptions {
   std::string kernel = "gemm";
   int block = 64;
   std::int64_t columns = 4096;
+  bool resident = false;
   std::string partition;
   std::string devices;
   std::int64_t min = 1;

@@ -46,9 +46,12 @@ BenchmarkKernel gemm_panel_launch_kernel(Environment& env, int block, std::int64
 // One 5-point Jacobi sweep as a hit::jacobi5<double> launch: one unit is one row of N cells,
 // out(i,j) = (in(i±1,j) + in(i,j±1)) / 4 over d rows, `in` staged with its halo (d+2 rows of N+2)
 // and `out` (d rows of N) copied back. 4·N flops per unit. `partition` default: `threads` (the
-// rows split over the device's cores). Error(invalid_argument) for N outside 1..2^24.
+// rows split over the device's cores). With `resident`, `in` and `out` are hit::Residents, as in
+// hit-jacobi: the first run (the warm-up) stages them and the timed runs only compute, which is
+// the time hit-jacobi's balancer measures (--balance-models). Error(invalid_argument) for N outside
+// 1..2^24.
 BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns,
-                                     std::string partition = "threads");
+                                     std::string partition = "threads", bool resident = false);
 
 // One row of a sparse matrix product, as hit-cg's CG computes it: one unit is one row of the CSR
 // product y = A·x of the 7-point Laplacian of a 64×64×∞ grid (the row structure of
@@ -66,6 +69,7 @@ struct LaunchKernelOptions {
   int block = 64;               // gemm: b
   std::int64_t columns = 4096;  // jacobi: N
   std::string partition;        // empty: the kernel's default
+  bool resident = false;        // jacobi: the grid stays on the device between runs
 };
 // "gemm", "jacobi" or "spmv" (Error(invalid_argument) listing them otherwise).
 BenchmarkKernel launch_kernel(Environment& env, std::string_view name,

@@ -25,6 +25,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/timer.hpp"
+#include "hit/fpm/model.hpp"
 #include "hit/layout.hpp"
 #include "hit/resident.hpp"
 #include "hit/tile.hpp"
@@ -60,6 +61,13 @@ struct BalanceOptions {
   // happens in place: only the rows that cross travel, the rows that stay are not copied.
   // 0: blocks only shrink in place.
   double reserve = 0.125;
+  // Stored performance models, one per process, whose unit is one row (hit-fpm build --kernel
+  // jacobi, say): the balancer starts from their partition instead of the initial layout, and its
+  // partial models from their points, so the first iterations already run balanced and nothing
+  // moves unless the run disagrees with them. Empty: the first balancing step comes after three
+  // iterations (the first stages the tiles; the other two are timed) and moves the rows to the
+  // speeds measured there, and the regular steps follow.
+  std::vector<fpm::Model> models = {};
 };
 
 // One redistribution.
@@ -84,17 +92,32 @@ using RowSpan = std::pair<std::int64_t, std::int64_t>;
 class RowBalancer {
  public:
   // `initial`: every process holds at most one block, of whole rows (axis 0 split, the other axes
-  // whole), blocks in rank order; Error(invalid_argument) otherwise, and for every < 1, eps <= 0
-  // or window_steps < 1. `iterations`: how many the application runs (for the gain test).
+  // whole), blocks in rank order; Error(invalid_argument) otherwise, and for every < 1, eps <= 0,
+  // window_steps < 1 or models for another number of processes. `iterations`: how many the
+  // application runs (for the gain test). With options.models, layout() is their partition of
+  // the rows, not `initial`: allocate the tiles from layout().
   RowBalancer(Environment& env, Layout initial, BalanceOptions options, std::int64_t iterations);
 
   const Layout& layout() const noexcept { return layout_; }
   const BalanceOptions& options() const noexcept { return options_; }
 
   // After iteration `iteration` (0-based): this rank's compute seconds for it, measured before any
-  // blocking collective. Collective on every `every`-th iteration (a no-op between). Returns true
-  // when layout() changed: move() the live tiles and rebuild the communication patterns.
+  // blocking collective. Collective after every `every` iterations (counted from the first, or
+  // without stored models from the probe step after iteration 2; a no-op between; an iteration
+  // number that does not grow starts the count again). Returns true when layout()
+  // changed: move() the live tiles and rebuild the communication patterns.
   [[nodiscard]] bool after_iteration(std::int64_t iteration, double seconds);
+
+  // This rank's block of layout() with `ghost` cells, zero-filled, in memory with
+  // options().reserve rows to spare on each side (none with mode off), kept by the balancer as if
+  // moved there: the first move that keeps the block within them happens in place. A tile allocated
+  // by Tile::of(layout()) instead gets such memory at its first move. Null on a rank without rows.
+  // Not collective.
+  template <class T>
+  Tile<T> tile(index_t ghost);
+  // The same, as a Resident whose device copy is allocated for all of that memory.
+  template <class T>
+  Resident<T> resident(index_t ghost);
 
   // Moves a tile of the previous layout to the current one: a tile of the new block with `ghost`
   // cells, its block and ghost cells filled from their owners. The first move of a tile puts it
@@ -126,6 +149,8 @@ class RowBalancer {
   void restart_report();
   // Rows per rank now.
   std::vector<std::int64_t> rows() const;
+  // Rows per rank when the report started (construction or restart_report()).
+  const std::vector<std::int64_t>& initial_rows() const noexcept { return initial_rows_; }
   // The layout of these rows for another array whose axis 0 has as many (the rows of a vector
   // that goes with the matrix, say): `dimBlocks:dim=0,w=<rows>` over the run's processes.
   Layout rows_layout(const Shape& shape) const;
@@ -182,6 +207,13 @@ class RowBalancer {
   double imbalance_ = 0;
   double seconds_ = 0;
   int steps_ = 0;
+  // Without stored models: the first step, after probe_iterations, is still to come.
+  bool probe_pending_ = false;
+  // The iteration after which the next step comes: `every` after the last one (the first of a
+  // step's iterations after a move stages the new tiles; the median of the step leaves it out).
+  std::int64_t next_step_ = 0;
+  std::int64_t last_iteration_ = -1;
+  std::vector<std::int64_t> initial_rows_;
   bool awaiting_after_ = false;  // the next step's imbalance goes to the last Rebalance
   std::vector<Storage> storages_;
   int generation_ = 0;  // rebalances so far
@@ -217,6 +249,28 @@ Shape reserve_rows(const Shape& block, const Shape& array, double reserve);
 std::int64_t allocated_rows(std::vector<RowSpan>& reach, const std::vector<std::int64_t>& to,
                             double reserve);
 }  // namespace detail
+
+template <class T>
+Tile<T> RowBalancer::tile(index_t ghost) {
+  const int me = env_->rank();
+  if (!layout_.active(me)) return Tile<T>();
+  const double reserve = options_.mode == BalanceMode::off ? 0.0 : options_.reserve;
+  auto storage = std::make_shared<Tile<T>>(
+      detail::reserve_rows(layout_.block(me), layout_.shape(), reserve), TileOptions{{}, ghost});
+  storages_.push_back(
+      Storage{storage, storage->allocated_shape(), address_range(*storage), generation_});
+  // The gain test charges a move for the memory it allocates: what the blocks reach now.
+  if (reach_.empty()) allocated_rows_ = detail::allocated_rows(reach_, rows(), options_.reserve);
+  return storage->within(layout_.block(me), ghost);
+}
+
+template <class T>
+Resident<T> RowBalancer::resident(index_t ghost) {
+  Tile<T> block = tile<T>(ghost);
+  if (block.is_null()) return Resident<T>();
+  return Resident<T>::within(*std::static_pointer_cast<Tile<T>>(storages_.back().tile), block,
+                             *env_);
+}
 
 template <class T>
 RowBalancer::Placement<T> RowBalancer::place(const Tile<T>& old, index_t ghost) {

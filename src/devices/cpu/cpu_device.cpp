@@ -10,6 +10,7 @@
 
 #include "devices/backends.hpp"
 #include "devices/host_pool.hpp"
+#include "hit/core/host_memory.hpp"
 #include "hit/core/timer.hpp"
 
 namespace hit::detail {
@@ -26,7 +27,7 @@ class CpuDevice final : public Device {
   std::uint64_t used() const override { return used_.load(); }
 
   void* allocate(std::size_t bytes) override {
-    void* p = std::aligned_alloc(64, round_up(std::max<std::size_t>(bytes, 1)));
+    void* p = detail::allocate_host(round_up(std::max<std::size_t>(bytes, 1)), 64);
     if (p == nullptr) throw_out_of_memory(*this, bytes, used_.load(), capacity());
     used_ += bytes;
     ++counters_.allocations;

@@ -16,6 +16,8 @@
 #include <mutex>
 #include <vector>
 
+#include "hit/core/host_memory.hpp"
+
 namespace hit::detail {
 
 class BlockCache {
@@ -25,7 +27,8 @@ class BlockCache {
   BlockCache& operator=(const BlockCache&) = delete;
   ~BlockCache() { release(); }
 
-  // `bytes` (rounded up to 64) of 64-byte aligned memory: a cached block of that size, or a new
+  // `bytes` (rounded up to 64) of 64-byte aligned memory (huge pages when large,
+  // allocate_host): a cached block of that size, or a new
   // one; nullptr when the host has no memory left.
   void* allocate(std::size_t bytes) {
     const std::size_t size = rounded(bytes);
@@ -42,10 +45,10 @@ class BlockCache {
     }
     const std::size_t limit = 2 * std::max(high_water_, live_ + size);
     while (!cached_.empty() && live_ + cached_bytes_ + size > limit) evict_oldest();
-    void* p = std::aligned_alloc(64, size);
+    void* p = allocate_host(size, 64);
     if (p == nullptr && !cached_.empty()) {
       while (!cached_.empty()) evict_oldest();
-      p = std::aligned_alloc(64, size);
+      p = allocate_host(size, 64);
     }
     if (p != nullptr) add_live(size);
     return p;
