@@ -120,6 +120,24 @@ foreach(np 1 2 3 4)
   set_tests_properties(cli.jacobi.balance.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300
                        ENVIRONMENT "OPENBLAS_NUM_THREADS=1" RUN_SERIAL TRUE)
 endforeach()
+# --balance-models: the rows start from the stored models' partition (as hit-fpm partition
+# computes it), listed or by {rank}, bit for bit; models built with --resident are accepted.
+foreach(np 1 2 3 4)
+  add_test(NAME cli.jacobi.balance_models.np${np}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/balance_models_check.py
+                   ${MPIEXEC_EXECUTABLE} ${np} ${_jacobi} ${HIT_BIN}/hit-fpm)
+  set_tests_properties(cli.jacobi.balance_models.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                       ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+endforeach()
+hit_app_error(jacobi balance_models_count "--balance-models: 2 files for 4 processes"
+              "--n|20|--balance|fpm|--balance-models|a.csv,b.csv")
+hit_app_error(jacobi balance_models_missing "cannot read model file '/nonexistent/m0.csv'"
+              "--n|20|--balance|fpm|--balance-models|/nonexistent/m{rank}.csv")
+hit_app_error(jacobi balance_models_off "--balance-models needs --balance cpm or fpm"
+              "--n|20|--balance-models|m{rank}.csv")
+hit_app_error(linsolve balance_models_count "--balance-models: 1 files for 4 processes"
+              "--n|20|--balance|cpm|--balance-models|a.csv")
+
 # Non-square process counts (needs 3 processes, not 4).
 add_test(NAME cli.cannon.error.non_square
          COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cannon} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3
