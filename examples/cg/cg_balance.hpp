@@ -40,7 +40,11 @@ class CgBalancer {
     ctx_.dist.algorithm = "initial";
     // A move costs a new layout, numbering and halo (the set-up, timed) plus the rows that
     // cross, at a memory-copy rate: what the gain of a better distribution must exceed.
-    const double setup = sys.setup_s;
+    // The slowest rank's: every rank must weigh a move the same, or one would move alone and
+    // wait for the others in the redistribution (a rank-local time hung one run in a few
+    // hundred under load).
+    double setup = sys.setup_s;
+    allreduce_in_place(&setup, 1, MPI_DOUBLE, MPI_MAX, env.comm());
     const double row_bytes = static_cast<double>(sys.shape().nonzeros()) /
                              std::max<double>(1.0, static_cast<double>(sys.shape().rows())) *
                              static_cast<double>(sizeof(T) + sizeof(index_t));

@@ -97,7 +97,7 @@ def parse(line):
     return env, procs, os.path.basename(tokens[0]), tokens[1:]
 
 
-def skip_reason(env, program, args, bin_dir):
+def skip_reason(env, program, args, bin_dir, work):
     if any(a.startswith("[-") or "|" in a or PLACEHOLDER.match(a) for a in args):
         return "a synopsis, not a command"
     if any("cuda" in a for a in args):
@@ -107,7 +107,7 @@ def skip_reason(env, program, args, bin_dir):
     if not os.access(os.path.join(bin_dir, program), os.X_OK):
         return f"{program} was not built"
     for flag, value in zip(args, args[1:]):
-        if flag in INPUTS.get(program, ()) and not os.path.exists(value):
+        if flag in INPUTS.get(program, ()) and not os.path.exists(os.path.join(work, value)):
             return f"reads {value}, which does not exist"
     return None
 
@@ -146,6 +146,42 @@ def small(program, args):
     return out
 
 
+def run_block(doc, block, work, bin_dir, mpiexec, skipped):
+    """Runs the commands of one block in `work`; returns how many ran and their failures."""
+    ran, failures = 0, []
+    for line in command_lines(block):
+        parsed = parse(line)
+        if parsed is None:
+            continue
+        env, procs, program, args = parsed
+        reason = skip_reason(env, program, args, bin_dir, work)
+        if reason:
+            skipped.append(f"{doc}: {line}\n    skipped: {reason}")
+            continue
+        cmd = [os.path.join(bin_dir, program)] + small(program, args)
+        if procs is not None:
+            cmd = [mpiexec, "-n", procs] + cmd
+        shown = " ".join(
+            [f"{k}={shlex.quote(v)}" for k, v in env.items()] + [shlex.quote(c) for c in cmd])
+        t0 = time.monotonic()
+        try:
+            out = subprocess.run(cmd, cwd=work, capture_output=True, text=True,
+                                 timeout=PER_COMMAND_TIMEOUT,
+                                 env={**os.environ, "OPENBLAS_NUM_THREADS": "1", **env})
+            status = out.returncode
+            tail = (out.stdout + out.stderr)[-1500:]
+        except subprocess.TimeoutExpired:
+            status, tail = "timeout", ""
+        seconds = time.monotonic() - t0
+        ran += 1
+        if status != 0:
+            failures.append(f"{doc}: {line}\n    ran as: {shown}\n    exit {status} after "
+                            f"{seconds:.1f} s:\n{tail}")
+        else:
+            print(f"ok ({seconds:.1f} s) {doc}: {shown}")
+    return ran, failures
+
+
 def main():
     root, mpiexec, docs = sys.argv[1], sys.argv[3], sys.argv[4:]
     bin_dir = os.path.abspath(sys.argv[2])
@@ -153,37 +189,12 @@ def main():
     started = time.monotonic()
     for doc in docs:
         for block in blocks(open(os.path.join(root, doc)).read()):
-            for line in command_lines(block):
-                parsed = parse(line)
-                if parsed is None:
-                    continue
-                env, procs, program, args = parsed
-                reason = skip_reason(env, program, args, bin_dir)
-                if reason:
-                    skipped.append(f"{doc}: {line}\n    skipped: {reason}")
-                    continue
-                cmd = [os.path.join(bin_dir, program)] + small(program, args)
-                if procs is not None:
-                    cmd = [mpiexec, "-n", procs] + cmd
-                shown = " ".join(
-                    [f"{k}={shlex.quote(v)}" for k, v in env.items()] + [shlex.quote(c) for c in cmd])
-                with tempfile.TemporaryDirectory(prefix="hit-doc-") as work:
-                    t0 = time.monotonic()
-                    try:
-                        out = subprocess.run(cmd, cwd=work, capture_output=True, text=True,
-                                             timeout=PER_COMMAND_TIMEOUT,
-                                             env={**os.environ, "OPENBLAS_NUM_THREADS": "1", **env})
-                        status = out.returncode
-                        tail = (out.stdout + out.stderr)[-1500:]
-                    except subprocess.TimeoutExpired:
-                        status, tail = "timeout", ""
-                    seconds = time.monotonic() - t0
-                ran += 1
-                if status != 0:
-                    failures.append(f"{doc}: {line}\n    ran as: {shown}\n    exit {status} after "
-                                    f"{seconds:.1f} s:\n{tail}")
-                else:
-                    print(f"ok ({seconds:.1f} s) {doc}: {shown}")
+            # The commands of one block share a folder: a block that builds a file (models, a
+            # matrix) and then uses it runs as a reader would type it.
+            with tempfile.TemporaryDirectory(prefix="hit-doc-") as work:
+                count, failed = run_block(doc, block, work, bin_dir, mpiexec, skipped)
+                ran += count
+                failures += failed
     for s in skipped:
         print(s)
     for f in failures:
