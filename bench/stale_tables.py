@@ -27,6 +27,8 @@ SECTIONS = {
                "bench/ref/scalapack_grid.hpp", "bench/summa"], "python3 bench/summa/summa_bench.py"),
     "cholesky": (["examples/cholesky", "bench/ref/pdpotrf.cpp", "bench/ref/scalapack_grid.hpp",
                   "bench/cholesky"], "python3 bench/cholesky/cholesky_bench.py --hetero"),
+    "cholesky-starpu": (["examples/cholesky", "bench/cholesky"],
+                        "python3 bench/cholesky/cholesky_bench.py --starpu"),
     "balance": (["examples/jacobi", "bench/balance"], "python3 bench/balance/balance_bench.py"),
     "hierarchical": (["examples/summa", "tools/fpm", "bench/hierarchical"],
                      "python3 bench/hierarchical/hier_bench.py"),
