@@ -60,6 +60,16 @@ constexpr double changed_device = 0.5;
 // How often balanced devices may spread beyond the threshold by chance (normal_range_quantile).
 constexpr double spread_confidence = 0.9;
 
+// The model with every time multiplied by `factor`.
+Model scaled(const Model& model, double factor) {
+  std::vector<Point> points = model.points();
+  for (Point& p : points) {
+    p.t *= factor;
+    p.ci *= factor;
+  }
+  return Model(std::move(points), model.kind(), model.capacity());
+}
+
 // Adds this step's times (seconds[i] for device i's share in `current`) to the windows and the
 // models; sets ctx.measured and returns the slowest median. `settling`: a device ignored its time.
 double record_times(BalanceContext& ctx, std::span<const double> seconds, const Sizes& current,
@@ -83,6 +93,15 @@ double record_times(BalanceContext& ctx, std::span<const double> seconds, const 
                               i, seconds[i], current[i]));
     }
     auto& r = ctx.recent[i];
+    if (i < ctx.stored.size() && ctx.stored[i]) {
+      ctx.stored[i] = false;
+      if (ctx.models[i].usable()) {
+        const double predicted = ctx.models[i].time(static_cast<double>(current[i]));
+        if (predicted > 0 && std::isfinite(predicted)) {
+          ctx.models[i] = scaled(ctx.models[i], seconds[i] / predicted);
+        }
+      }
+    }
     // A device whose time at its share is far from what its model predicts has changed (another
     // job arrived, it throttles): its older points and times describe a device that is gone.
     if (ctx.models[i].usable()) {

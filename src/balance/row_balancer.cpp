@@ -195,6 +195,7 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
     for (std::size_t p = 0; p < ctx_.models.size(); ++p) {
       ctx_.models[p] = options_.models[p].with_kind(ctx_.models[p].kind());
     }
+    ctx_.stored.assign(ctx_.models.size(), true);
     rows = fpm::partition(ctx_.algorithm, ctx_.models, ctx_.n).sizes();
     ctx_.dist.parts.clear();
     for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});

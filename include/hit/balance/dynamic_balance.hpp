@@ -69,6 +69,12 @@ struct BalanceContext {
   // after a move stages the whole new tile); no decision while a device is settling.
   int settle = 0;
   std::vector<int> settling;
+  // Per device: its model's points were stored before the run (BalanceOptions::models) and no
+  // time of this run has been seen yet. The first one rescales them: a stored model gives the
+  // shape of the device's speed, the run its level (built while other ranks benchmarked, a model
+  // of the fast device was 1.5x slow; left as it was, its points kept the partitioner from giving
+  // that device its share).
+  std::vector<bool> stored;
 };
 
 // One step after an iteration of the application: `seconds` is this rank's time for its share,

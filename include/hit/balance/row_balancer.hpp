@@ -64,9 +64,10 @@ struct BalanceOptions {
   // Stored performance models, one per process, whose unit is one row (hit-fpm build --kernel
   // jacobi, say): the balancer starts from their partition instead of the initial layout, and its
   // partial models from their points, so the first iterations already run balanced and nothing
-  // moves unless the run disagrees with them. Empty: the first balancing step comes after three
-  // iterations (the first stages the tiles; the other two are timed) and moves the rows to the
-  // speeds measured there, and the regular steps follow.
+  // moves unless the run disagrees with them. A device's first measured step rescales its stored
+  // points to the run's level (the model gives the shape of its speed, the run the level). Empty:
+  // the first balancing step comes after three iterations (the first stages the tiles; the other
+  // two are timed) and moves the rows to the speeds measured there, and the regular steps follow.
   std::vector<fpm::Model> models = {};
 };
 
