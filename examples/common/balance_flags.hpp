@@ -59,12 +59,8 @@ inline CLI::Option* add_balance_flags(CLI::App& cli, BalanceOptions& balance, Ba
 inline std::vector<std::string> balance_model_files(const std::string& text, int procs) {
   std::vector<std::string> files;
   if (text.find("{rank}") != std::string::npos) {
-    for (int r = 0; r < procs; ++r) {
-      std::string name = text;
-      for (std::size_t at; (at = name.find("{rank}")) != std::string::npos;)
-        name.replace(at, 6, std::to_string(r));
-      files.push_back(std::move(name));
-    }
+    for (int r = 0; r < procs; ++r)
+      files.push_back(cli::replace_all(text, "{rank}", std::to_string(r)));
     return files;
   }
   for (std::size_t start = 0;;) {

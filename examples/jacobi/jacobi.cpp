@@ -58,8 +58,11 @@ int solve(Environment& env, const Options& o) {
   // Two copies of this process's block with a ghost cell around, kept on its device: each
   // iteration reads one and writes the other.
   // A balancer allocates them with rows to spare, so that its first moves happen in place.
-  Resident<T> u = balancer ? balancer->resident<T>(1) : Resident<T>::of(lay, {.ghost = 1});
-  Resident<T> v = balancer ? balancer->resident<T>(1) : Resident<T>::of(lay, {.ghost = 1});
+  const auto grid = [&] {
+    return balancer ? balancer->resident<T>(1) : Resident<T>::of(lay, {.ghost = 1});
+  };
+  Resident<T> u = grid();
+  Resident<T> v = grid();
   // Before a copy is read, its ghost cells receive the neighbours' faces.
   Comm halo_u = halo(lay, u);
   Comm halo_v = halo(lay, v);

@@ -197,8 +197,11 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
     }
     ctx_.stored.assign(ctx_.models.size(), true);
     rows = fpm::partition(ctx_.algorithm, ctx_.models, ctx_.n).sizes();
-    ctx_.dist.parts.clear();
-    for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});
+  }
+  ctx_.dist.parts.clear();
+  for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});
+  ctx_.dist.algorithm = "initial";
+  if (!options_.models.empty()) {
     layout_ = rows_layout(layout_.shape());
     previous_ = layout_;
   }
@@ -211,9 +214,6 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
   // The first iteration on a share stages its tile: not the device's speed. A step of three or
   // more iterations takes their median, which leaves it out; a shorter one is skipped.
   ctx_.settle = options_.every >= 3 ? 0 : 1;
-  ctx_.dist.parts.clear();
-  for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});
-  ctx_.dist.algorithm = "initial";
 }
 
 void RowBalancer::restart_report() {

@@ -108,6 +108,15 @@ inline CLI::Validator real_at_least(double least) {
 }
 
 // A file name: not empty (an empty --c-out would silently write nothing).
+// `text` with every `what` replaced by `with`: file-name patterns ({rank}, {device}).
+inline std::string replace_all(std::string text, const std::string& what, const std::string& with) {
+  for (auto pos = text.find(what); pos != std::string::npos;
+       pos = text.find(what, pos + with.size())) {
+    text.replace(pos, what.size(), with);
+  }
+  return text;
+}
+
 inline CLI::Validator file_name() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

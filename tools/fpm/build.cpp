@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/cli.hpp"
 #include "hit/balance/benchmark.hpp"
 #include "hit/balance/kernels.hpp"
 #include "hit/core/collective.hpp"
@@ -65,14 +66,6 @@ std::vector<std::int64_t> sizes(const BuildOptions& o) {
   return out;
 }
 
-std::string replace_all(std::string text, const std::string& what, const std::string& with) {
-  for (auto pos = text.find(what); pos != std::string::npos;
-       pos = text.find(what, pos + with.size())) {
-    text.replace(pos, what.size(), with);
-  }
-  return text;
-}
-
 std::string now_iso() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -84,8 +77,9 @@ std::string now_iso() {
 
 // The output file of one rank: {rank} is the rank, {device} its device ("emu2", "cuda0", "cpu1").
 std::string output_path(const std::string& pattern, const hit::RankPlacement& r) {
-  return replace_all(replace_all(pattern, "{rank}", std::to_string(r.rank)), "{device}",
-                     fmt::format("{}{}", hit::to_string(r.device.kind), r.device.index));
+  return hit::cli::replace_all(hit::cli::replace_all(pattern, "{rank}", std::to_string(r.rank)),
+                               "{device}",
+                               fmt::format("{}{}", hit::to_string(r.device.kind), r.device.index));
 }
 
 // Every rank's output file. Every rank's file name is known everywhere (the placements are), so

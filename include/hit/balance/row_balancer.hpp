@@ -182,6 +182,9 @@ class RowBalancer {
   template <class T, class Tiles>
   void exchange(Tiles& old, Tiles& next, index_t ghost, bool in_place, const Timer& timer);
   // Copies the rows `stay` (staying_rows) of the old tile into a placement in new memory.
+  // New memory for this rank's block of layout_ with `reserve` rows to spare, kept in storages_.
+  template <class T>
+  std::shared_ptr<Tile<T>> storage_for_block(index_t ghost, double reserve);
   template <class T>
   static void copy_staying(const Tile<T>& old, const Placement<T>& p, const Shape& stay);
   template <class T>
@@ -252,17 +255,22 @@ std::int64_t allocated_rows(std::vector<RowSpan>& reach, const std::vector<std::
 }  // namespace detail
 
 template <class T>
-Tile<T> RowBalancer::tile(index_t ghost) {
-  const int me = env_->rank();
-  if (!layout_.active(me)) return Tile<T>();
-  const double reserve = options_.mode == BalanceMode::off ? 0.0 : options_.reserve;
-  auto storage = std::make_shared<Tile<T>>(
-      detail::reserve_rows(layout_.block(me), layout_.shape(), reserve), TileOptions{{}, ghost});
+std::shared_ptr<Tile<T>> RowBalancer::storage_for_block(index_t ghost, double reserve) {
+  const Shape block = layout_.block(env_->rank());
+  auto storage = std::make_shared<Tile<T>>(detail::reserve_rows(block, layout_.shape(), reserve),
+                                           TileOptions{{}, ghost});
   storages_.push_back(
       Storage{storage, storage->allocated_shape(), address_range(*storage), generation_});
+  return storage;
+}
+
+template <class T>
+Tile<T> RowBalancer::tile(index_t ghost) {
+  if (!layout_.active(env_->rank())) return Tile<T>();
   // The gain test charges a move for the memory it allocates: what the blocks reach now.
   if (reach_.empty()) allocated_rows_ = detail::allocated_rows(reach_, rows(), options_.reserve);
-  return storage->within(layout_.block(me), ghost);
+  return storage_for_block<T>(ghost, options_.mode == BalanceMode::off ? 0.0 : options_.reserve)
+      ->within(layout_.block(env_->rank()), ghost);
 }
 
 template <class T>
@@ -291,19 +299,12 @@ RowBalancer::Placement<T> RowBalancer::place(const Tile<T>& old, index_t ghost) 
         return;
       }
     }
-    out.storage = std::make_shared<Tile<T>>(
-        detail::reserve_rows(block, layout_.shape(), options_.reserve), TileOptions{{}, ghost});
+    out.storage = storage_for_block<T>(ghost, options_.reserve);
     out.tile = out.storage->within(block, ghost);
   });
-  if (!out.in_place) {
-    // The storage left behind (the block moved out of it, or the rank holds none now) is freed
-    // with the old tile.
-    if (held >= 0) storages_.erase(storages_.begin() + held);
-    if (out.storage) {
-      storages_.push_back(Storage{out.storage, out.storage->allocated_shape(),
-                                  address_range(*out.storage), generation_});
-    }
-  }
+  // The storage left behind (the block moved out of it, or the rank holds none now) is freed
+  // with the old tile.
+  if (!out.in_place && held >= 0) storages_.erase(storages_.begin() + held);
   return out;
 }
 
