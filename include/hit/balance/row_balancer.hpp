@@ -181,10 +181,10 @@ class RowBalancer {
   Placement<T> place(const Tile<T>& old, index_t ghost);
   template <class T, class Tiles>
   void exchange(Tiles& old, Tiles& next, index_t ghost, bool in_place, const Timer& timer);
-  // Copies the rows `stay` (staying_rows) of the old tile into a placement in new memory.
   // New memory for this rank's block of layout_ with `reserve` rows to spare, kept in storages_.
   template <class T>
   std::shared_ptr<Tile<T>> storage_for_block(index_t ghost, double reserve);
+  // Copies the rows `stay` (staying_rows) of the old tile into a placement in new memory.
   template <class T>
   static void copy_staying(const Tile<T>& old, const Placement<T>& p, const Shape& stay);
   template <class T>
