@@ -73,6 +73,12 @@ def pack_tests(args):
                 labels.append(extra_label)
             tests[t["name"]] = {"name": t["name"], "command": [rewrite(w) for w in t["command"]],
                                 "properties": props}
+    # A test whose program the bundle lacks would fail on the GPU machine for nothing it tests.
+    missing = sorted({w[len("@BIN@/"):] for t in tests.values() for w in t["command"]
+                      if w.startswith("@BIN@/") and not os.path.exists(bin_dir + w[len("@BIN@/"):])})
+    if missing:
+        sys.exit("gpu-bundle: the cuda tests run " + " ".join(missing) + ", which " + build +
+                 " has not built: add them to the programs of scripts/gpu-bundle.sh")
     with open(args.output, "w") as f:
         json.dump({"tests": list(tests.values())}, f, indent=1)
     print(f"gpu-bundle: {len(tests)} tests: " + " ".join(tests))
