@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/balance_flags.hpp"
 #include "../common/sparse_setup.hpp"
 #include "cg_balance.hpp"
 #include "cg_check.hpp"
@@ -22,6 +23,7 @@ struct Outcome {
   double relative_residual = 0;
   bool converged = false;
   int rebalances = 0;
+  double move_s = 0;  // seconds spent moving rows
 };
 
 double sum_over_ranks(Environment& env, double local, app::Clock& clock) {
@@ -69,12 +71,13 @@ Outcome iterate(Environment& env, const Options& o, app::SparseSystem<T>& sys, C
     }
     ops.update_p(static_cast<T>(rr_new / rr));
     rr = rr_new;
-    if (balancer != nullptr &&
-        balancer->after_iteration(k, ops.compute_seconds() - before, sys, ops)) {
+    if (balancer != nullptr && balancer->after_iteration(k, ops.compute_seconds() - before,
+                                                         out.relative_residual, sys, ops)) {
       ++out.rebalances;
     }
   }
   clock.compute_seconds_add(ops.compute_seconds());
+  if (balancer != nullptr) out.move_s = balancer->move_seconds();
   return out;
 }
 
@@ -87,11 +90,18 @@ int solve(Environment& env, const Options& o) {
   const double input_s = input_timer.seconds();
   require_square(block, o.input.name());
   check_outputs(env, o);
-  const SparseLayoutOptions layout_options{.label = "matrix"};
-  app::SparseSystem<T> sys = app::distribute(env, block, o.layout, layout_options);
+  const index_t n = block.global_rows;
+  const std::vector<fpm::Model> stored =
+      app::load_balance_models(env, o.balance_models, o.balance != "off");
+  // With stored models the layout is their partition's, resolved here; without, the label lets
+  // an error name where an overriding spec came from.
+  const std::string spec = starting_spec(env, o, n, stored);
+  const SparseLayoutOptions layout_options{.label = stored.empty() ? "matrix" : ""};
+  app::SparseSystem<T> sys = app::distribute(env, block, spec, layout_options);
   sys.input_s = input_s;
   app::draw_sparse_layout(env, o.run.svg, o.input, sys.layout, "hit-cg");
-  const index_t n = block.global_rows;
+  std::vector<index_t> initial_rows;
+  for (int p = 0; p < env.size(); ++p) initial_rows.push_back(sys.layout.row_count(p));
   // b in the order of this process's rows: A·1 by default (so x = 1 is the solution).
   const std::vector<T> b = right_hand_side(env, o, block, sys);
   std::optional<CgOps<T>> ops;
@@ -103,11 +113,11 @@ int solve(Environment& env, const Options& o) {
         // Every repetition solves the same system from the initial layout: after a run that
         // moved rows, the set-up is made again (untimed).
         if (moved) {
-          sys = app::distribute(env, block, o.layout, layout_options);
+          sys = app::distribute(env, block, spec, layout_options);
           sys.input_s = input_s;
         }
         ops.emplace(sys, o.run.partition);
-        if (o.balance != "off") balancer.emplace(env, o, n, sys);
+        if (o.balance != "off") balancer.emplace(env, o, n, tol, sys, stored);
       },
       [&](app::Clock& clock) {
         outcome = iterate(env, o, sys, *ops, std::span<const T>(b), tol, clock,
@@ -121,7 +131,7 @@ int solve(Environment& env, const Options& o) {
   app::CheckResult check;
   if (o.run.check) check = check_solution(env, o, block, sys, x, tol);
   return report(env, o, harness, sys, outcome.iterations, outcome.relative_residual,
-                outcome.converged, outcome.rebalances, tol, check);
+                outcome.converged, {outcome.rebalances, outcome.move_s, initial_rows}, tol, check);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ struct Options {
   std::string x_out;            // the solution as a raw file
   std::string balance = "off";  // off, cpm or fpm
   int balance_every = 5;        // iterations per balancing step
+  std::string balance_models;   // stored models: files, or one name with {rank}
   app::RunOptions run;
 };
 

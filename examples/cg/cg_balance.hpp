@@ -7,6 +7,9 @@
 // and the vectors x, r, p move to their new owners, and the halo is rebuilt.
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,21 +21,68 @@
 
 namespace hit::cg {
 
+// The partitioner and model kind of --balance cpm (shares in proportion to the newest speeds)
+// and fpm (partial piecewise models).
+inline std::string algorithm(const Options& o) {
+  return o.balance == "cpm" ? "proportional" : "geometric";
+}
+inline fpm::ModelKind model_kind(const Options& o) {
+  return o.balance == "cpm" ? fpm::ModelKind::constant : fpm::ModelKind::piecewise;
+}
+
+// `current` (a `rows` or `metis` spec) with the target weights `w` set to `shares`.
+inline std::string spec_with_shares(const std::string& current,
+                                    const std::vector<std::int64_t>& shares) {
+  const Spec old = Spec::parse(current);
+  Spec next(old.name());
+  for (const auto& [key, value] : old.params()) {
+    if (key != "w" && key != "models" && key != "weights") next.set(key, value);
+  }
+  std::string w;
+  for (const std::int64_t d : shares) {
+    w += (w.empty() ? "" : ",") + std::to_string(std::max<std::int64_t>(d, 0));
+  }
+  next.set("w", w);
+  return next.str();
+}
+
+// The layout hit-cg starts from: --layout (or HIT_LAYOUT_MATRIX, else `rows`), with the rows
+// shared as the stored models partition them when --balance-models gives any. Balancing needs a
+// layout that takes target weights.
+inline std::string starting_spec(const Environment& env, const Options& o, index_t n,
+                                 std::span<const fpm::Model> stored) {
+  const std::string spec = env.config().get("layout-matrix").value_or(o.layout);
+  if (o.balance == "off") return spec;
+  const std::string name = Spec::parse(spec).name();
+  if (name != "rows" && name != "metis") {
+    throw Error(ErrorKind::invalid_argument,
+                "--balance re-partitions with the `rows` or `metis` layout; '" + spec +
+                    "' cannot take the measured shares");
+  }
+  if (stored.empty()) return spec;
+  balance::BalanceContext ctx(n, static_cast<int>(stored.size()), algorithm(o), model_kind(o));
+  balance::start_from_stored(ctx, stored);
+  return spec_with_shares(spec, ctx.dist.sizes());
+}
+
 template <class T>
 class CgBalancer {
  public:
-  CgBalancer(Environment& env, const Options& o, index_t n, const app::SparseSystem<T>& sys)
+  // `stored`: the models of --balance-models (none, or one per process); sys is laid out by
+  // starting_spec with them.
+  // `tol`: the relative residual CG stops at.
+  CgBalancer(Environment& env, const Options& o, index_t n, double tol,
+             const app::SparseSystem<T>& sys, std::span<const fpm::Model> stored)
       : env_(env),
         every_(o.balance_every),
         max_iters_(o.max_iters),
-        ctx_(n, env.size(), o.balance == "cpm" ? "proportional" : "geometric",
-             o.balance == "cpm" ? fpm::ModelKind::constant : fpm::ModelKind::piecewise) {
-    const Spec spec = Spec::parse(sys.layout.spec());
-    if (spec.name() != "rows" && spec.name() != "metis") {
-      throw Error(ErrorKind::invalid_argument,
-                  "--balance re-partitions with the `rows` or `metis` layout; '" +
-                      sys.layout.spec() + "' cannot take the measured shares");
-    }
+        tol_(tol),
+        ctx_(n, env.size(), algorithm(o), model_kind(o)) {
+    if (!stored.empty()) balance::start_from_stored(ctx_, stored);
+    // Without stored models the rows start even, whatever the speeds: the first step comes after
+    // probe_iterations (their median leaves out the first, which may page the data in), not
+    // after a whole --balance-every.
+    next_step_ = (stored.empty() ? std::min(probe_iterations, every_) : every_) - 1;
     ctx_.dist.parts.clear();
     for (int p = 0; p < env.size(); ++p) {
       ctx_.dist.parts.push_back(fpm::Part{sys.layout.row_count(p), 0});
@@ -55,19 +105,22 @@ class CgBalancer {
   }
 
   int rebalances() const noexcept { return rebalances_; }
+  // Seconds spent moving rows (layout, redistribution, numbering, halo, reloading the device).
+  double move_seconds() const noexcept { return move_s_; }
 
-  // After iteration k (0-based) that took `seconds` of compute on this process. Returns true
-  // when the rows moved (sys and ops then describe the new distribution).
-  bool after_iteration(long k, double seconds, app::SparseSystem<T>& sys, CgOps<T>& ops) {
+  // After iteration k (0-based) that took `seconds` of compute on this process and left the
+  // relative residual `residual`. Returns true when the rows moved (sys and ops then describe the
+  // new distribution).
+  bool after_iteration(long k, double seconds, double residual, app::SparseSystem<T>& sys,
+                       CgOps<T>& ops) {
     pending_.push_back(seconds);
-    if ((k + 1) % every_ != 0) return false;
+    if (k < next_step_) return false;
+    next_step_ = k + every_;
     std::sort(pending_.begin(), pending_.end());
     const double typical = pending_[pending_.size() / 2];
     pending_.clear();
     const bool holds = sys.shape().rows() > 0;
-    // CG's remaining iterations are unknown: as many again as so far is the guess (bounded by
-    // --max-iters), so a move must pay for itself within the run's likely length.
-    ctx_.remaining_iterations = std::min<std::int64_t>(k + 1, max_iters_ - k - 1);
+    ctx_.remaining_iterations = remaining_iterations(k, residual);
     if (!balance::balance_iterate(ctx_, env_.comm(), holds ? std::max(typical, 1e-12) : 0.0)) {
       return false;
     }
@@ -81,41 +134,58 @@ class CgBalancer {
     return true;
   }
 
- private:
-  std::string spec_with_shares(const std::string& current) const {
-    const Spec old = Spec::parse(current);
-    Spec next(old.name());
-    for (const auto& [key, value] : old.params()) {
-      if (key != "w" && key != "models" && key != "weights") next.set(key, value);
-    }
-    std::string w;
-    for (const std::int64_t d : ctx_.dist.sizes()) {
-      w += (w.empty() ? "" : ",") + std::to_string(std::max<std::int64_t>(d, 0));
-    }
-    next.set("w", w);
-    return next.str();
+  // The iterations CG is likely to run after iteration k, for the gain test: its residual falls
+  // about geometrically (from 1: x0 = 0), so at the mean rate so far it reaches tol after
+  // log(tol / residual) / log(rate) more, bounded by --max-iters. A move must pay for itself
+  // within them. (Guessing "as many again as so far" held the first move back until the gain of
+  // a few iterations exceeded a set-up's cost: a quarter of a 100-iteration run on the even
+  // split.)
+  std::int64_t remaining_iterations(long k, double residual) const {
+    const auto left = static_cast<std::int64_t>(std::max(0L, max_iters_ - k - 1));
+    if (!(residual > tol_) || !(residual < 1) || !(tol_ > 0))
+      return std::min<std::int64_t>(left, 1);
+    const double rate = std::pow(residual, 1.0 / static_cast<double>(k + 1));
+    const double more = std::ceil(std::log(tol_ / residual) / std::log(rate));
+    if (!std::isfinite(more)) return left;
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(more, 1e15)), 1, left);
   }
 
+ private:
   void move(app::SparseSystem<T>& sys, CgOps<T>& ops) {
     const Timer timer;
     CsrRows<T> held;
     static_cast<CsrPattern&>(held) = sys.shape().pattern();
     held.values.assign(sys.matrix.values().begin(), sys.matrix.values().end());
     const std::vector<index_t> old_names(sys.row_names().begin(), sys.row_names().end());
+    // x, r and p travel together: one exchange instead of three (each orders, checks and
+    // exchanges every name again).
     const std::vector<T> x = ops.x_host(), r = ops.r_host(), p = ops.p_host();
-    sys.layout = sparse_layout(spec_with_shares(sys.layout.spec()), topology("array"), held);
+    std::vector<std::array<T, 3>> vectors(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) vectors[i] = {x[i], r[i], p[i]};
+    sys.layout = sparse_layout(spec_with_shares(sys.layout.spec(), ctx_.dist.sizes()),
+                               topology("array"), held);
     app::rebuild(env_, sys, redistribute<T>(held, sys.layout.owners(), env_.comm()));
-    const auto to_new = [&](const std::vector<T>& v) {
-      return redistribute_values<T>(old_names, v, sys.layout.owners(), sys.row_names(),
-                                    env_.comm());
-    };
-    ops.reload(sys, to_new(x), to_new(r), to_new(p));
+    const std::vector<std::array<T, 3>> moved = redistribute_values<std::array<T, 3>>(
+        old_names, vectors, sys.layout.owners(), sys.row_names(), env_.comm());
+    std::vector<T> new_x(moved.size()), new_r(moved.size()), new_p(moved.size());
+    for (std::size_t i = 0; i < moved.size(); ++i) {
+      new_x[i] = moved[i][0];
+      new_r[i] = moved[i][1];
+      new_p[i] = moved[i][2];
+    }
+    ops.reload(sys, new_x, new_r, new_p);
     sys.setup_s = timer.seconds();
+    move_s_ += sys.setup_s;
   }
+
+  static constexpr int probe_iterations = 3;
 
   Environment& env_;
   int every_;
   long max_iters_;
+  double tol_;
+  long next_step_ = 0;  // the iteration after which the next balancing step comes
+  double move_s_ = 0;
   balance::BalanceContext ctx_;
   std::vector<double> pending_;
   int rebalances_ = 0;

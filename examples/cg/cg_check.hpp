@@ -170,10 +170,17 @@ inline std::string residual_line(long iterations, double residual, bool converge
   return line;
 }
 
+// What --balance did, for the report.
+struct BalanceSummary {
+  int rebalances = 0;
+  double move_s = 0;                  // seconds spent moving rows
+  std::vector<index_t> initial_rows;  // per process, before any move
+};
+
 template <class T>
 int report(Environment& env, const Options& o, app::Harness& harness,
            const app::SparseSystem<T>& sys, long iterations, double residual, bool converged,
-           int rebalances, double tol, const app::CheckResult& check) {
+           const BalanceSummary& balance, double tol, const app::CheckResult& check) {
   const auto parts = app::allgather_json(env, app::sparse_part_json(sys, sizeof(T)));
   const double t = harness.median_time();
   const double per_iter = iterations > 0 ? t / static_cast<double>(iterations) : 0;
@@ -190,7 +197,10 @@ int report(Environment& env, const Options& o, app::Harness& harness,
                            {"setup_s", sys.setup_s},
                            {"input_s", sys.input_s},
                            {"balance", o.balance},
-                           {"rebalances", rebalances},
+                           {"rebalances", balance.rebalances},
+                           {"balance_move_s", balance.move_s},
+                           {"balance_models", !o.balance_models.empty()},
+                           {"initial_rows", balance.initial_rows},
                            {"parts", parts}};
   std::vector<std::string> lines = {"layout " + sys.layout.spec() + ": edge cut " +
                                         std::to_string(sys.layout.edge_cut()) + ", imbalance " +

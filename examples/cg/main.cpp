@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
     cli.add_option("--balance-every", o.balance_every, "iterations per balancing step")
         ->capture_default_str()
         ->check(hit::cli::count(1, 100000));
+    cli.add_option("--balance-models", o.balance_models,
+                   "stored performance models whose unit is one row (hit-fpm build --kernel "
+                   "spmv): one file per process, comma-separated, or one name with {rank}; the "
+                   "rows start from their partition");
     o.run.add_to(cli,
                  "recompute ||b - A x|| / ||b|| independently of the solver (and, for small "
                  "matrices, compare x with a serial dense solve)",

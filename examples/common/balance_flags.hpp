@@ -1,6 +1,7 @@
 #pragma once
 // The --balance flags of the programs that re-partition rows while they run (hit-jacobi,
 // hit-linsolve): read into BalanceFlags, then applied to the options by apply_balance_flags.
+// hit-cg, whose balancer is its own, shares the stored models' files (load_balance_models).
 
 #include <CLI/CLI.hpp>
 #include <limits>
@@ -78,19 +79,28 @@ inline std::vector<std::string> balance_model_files(const std::string& text, int
   return files;
 }
 
-// Sets the mode and loads the models (on every rank, each rank's failure agreed by all).
-inline void apply_balance_flags(Environment& env, const BalanceFlags& flags,
-                                BalanceOptions& balance) {
-  balance.mode = parse_balance_mode(flags.mode);
-  if (flags.models.empty()) return;
-  if (balance.mode == BalanceMode::off) {
+// The models of --balance-models `text` (none when empty), loaded on every rank, each rank's
+// failure agreed by all. `balancing`: whether --balance is on (the models need it).
+inline std::vector<fpm::Model> load_balance_models(Environment& env, const std::string& text,
+                                                   bool balancing) {
+  std::vector<fpm::Model> models;
+  if (text.empty()) return models;
+  if (!balancing) {
     throw Error(ErrorKind::invalid_argument, "--balance-models needs --balance cpm or fpm");
   }
   collectively(env.comm(), [&] {
-    for (const std::string& f : balance_model_files(flags.models, env.size())) {
-      balance.models.push_back(fpm::load_model(f));
+    for (const std::string& f : balance_model_files(text, env.size())) {
+      models.push_back(fpm::load_model(f));
     }
   });
+  return models;
+}
+
+// Sets the mode and loads the models.
+inline void apply_balance_flags(Environment& env, const BalanceFlags& flags,
+                                BalanceOptions& balance) {
+  balance.mode = parse_balance_mode(flags.mode);
+  balance.models = load_balance_models(env, flags.models, balance.mode != BalanceMode::off);
 }
 
 }  // namespace hit::app

@@ -261,6 +261,21 @@ bool balance_iterate(BalanceContext& ctx, std::span<const double> seconds) {
   });
 }
 
+void start_from_stored(BalanceContext& ctx, std::span<const Model> stored) {
+  if (stored.size() != ctx.models.size()) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("balancing: {} stored models for {} processes (give one per process)",
+                            stored.size(), ctx.models.size()));
+  }
+  // Their points are the partial models' first: the partition starts from everything known,
+  // and a device the run finds far from its model restarts it (balance_iterate).
+  for (std::size_t p = 0; p < ctx.models.size(); ++p) {
+    ctx.models[p] = stored[p].with_kind(ctx.models[p].kind());
+  }
+  ctx.stored.assign(ctx.models.size(), true);
+  ctx.dist = fpm::partition(ctx.algorithm, ctx.models, ctx.n);
+}
+
 std::int64_t units_moved(const std::vector<std::int64_t>& before,
                          const std::vector<std::int64_t>& after) {
   std::int64_t moved = 0, b0 = 0, a0 = 0;

@@ -185,18 +185,8 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
   }
   Sizes rows = rows_of(layout_);
   if (!options_.models.empty()) {
-    if (options_.models.size() != static_cast<std::size_t>(env.size())) {
-      throw Error(ErrorKind::invalid_argument,
-                  fmt::format("balancing: {} stored models for {} processes (give one per process)",
-                              options_.models.size(), env.size()));
-    }
-    // Their points are the partial models' first: the partition starts from everything known,
-    // and a device the run finds far from its model restarts it (balance_iterate).
-    for (std::size_t p = 0; p < ctx_.models.size(); ++p) {
-      ctx_.models[p] = options_.models[p].with_kind(ctx_.models[p].kind());
-    }
-    ctx_.stored.assign(ctx_.models.size(), true);
-    rows = fpm::partition(ctx_.algorithm, ctx_.models, ctx_.n).sizes();
+    balance::start_from_stored(ctx_, options_.models);
+    rows = ctx_.dist.sizes();
   }
   ctx_.dist.parts.clear();
   for (const std::int64_t r : rows) ctx_.dist.parts.push_back(fpm::Part{r, 0});

@@ -17,11 +17,12 @@ AkimaSpline::AkimaSpline(std::span<const double> x, std::span<const double> y) {
   const std::size_t m = x.size();
   for (std::size_t i = 0; i < m; ++i) {
     require(std::isfinite(x[i]) && std::isfinite(y[i]), ErrorKind::invalid_argument,
-            "Akima spline: point " + std::to_string(i) + " is not finite");
+            [&] { return "Akima spline: point " + std::to_string(i) + " is not finite"; });
     if (i > 0) {
-      require(x[i] > x[i - 1], ErrorKind::invalid_argument,
-              "Akima spline: abscissae must increase strictly, but x[" + std::to_string(i) +
-                  "] <= x[" + std::to_string(i - 1) + "]");
+      require(x[i] > x[i - 1], ErrorKind::invalid_argument, [&] {
+        return "Akima spline: abscissae must increase strictly, but x[" + std::to_string(i) +
+               "] <= x[" + std::to_string(i - 1) + "]";
+      });
     }
   }
 

@@ -34,12 +34,14 @@ void require_block_count(const LayoutRequest& request, double blocks) {
 // ---- building blocks for plug-ins -------------------------------------------------------------
 
 std::pair<index_t, index_t> block_range(index_t n, int parts, int part) {
-  require(n >= 0, ErrorKind::invalid_argument,
-          "cannot split " + std::to_string(n) + " elements: the count must be >= 0");
+  require(n >= 0, ErrorKind::invalid_argument, [&] {
+    return "cannot split " + std::to_string(n) + " elements: the count must be >= 0";
+  });
   require(parts >= 1, ErrorKind::invalid_argument,
-          "cannot split into " + std::to_string(parts) + " parts: need at least 1");
-  require(part >= 0 && part < parts, ErrorKind::invalid_argument,
-          "part " + std::to_string(part) + " is outside 0.." + std::to_string(parts - 1));
+          [&] { return "cannot split into " + std::to_string(parts) + " parts: need at least 1"; });
+  require(part >= 0 && part < parts, ErrorKind::invalid_argument, [&] {
+    return "part " + std::to_string(part) + " is outside 0.." + std::to_string(parts - 1);
+  });
   const index_t base = n / parts;
   const index_t extra = n % parts;
   const index_t first = part * base + std::min<index_t>(part, extra);
@@ -102,7 +104,7 @@ AxisPieces sized_pieces(const Sig& sig, const std::vector<index_t>& sizes) {
   index_t total = 0;
   for (index_t s : sizes) {
     require(s >= 0, ErrorKind::invalid_argument,
-            "part size " + std::to_string(s) + " is negative: sizes must be >= 0");
+            [&] { return "part size " + std::to_string(s) + " is negative: sizes must be >= 0"; });
     total += s;
   }
   require(total == sig.size(), ErrorKind::invalid_argument,

@@ -52,9 +52,10 @@ CsrShape::CsrShape(index_t global_vertices, std::span<const index_t> names, inde
   }
   std::vector<index_t> ghosts;
   for (const index_t c : global_cols) {
-    require(c >= 0 && c < global_vertices_, ErrorKind::invalid_argument,
-            "sparse shape: column " + std::to_string(c) + " outside the " +
-                std::to_string(global_vertices_) + " vertices");
+    require(c >= 0 && c < global_vertices_, ErrorKind::invalid_argument, [&] {
+      return "sparse shape: column " + std::to_string(c) + " outside the " +
+             std::to_string(global_vertices_) + " vertices";
+    });
     if (to_local(c) < 0) ghosts.push_back(c);
   }
   std::sort(ghosts.begin(), ghosts.end());
@@ -92,18 +93,20 @@ void CsrShape::build_index() {
 }
 
 std::span<const local_index_t> CsrShape::row(index_t r) const {
-  require(r >= 0 && r < rows(), ErrorKind::invalid_argument,
-          "sparse shape: row " + std::to_string(r) + " outside the " + std::to_string(rows()) +
-              " held rows");
+  require(r >= 0 && r < rows(), ErrorKind::invalid_argument, [&] {
+    return "sparse shape: row " + std::to_string(r) + " outside the " + std::to_string(rows()) +
+           " held rows";
+  });
   const auto b = static_cast<std::size_t>(row_ptr_[static_cast<std::size_t>(r)]);
   const auto e = static_cast<std::size_t>(row_ptr_[static_cast<std::size_t>(r) + 1]);
   return std::span<const local_index_t>(cols_).subspan(b, e - b);
 }
 
 index_t CsrShape::to_global(index_t local) const {
-  require(local >= 0 && local < vertices(), ErrorKind::invalid_argument,
-          "sparse shape: local vertex " + std::to_string(local) + " outside the " +
-              std::to_string(vertices()) + " held");
+  require(local >= 0 && local < vertices(), ErrorKind::invalid_argument, [&] {
+    return "sparse shape: local vertex " + std::to_string(local) + " outside the " +
+           std::to_string(vertices()) + " held";
+  });
   return names_[static_cast<std::size_t>(local)];
 }
 
@@ -152,9 +155,10 @@ CsrShape CsrShape::expand(const CsrShape& whole, int distance) const {
   std::vector<char> seen(static_cast<std::size_t>(whole.vertices()), 0);
   auto whole_row = [&](index_t global) {
     const index_t l = whole.to_local(global);
-    require(l >= 0 && l < whole.rows(), ErrorKind::invalid_argument,
-            "sparse shape: expanding needs row " + std::to_string(global) +
-                ", which the whole graph does not hold");
+    require(l >= 0 && l < whole.rows(), ErrorKind::invalid_argument, [&] {
+      return "sparse shape: expanding needs row " + std::to_string(global) +
+             ", which the whole graph does not hold";
+    });
     return l;
   };
   for (const index_t g : held) seen[static_cast<std::size_t>(whole_row(g))] = 1;

@@ -209,9 +209,10 @@ CsrRows<T> generate_rows(const GeneratorSpec& spec, MPI_Comm comm) {
 std::optional<std::pair<index_t, index_t>> grid_position(const GeneratorSpec& spec,
                                                          index_t vertex) {
   const index_t n = generated_rows(spec);
-  require(vertex >= 0 && vertex < n, ErrorKind::invalid_argument,
-          "grid position in " + spec.str() + ": vertex " + std::to_string(vertex) +
-              " is not in [0, " + std::to_string(n) + ")");
+  require(vertex >= 0 && vertex < n, ErrorKind::invalid_argument, [&] {
+    return "grid position in " + spec.str() + ": vertex " + std::to_string(vertex) +
+           " is not in [0, " + std::to_string(n) + ")";
+  });
   if (spec.kind != GeneratorKind::poisson2d) return std::nullopt;
   index_t u = vertex;
   if (spec.permute_seed) {

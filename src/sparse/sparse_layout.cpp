@@ -62,9 +62,10 @@ std::span<const index_t> SparseLayout::rows_of(int proc) const {
 }
 
 index_t SparseLayout::row_count(int proc) const {
-  require(proc >= 0 && proc < procs(), ErrorKind::invalid_argument,
-          "sparse layout '" + spec_ + "': process " + std::to_string(proc) + " is not one of its " +
-              std::to_string(procs()) + " processes");
+  require(proc >= 0 && proc < procs(), ErrorKind::invalid_argument, [&] {
+    return "sparse layout '" + spec_ + "': process " + std::to_string(proc) +
+           " is not one of its " + std::to_string(procs()) + " processes";
+  });
   const auto p = static_cast<std::size_t>(proc);
   return first_[p + 1] - first_[p];
 }

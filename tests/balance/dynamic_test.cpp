@@ -617,5 +617,37 @@ TEST(DynamicLoadBalancing, APointOfOneStepIsDroppedWhenTheShareMovesOn) {
   }
 }
 
+// Stored models (one per device) give the first distribution, their partition, and their points
+// become the partial models' (of the context's kind); the first time of a device rescales them.
+TEST(DynamicLoadBalancing, StoredModelsGiveTheFirstDistribution) {
+  const std::vector<Model> stored = {
+      Model(std::vector<Point>{{100, 0.1, 1, 0}, {1000, 1.0, 1, 0}}),
+      Model(std::vector<Point>{{100, 0.3, 1, 0}, {1000, 3.0, 1, 0}})};
+  BalanceContext ctx(1000, 2, "geometric", ModelKind::piecewise);
+  start_from_stored(ctx, stored);
+  EXPECT_EQ(ctx.dist.sizes(), partition("geometric", stored, 1000).sizes());
+  EXPECT_EQ(ctx.dist.sizes()[0], 750);  // speeds 1 : 1/3
+  EXPECT_EQ(ctx.models[1].points().size(), 2u);
+  EXPECT_EQ(ctx.models[1].kind(), ModelKind::piecewise);
+  EXPECT_EQ(ctx.stored, (std::vector<bool>{true, true}));
+  // Both run twice as slow as stored: the first step rescales, and nothing moves.
+  const std::vector<double> seconds = {2 * 0.75, 2 * 0.75};
+  EXPECT_FALSE(balance_iterate(ctx, seconds));
+  EXPECT_EQ(ctx.stored, (std::vector<bool>{false, false}));
+  EXPECT_NEAR(ctx.models[0].time(1000.0), 2.0, 1e-9);
+}
+
+TEST(DynamicLoadBalancing, StoredModelsMustBeOnePerDevice) {
+  BalanceContext ctx(100, 3);
+  const std::vector<Model> two = {Model(std::vector<Point>{{10, 1.0, 1, 0}}),
+                                  Model(std::vector<Point>{{10, 1.0, 1, 0}})};
+  try {
+    start_from_stored(ctx, two);
+    FAIL() << "two models for three devices were taken";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("2 stored models for 3 processes"));
+  }
+}
+
 }  // namespace
 }  // namespace hit::balance

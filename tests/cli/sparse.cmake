@@ -64,6 +64,15 @@ if(Python3_Interpreter_FOUND)
                    ${MPIEXEC_EXECUTABLE} ${_heat} ${CMAKE_CURRENT_BINARY_DIR}/heat_sums)
   set_tests_properties(cli.heat.sums_agree PROPERTIES LABELS "cli;apps;sparse" TIMEOUT 300
                        ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  # --balance-models: the rows start from the stored models' partition (as hit-fpm partition
+  # computes it with the mode's partitioner), listed or by {rank}.
+  foreach(np 1 2 3 4)
+    add_test(NAME cli.cg.balance_models.np${np}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/cg_balance_models_check.py
+                     ${MPIEXEC_EXECUTABLE} ${np} ${_cg} ${HIT_BIN}/hit-fpm)
+    set_tests_properties(cli.cg.balance_models.np${np} PROPERTIES LABELS "cli;apps;sparse"
+                         TIMEOUT 300 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  endforeach()
   add_test(NAME cli.cg.x_out_file
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/cg_files.py
                    ${MPIEXEC_EXECUTABLE} ${_cg} ${CMAKE_CURRENT_BINARY_DIR}/cg_files)
@@ -81,6 +90,14 @@ hit_app_error(cg unknown_layout "unknown sparse layout plug-in 'nope'" "--genera
 hit_app_error(cg bad_weights "w=" "--generate|poisson2d:n=8|--layout|metis:w=1,2")
 hit_app_error(cg rhs_wrong_size "rhs_400.raw" "--generate|poisson2d:n=8|--rhs|${_sparse_data}/rhs_400.raw")
 hit_app_error(cg balance_every_zero "--balance-every" "--generate|poisson2d:n=8|--balance|cpm|--balance-every|0")
+hit_app_error(cg balance_models_count "--balance-models: 2 files for 4 processes"
+              "--generate|poisson2d:n=8|--balance|fpm|--balance-models|a.csv,b.csv")
+hit_app_error(cg balance_models_off "--balance-models needs --balance cpm or fpm"
+              "--generate|poisson2d:n=8|--balance-models|m{rank}.csv")
+hit_app_error(cg balance_models_missing "cannot read model file '/nonexistent/m0.csv'"
+              "--generate|poisson2d:n=8|--balance|cpm|--balance-models|/nonexistent/m{rank}.csv")
+hit_app_error(cg balance_grid_layout "--balance re-partitions with the `rows` or `metis` layout"
+              "--generate|poisson2d:n=8|--balance|fpm|--layout|blocks")
 hit_app_error(heat no_graph "give the matrix: --graph FILE.mtx or --generate" "--iters|3")
 hit_app_error(heat svg_of_a_file "--svg draws generated 2-D grids only"
               "--graph|${_sparse_data}/empty_rows.mtx|--svg|/tmp/hit_heat_never.svg")

@@ -202,4 +202,23 @@ TEST(Log, TextAndFormattedMessagesFollowTheLevel) {
             "hit warning: [rank 0/1] every rank\n");
 }
 
+// The message of a lazy check is made only when it fails.
+TEST(Require, MakesALazyMessageOnlyOnFailure) {
+  int made = 0;
+  const auto message = [&] {
+    ++made;
+    return std::string("row 7 outside the 5 held rows");
+  };
+  hit::require(true, hit::ErrorKind::invalid_argument, message);
+  EXPECT_EQ(made, 0);
+  try {
+    hit::require(false, hit::ErrorKind::invalid_argument, message);
+    FAIL() << "a failed check did not throw";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(made, 1);
+    EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("row 7 outside the 5 held rows"));
+  }
+}
+
 }  // namespace

@@ -96,6 +96,13 @@ struct BalanceContext {
 // Serial simulation: the times of all devices at once.
 [[nodiscard]] bool balance_iterate(BalanceContext& ctx, std::span<const double> seconds);
 
+// Starts ctx from stored performance models, one per device, whose unit is ctx's (hit-fpm
+// build): the partial models take their points (keeping ctx's model kind), each device's first
+// measured time will rescale them (BalanceContext::stored), and ctx.dist becomes their partition
+// of ctx.n, which the application should start from. Error(invalid_argument) when the count
+// differs from ctx's devices.
+void start_from_stored(BalanceContext& ctx, std::span<const fpm::Model> stored);
+
 // Units that change device between two distributions of contiguous shares in device order (what
 // each device's new range holds outside its old one): what a redistribution moves.
 [[nodiscard]] std::int64_t units_moved(const std::vector<std::int64_t>& before,
