@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -15,39 +14,15 @@
 
 #include "hit/core/error.hpp"
 
+#include "text_fields.hpp"
+
 namespace hit::fpm {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = line.find(',', start);
-    out.push_back(
-        trim(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-bool parse_int(std::string_view s, std::int64_t& out) {
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
-}
-
-bool parse_double(std::string_view s, double& out) {
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
-}
+using detail::parse_double;
+using detail::parse_int;
+using detail::split_fields;
+using detail::trim;
 
 class Reader {
  public:

@@ -4,7 +4,7 @@ set(fpm_work ${CMAKE_CURRENT_BINARY_DIR}/fpm_cli)
 
 add_test(NAME cli.fpm.help COMMAND ${HIT_BIN}/hit-fpm --help)
 set_tests_properties(cli.fpm.help PROPERTIES LABELS cli
-                     PASS_REGULAR_EXPRESSION "build.*partition.*show.*plot")
+                     PASS_REGULAR_EXPRESSION "build.*partition.*show.*plot.*hierarchical.*network")
 
 foreach(algo even proportional geometric numerical exact dp "geometric:bisection=angle")
   string(REGEX REPLACE "[:=]" "_" name "${algo}")
@@ -170,3 +170,31 @@ add_test(NAME cli.bench_machine.error.n_zero
                  -DNP=1 "-DARGS=--n|0" "-DEXPECT=--n: '0' is not a whole number from 1 to 65536"
                  -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
 set_tests_properties(cli.bench_machine.error.n_zero PROPERTIES LABELS cli TIMEOUT 30)
+
+# hit-fpm network: the measured network model, end to end (JSON fields, the file it writes, the
+# classes present at 4 processes on two emulated nodes and at 2 on one node).
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli.fpm.network
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/network_check.py
+                   ${MPIEXEC_EXECUTABLE} ${HIT_BIN}/hit-fpm ${fpm_work}/network)
+  set_tests_properties(cli.fpm.network PROPERTIES LABELS cli TIMEOUT 200)
+endif()
+# Its errors, on every rank alike: one process has no pair to measure; sizes that are not byte
+# counts, or too few to fit; a file that cannot be written is found before anything is measured.
+foreach(case "np1|1|network|hit-fpm network needs at least 2 processes"
+             "sizes_word|2|network|--sizes|8,abc|--sizes: 'abc' is not a whole number from 1 to 1073741824"
+             "sizes_zero|2|network|--sizes|0,64|--sizes: '0' is not a whole number from 1"
+             "sizes_one|2|network|--sizes|64,64|message sizes 64,64: the fit needs at least 2 different ones"
+             "reps_zero|2|network|--reps|0|--reps: '0' is not a whole number from 1"
+             "unwritable_np2|2|network|--out|/nonexistent/dir/n.csv|cannot write network model file \\(--out\\) '/nonexistent/dir/n.csv': folder '/nonexistent/dir' does not exist"
+             "unwritable_np4|4|network|--out|/proc/n.csv|cannot write network model file \\(--out\\) '/proc/n.csv'")
+  string(REPLACE "|" ";" parts "${case}")
+  list(POP_FRONT parts name np)
+  list(POP_BACK parts expect)
+  string(REPLACE ";" "|" args "${parts}")
+  add_test(NAME cli.fpm.error.network_${name}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-fpm -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                   -DNP=${np} "-DARGS=${args}" "-DEXPECT=${expect}"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+  set_tests_properties(cli.fpm.error.network_${name} PROPERTIES LABELS cli TIMEOUT 60)
+endforeach()

@@ -7,6 +7,8 @@
 //   hit-fpm plot --model FILE [--model FILE ...] --out FILE.svg [--n N] [--algorithm NAME]
 //   hit-fpm hierarchical --n N [--block B] [--method fpm|multiple-cpm|single-cpm|homogeneous]
 //                 [--models DIR] [--devices SPEC] [--nodes K] [--json] ...
+//   mpiexec -n P hit-fpm network [--out FILE] [--sizes a,b,c] [--reps K] [--max-pairs K]
+//                 [--nodes K] [--json] [--quiet]
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <limits>
@@ -184,10 +186,41 @@ CLI::App* add_hierarchical(CLI::App& app, HierarchicalCli& h) {
   return hier;
 }
 
+// The options of `network`.
+CLI::App* add_network(CLI::App& app, NetworkCli& n) {
+  auto* net = app.add_subcommand(
+      "network",
+      "measure the run's communication costs by ping-pong between pairs of ranks, one pair at a "
+      "time: latency and bandwidth (Hockney's model) of the links inside a node and between "
+      "nodes; at least 2 processes");
+  net->add_option("--out,-o", n.out, "write the network model file (rank 0 writes it)")
+      ->check(hit::cli::file_name());
+  net->add_option("--sizes", n.sizes,
+                  "message sizes in bytes, comma-separated, at least two different ones "
+                  "(default 8,4096,65536,1048576,4194304): latency from the smallest, bandwidth "
+                  "from the slope over all")
+      ->delimiter(',')
+      ->check(hit::cli::count(1, std::int64_t{1} << 30));
+  net->add_option("--reps", n.reps, "timed round trips per size and pair (their median counts)")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, 1'000'000));
+  net->add_option("--warmup", n.warmup, "untimed round trips first, per size and pair")
+      ->capture_default_str()
+      ->check(hit::cli::count(0, 1'000'000));
+  net->add_option("--max-pairs", n.max_pairs, "pairs measured per link class at most")
+      ->capture_default_str()
+      ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
+  net->add_option("--nodes", n.nodes, "ranks per emulated node (HIT_NODES; 0: the real nodes)")
+      ->check(hit::cli::count(0, std::numeric_limits<int>::max()));
+  net->add_flag("--json", n.json, "one JSON object on stdout");
+  net->add_flag("--quiet", n.quiet, "only the classes, not every measured pair");
+  return net;
+}
+
 int body(hit::Environment& env, int argc, char** argv) {
   CLI::App app{
       "hit-fpm: functional performance models — build them by benchmarking, partition "
-      "work with them, show and plot them"};
+      "work with them, show and plot them; measure the network's communication costs"};
   app.require_subcommand(1);
   BuildOptions b;
   ModelOptions m;
@@ -199,15 +232,18 @@ int body(hit::Environment& env, int argc, char** argv) {
   HierarchicalCli h;
   CLI::App* hier = add_hierarchical(app, h);
 
+  NetworkCli net_options;
+  CLI::App* net = add_network(app, net_options);
+
   // CLI11 would call an unknown first word "a missing subcommand".
   const auto known = [](const std::string& word) {
     return word == "build" || word == "partition" || word == "show" || word == "plot" ||
-           word == "hierarchical";
+           word == "hierarchical" || word == "network";
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     throw Error(ErrorKind::parse, fmt::format("unknown subcommand '{}' (subcommands: build, "
-                                              "partition, show, plot, hierarchical; see hit-fpm "
-                                              "--help)",
+                                              "partition, show, plot, hierarchical, network; see "
+                                              "hit-fpm --help)",
                                               hit::excerpt(argv[1])));
   }
   if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-fpm")) return hit::exit_ok;
@@ -219,6 +255,7 @@ int body(hit::Environment& env, int argc, char** argv) {
   if (*build) return run_build(env, b);
   if (*part) return run_partition(env, m);
   if (*hier) return run_hierarchical(env, h);
+  if (*net) return run_network(env, net_options);
   if (*show) return run_show(env, m);
   return run_plot(env, m);
 }

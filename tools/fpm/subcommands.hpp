@@ -1,6 +1,6 @@
 #pragma once
 // hit-fpm's subcommands (main.cpp declares their options): build (build.cpp), partition, show and
-// plot (models.cpp), hierarchical (hierarchical.cpp).
+// plot (models.cpp), hierarchical (hierarchical.cpp), network (network.cpp).
 
 #include <cstdint>
 #include <string>
@@ -64,10 +64,22 @@ struct ModelOptions {
   std::string title;
 };
 
+struct NetworkCli {
+  std::string out;
+  std::vector<std::int64_t> sizes;  // bytes; empty: NetworkOptions' defaults
+  int reps = 20;
+  int warmup = 3;
+  int max_pairs = 16;
+  int nodes = -1;
+  bool json = false;
+  bool quiet = false;
+};
+
 int run_build(hit::Environment& env, const BuildOptions& o);
 int run_partition(hit::Environment& env, const ModelOptions& o);
 int run_show(hit::Environment& env, const ModelOptions& o);
 int run_plot(hit::Environment& env, const ModelOptions& o);
 int run_hierarchical(hit::Environment& env, const HierarchicalCli& c);
+int run_network(hit::Environment& env, const NetworkCli& c);
 
 }  // namespace hit_fpm
