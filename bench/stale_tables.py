@@ -30,6 +30,8 @@ SECTIONS = {
     "cholesky-starpu": (["examples/cholesky", "bench/cholesky"],
                         "python3 bench/cholesky/cholesky_bench.py --starpu"),
     "balance": (["examples/jacobi", "bench/balance"], "python3 bench/balance/balance_bench.py"),
+    "balance-cg": (["examples/cg", "bench/balance/cg_balance_bench.py"],
+                   "python3 bench/balance/cg_balance_bench.py"),
     "hierarchical": (["examples/summa", "tools/fpm", "bench/hierarchical"],
                      "python3 bench/hierarchical/hier_bench.py"),
     "lb": (["examples/cannon", "tools/fpm", "bench/lb"], "python3 bench/lb/lb_sweep.py"),
