@@ -15,6 +15,7 @@ configuration runs --runs times, interleaved; figures are medians with min-max. 
 """
 import argparse
 import datetime
+import json
 import os
 import statistics
 import subprocess
@@ -59,7 +60,16 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "balance-cg.json"))
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "build", "bench-models"))
+    ap.add_argument("--from-json", action="store_true",
+                    help="only write the table again from --json-out")
     args = ap.parse_args()
+    if args.from_json:
+        results = json.load(open(args.json_out))
+        for name, sc in results["scenarios"].items():
+            sc["goals"] = goals(name, {c["config"]: c["time_s"]["median"] for c in sc["cases"]})
+        write_json(args.json_out, results)
+        replace_section(args.out, "balance-cg", markdown(results))
+        return
     env = dict(os.environ)
     env["OPENBLAS_NUM_THREADS"] = "1"
     matrix = f"poisson3d:n={args.grid}"
@@ -111,20 +121,24 @@ def main():
                     "final_rows": [p["rows"] for p in rs[-1]["parts"]]}
             cases.append(case)
             print(f"{name} / {c}: {case['time_s']['median']:.3f} s", flush=True)
-        results["scenarios"][name] = {"devices": dev, "hindsight_rows": final, "cases": cases,
-                                      "goals": goals(name, runs)}
+        results["scenarios"][name] = {
+            "devices": dev, "hindsight_rows": final, "cases": cases,
+            "goals": goals(name, {c["config"]: c["time_s"]["median"] for c in cases})}
     write_json(args.json_out, results)
     replace_section(args.out, "balance-cg", markdown(results))
 
 
-def goals(scenario, runs):
-    """Median time over the best static split in hindsight (<= 1.10) and, when a device slows
-    down, over static CPM (< 1)."""
-    med = {c: statistics.median(r["time_s"] for r in rs) for c, rs in runs.items()}
+def goals(scenario, med):
+    """Per dynamic configuration (med: median time per configuration): its time over the best
+    static split (<= 1.10), the faster of the split in hindsight and static CPM (a hindsight split
+    taken from one balanced run can be a little off the best), and, when a device slows down, over
+    static CPM (< 1)."""
+    best = min(med["best static (hindsight)"], med["static CPM"])
     out = []
     for c in ("dynamic CPM", "dynamic FPM", "dynamic FPM, stored models"):
-        g = {"config": c, "vs_hindsight": med[c] / med["best static (hindsight)"]}
-        g["hindsight_met"] = g["vs_hindsight"] <= 1.10
+        g = {"config": c, "vs_hindsight": med[c] / med["best static (hindsight)"],
+             "vs_best_static": med[c] / best}
+        g["hindsight_met"] = g["vs_best_static"] <= 1.10
         if scenario == "slowdown":
             g["vs_static_cpm"] = med[c] / med["static CPM"]
             g["static_cpm_met"] = g["vs_static_cpm"] < 1.0
@@ -168,14 +182,16 @@ def markdown(r):
                          f"{fmt(c['move_s']) if dyn else '–'} | {c['final_rows']} |")
         lines.append("")
         slow = name == "slowdown"
-        lines += [f"Goals ({name}): time over the best static split in hindsight ≤ 1.10"
+        lines += [f"Goals ({name}): time over the best static split ≤ 1.10 (the faster of the "
+                  "split in hindsight and static CPM)"
                   + (", and below static CPM's" if slow else "") + ".", "",
-                  "| configuration | / best static (hindsight) | goal |"
+                  "| configuration | / hindsight split | / best static | goal |"
                   + (" / static CPM | goal |" if slow else ""),
-                  "|---|---|---|" + ("---|---|" if slow else "")]
+                  "|---|---|---|---|" + ("---|---|" if slow else "")]
         for g in sc["goals"]:
             mark = lambda ok: "met" if ok else "**not met**"
-            lines.append(f"| {g['config']} | {g['vs_hindsight']:.3f} | {mark(g['hindsight_met'])} |"
+            lines.append(f"| {g['config']} | {g['vs_hindsight']:.3f} | {g['vs_best_static']:.3f} | "
+                         f"{mark(g['hindsight_met'])} |"
                          + (f" {g['vs_static_cpm']:.3f} | {mark(g['static_cpm_met'])} |" if slow else ""))
         lines.append("")
     lines.append("Command: `python3 bench/balance/cg_balance_bench.py`.")
