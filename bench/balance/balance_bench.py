@@ -146,9 +146,13 @@ def main():
 
 def cpm_split(balance, n):
     """Rows in proportion to the speeds measured at the starting rows (largest remainders)."""
-    rows = balance["initial_rows"]
     per_rank = list(zip(*[s["times"] for s in balance["trace"]]))
-    speeds = [d / statistics.median(t) for d, t in zip(rows, per_rank)]
+    return proportional(balance["initial_rows"], [statistics.median(t) for t in per_rank], n)
+
+
+def proportional(rows, seconds, n):
+    """n rows in proportion to the speeds rows/seconds (largest remainders)."""
+    speeds = [d / t for d, t in zip(rows, seconds)]
     exact = [n * v / sum(speeds) for v in speeds]
     out = [int(x) for x in exact]
     for i in sorted(range(len(exact)), key=lambda i: out[i] - exact[i])[:n - sum(out)]:

@@ -24,32 +24,16 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
+# The devices, the proportional split and the figures of the hit-jacobi balance benchmark.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from balance_bench import SLOWDOWNS, devices, fmt, proportional  # noqa: E402
 
-SLOWDOWNS = (1, 3.8, 14)
 # Device launches of one CG iteration: the interior and boundary SpMV, the x/r update, the p update.
 LAUNCHES_PER_ITERATION = 4
 
 
-def devices(change_at=None):
-    items = []
-    for i, s in enumerate(SLOWDOWNS):
-        extra = f",change=4@{change_at}" if change_at is not None and i == 0 else ""
-        items.append(f"emu:{i}(slowdown={s},clock=cpu,cores=1{extra})")
-    return ",".join(items)
-
-
 def rows_layout(rows):
     return "rows:w=" + ",".join(str(r) for r in rows)
-
-
-def proportional(rows, seconds, n):
-    """n rows in proportion to the speeds rows/seconds (largest remainders)."""
-    speeds = [d / t for d, t in zip(rows, seconds)]
-    exact = [n * v / sum(speeds) for v in speeds]
-    out = [int(x) for x in exact]
-    for i in sorted(range(len(exact)), key=lambda i: out[i] - exact[i])[:n - sum(out)]:
-        out[i] += 1
-    return out
 
 
 def main():
@@ -144,10 +128,6 @@ def goals(scenario, med):
             g["static_cpm_met"] = g["vs_static_cpm"] < 1.0
         out.append(g)
     return out
-
-
-def fmt(s, digits=3):
-    return f"{s['median']:.{digits}f} [{s['min']:.{digits}f}–{s['max']:.{digits}f}]"
 
 
 def markdown(r):
