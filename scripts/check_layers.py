@@ -40,6 +40,7 @@ LAYERS = [
      ["src/devices/*", "src/sparse/sparse_kernels*"]),
     ("balance", ["hit/balance/*"], ["src/balance/*"]),
     ("packages", ["hit/work_packages.hpp"], ["src/packages/*"]),
+    ("advisor", ["hit/advisor/*"], ["src/advisor/*"]),
     ("everything", ["hit/hit.hpp"], []),
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../common/cli.hpp"
+#include "advise.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -235,6 +236,8 @@ int body(hit::Environment& env, int argc, char** argv) {
                  "also draw the layout to this SVG file (a sparse one: --generate poisson2d only)")
       ->check(hit::cli::file_name());
   app.add_flag("--list", o.list, "list every topology and layout plug-in with its parameters");
+  hit::tools::AdviseOptions advice;
+  hit::tools::add_advise_options(app, advice);
   if (!hit::cli::parse(app, argc, argv, env.rank(), "hit-layout")) return hit::exit_ok;
 
   if (o.list) {
@@ -259,6 +262,25 @@ int body(hit::Environment& env, int argc, char** argv) {
   if (nprocs < 1) {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("--procs {}: the number of processes must be at least 1", nprocs));
+  }
+  if (advice.advise) {
+    for (const auto& [given, name] :
+         {std::pair{!o.layout.empty(), "--layout"}, std::pair{o.topology != "array", "--topology"},
+          std::pair{!o.comm.empty(), "--comm"}, std::pair{o.ghost != 0, "--ghost"},
+          std::pair{o.pad, "--pad"}}) {
+      if (given) {
+        throw Error(
+            ErrorKind::invalid_argument,
+            fmt::format("--advise tries every layout and topology that applies: drop {}", name));
+      }
+    }
+    return hit::tools::advise(
+        env, advice, {o.shape, o.matrix, o.generate, o.devices, o.type, o.svg, o.json}, nprocs);
+  }
+  if (!advice.app.empty() || !advice.models.empty() || !advice.network.empty() ||
+      !advice.calibrate.empty()) {
+    throw Error(ErrorKind::invalid_argument,
+                "--app, --models, --network and --calibrate apply to --advise");
   }
   return o.shape.empty() ? sparse(env, o, nprocs) : dense(env, o, nprocs);
 }

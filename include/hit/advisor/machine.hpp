@@ -1,0 +1,136 @@
+#pragma once
+// What the layout advisor knows of the machine a run would use (docs/advisor.md): the device of
+// every process, their performance models when measured, the network model when measured, and
+// the corrections fitted from earlier runs. It prices work and messages; it runs nothing.
+//
+// Pure computation over bindings and models: no MPI, no devices. A plan for 65 536 processes
+// costs a few words per process.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hit/device_binding.hpp"
+#include "hit/device_params.hpp"
+#include "hit/fpm/model.hpp"
+#include "hit/fpm/network_model.hpp"
+#include "hit/shape.hpp"
+
+namespace hit::advisor {
+
+// The applications the advisor predicts, named as their programs (hit-cannon ...).
+enum class App { cannon, summa, jacobi, cg, cholesky };
+inline constexpr std::array<App, 5> all_apps = {App::cannon, App::summa, App::jacobi, App::cg,
+                                                App::cholesky};
+std::string_view to_string(App app) noexcept;
+// The app named `name`; Error(invalid_argument) listing the names otherwise.
+App parse_app(std::string_view name);
+
+// The kind of kernel an application spends its compute in: its speed on a device differs by
+// orders of magnitude between them (dense products are compute-bound, the others memory-bound).
+enum class Kernel { gemm, stencil, spmv };
+Kernel kernel_of(App app) noexcept;
+std::string_view to_string(Kernel kernel) noexcept;
+
+// A host core's speed in flop/s for each kernel when neither models nor runs say better: the
+// order of magnitude of one core of a current server (dgemm from a tuned BLAS; a five-point
+// update and a CSR product bound by memory bandwidth). Rankings depend on the ratios of
+// devices, which the bindings give; --calibrate replaces these from measured runs.
+double default_host_flops(Kernel kernel) noexcept;
+
+// The latency and bandwidth assumed for a link class when no network model is given: shared
+// memory between ranks of a node, a commodity interconnect between nodes.
+fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept;
+
+// Corrections fitted from measured runs (hit::advisor::fit_calibration): measured over
+// predicted compute per device (keyed by Machine::device_key), and measured over predicted
+// communication.
+struct Calibration {
+  std::map<std::string, double> compute;  // device key -> factor
+  double compute_other = 1;               // for a device no run measured: the median factor
+  double comm = 1;
+  int runs = 0;  // results the factors come from (0: no calibration)
+};
+
+class Machine {
+ public:
+  Machine() = default;
+  // One binding per process. `ranks_per_node`: nodes of that many consecutive ranks (0 or
+  // >= procs: one node). Error(invalid_argument) for no binding or a negative count.
+  Machine(std::vector<DeviceBinding> devices, int ranks_per_node);
+
+  int procs() const noexcept { return static_cast<int>(devices_.size()); }
+  const DeviceBinding& device(int proc) const;
+  const std::vector<DeviceBinding>& devices() const noexcept { return devices_; }
+  int ranks_per_node() const noexcept { return ranks_per_node_; }
+  int node_of(int proc) const noexcept;
+  int nodes() const noexcept;
+
+  // The device without its index, as the calibration keys it ("cpu", "emu(slowdown=4)").
+  std::string device_key(int proc) const;
+  // Processes bound to the same device of the same node (1 for a device of its own). Ranks
+  // bound to one emulated or CUDA device take turns on it; a `cpu` binding with an index names
+  // a core group, which its ranks share too.
+  int sharers(int proc) const;
+  // A number shared by the processes of one device and no other (for memory sums).
+  int device_group(int proc) const;
+  // The device's memory (`mem=`), shared by its sharers; nothing when unbounded.
+  std::optional<std::uint64_t> device_memory(int proc) const;
+
+  // Performance models, one per process (empty: none). Each model's unit is `flops_per_unit`
+  // flops of the kernel it measured (hit-fpm build writes the annotation); Error(model) for a
+  // count other than procs() or a model without points or without a positive flops_per_unit.
+  void set_models(std::vector<fpm::Model> models);
+  bool has_models() const noexcept { return !models_.empty(); }
+  const std::vector<fpm::Model>& models() const noexcept { return models_; }
+
+  void set_network(fpm::NetworkModel network);
+  bool network_measured() const noexcept { return network_.has_value(); }
+  // Host cores per node shared by the processes whose kernels run on the host (cpu and emu
+  // bindings); 0: enough cores for every process. Fewer cores than such processes slow each
+  // by the ratio, as a core shared by two ranks does.
+  void set_host_cores(int cores);
+  int host_cores() const noexcept { return host_cores_; }
+  void set_host_flops(Kernel kernel, double flops_per_second);
+  double host_flops(Kernel kernel) const;
+  void set_calibration(Calibration calibration);
+  const Calibration& calibration() const noexcept { return calibration_; }
+
+  // The relative speed of `proc`'s device on a problem of `problem_bytes` (an emulated device's
+  // 1/slowdown at that size, 1 for others), before sharing.
+  double speed_weight(int proc, std::uint64_t problem_bytes) const;
+  // Seconds `proc` takes for `flops` of `kernel` on a problem of `problem_bytes`: its model's
+  // time when it has one, else the host's speed times speed_weight, divided among the device's
+  // sharers and the node's host cores; times the calibration's factor.
+  double compute_seconds(int proc, Kernel kernel, double flops, std::uint64_t problem_bytes) const;
+  // The link cost between two processes (from the network model, else assumed).
+  const fpm::LinkCost& link(int from, int to) const;
+  // Seconds of `messages` messages of `bytes` bytes in all from `from` to `to` (α·messages +
+  // bytes/β), times the calibration's factor; 0 between a process and itself.
+  double message_seconds(int from, int to, double messages, double bytes) const;
+  // Seconds to copy `bytes` between the host and `proc`'s device: bytes / its `bw=` (emulated
+  // devices); 0 for host processes and devices without a declared bandwidth.
+  double staging_seconds(int proc, double bytes) const;
+
+ private:
+  std::vector<DeviceBinding> devices_;
+  std::vector<DeviceParams> params_;
+  std::vector<int> group_;       // device group of each process
+  std::vector<int> group_size_;  // processes of each group
+  std::vector<int> host_procs_;  // per node: processes running kernels on the host
+  int ranks_per_node_ = 0;
+  std::vector<fpm::Model> models_;
+  std::vector<double> flops_per_unit_;
+  std::optional<fpm::NetworkModel> network_;
+  std::array<fpm::LinkCost, 2> assumed_{};
+  int host_cores_ = 0;
+  std::array<double, 3> host_flops_{};
+  Calibration calibration_;
+  std::vector<double> calibration_factor_;  // per process, from calibration_.compute
+};
+
+}  // namespace hit::advisor

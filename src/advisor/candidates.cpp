@@ -1,0 +1,213 @@
+#include "hit/advisor/candidates.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "hit/core/error.hpp"
+#include "hit/layout.hpp"
+#include "hit/sparse/sparse_layout.hpp"
+#include "hit/topology.hpp"
+
+namespace hit::advisor {
+namespace {
+
+std::string weights_text(const std::vector<double>& w) {
+  std::vector<std::string> parts;
+  parts.reserve(w.size());
+  for (double x : w) parts.push_back(fmt::format("{:.4g}", x));
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+bool all_equal(const std::vector<double>& w) {
+  return std::all_of(w.begin(), w.end(), [&](double x) { return x == w.front(); });
+}
+
+// The specs the advisor tries for the dense layout plug-in `name` (docs/advisor.md).
+std::vector<std::string> dense_layout_specs(const std::string& name, App app,
+                                            const Machine& machine,
+                                            const CandidateOptions& options) {
+  const std::vector<double> speeds = relative_speeds(machine, kernel_of(app), 1e9);
+  const std::string w = weights_text(speeds);
+  const bool even = all_equal(speeds);
+  if (name == "weighted") return {even ? "weighted:w=1" : "weighted:w=" + w};
+  if (name == "dimBlocks") return {"dimBlocks", "dimBlocks:w=" + w};
+  if (name == "columns2d") return {"columns2d:w=" + w};
+  if (name == "hierarchical") {
+    // A plan names its nodes: one node of every process when the machine has no others.
+    return {fmt::format("hierarchical:ranks_per_node={}",
+                        machine.ranks_per_node() > 0 ? machine.ranks_per_node() : machine.procs())};
+  }
+  if (name == "blocksLB") {
+    std::vector<std::string> out;
+    for (int f = 1; f <= 9; ++f) out.push_back(fmt::format("blocksLB:factor=0.{}", f));
+    return out;
+  }
+  if (name == "blockCyclic") return {"blockCyclic:b=64", "blockCyclic:b=128", "blockCyclic:b=256"};
+  if (name == "heteroBlockCyclic") {
+    return {"heteroBlockCyclic:B=256,b=64,w=" + w, "heteroBlockCyclic:B=512,b=128,w=" + w};
+  }
+  if (name == "fpm" && !options.model_files.empty()) {
+    return {"fpm:models=" + fmt::format("{}", fmt::join(options.model_files, ","))};
+  }
+  return {name};
+}
+
+// A text equal for equal block lists: two specs that give the same layout are one candidate.
+std::string blocks_signature(const Layout& l) {
+  std::string s = l.topology().str();
+  for (int p = 0; p < l.procs(); ++p) {
+    s += '|';
+    for (const Shape& b : l.blocks(p)) s += b.str();
+  }
+  return s;
+}
+
+void rank_candidates(Advice& advice) {
+  std::stable_sort(advice.candidates.begin(), advice.candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     if (a.prediction.fits != b.prediction.fits) return a.prediction.fits;
+                     return a.prediction.predicted_s < b.prediction.predicted_s;
+                   });
+}
+
+}  // namespace
+
+std::vector<double> relative_speeds(const Machine& machine, Kernel kernel, double flops) {
+  std::vector<double> speed(static_cast<std::size_t>(machine.procs()));
+  const double share = flops / machine.procs();
+  for (int p = 0; p < machine.procs(); ++p) {
+    const double t = machine.compute_seconds(p, kernel, share, 0);
+    speed[std::size_t(p)] = t > 0 ? 1.0 / t : 1.0;
+  }
+  const double top = *std::max_element(speed.begin(), speed.end());
+  for (double& s : speed) s /= top;
+  return speed;
+}
+
+std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Machine& machine,
+                                            const CandidateOptions& options) {
+  if (app == App::cg) {
+    throw Error(ErrorKind::invalid_argument, "cg lays out a sparse matrix: use its candidates");
+  }
+  std::vector<CandidateSpec> out;
+  std::set<std::vector<int>> grids;
+  for (const auto* topo_plugin : env.extension<TopologyRegistry>().all()) {
+    // hit-cannon always takes the square topology.
+    if (app == App::cannon && topo_plugin->name() != "square") continue;
+    Topology topo;
+    try {
+      topo = topology(topo_plugin->name(), machine.procs());
+    } catch (const Error&) {
+      continue;  // needs parameters, or does not fit this count
+    }
+    const bool square = topo.axes() == 2 && topo.dim(0) == topo.dim(1);
+    if ((app == App::cannon && !square) || topo.axes() > 2) continue;
+    if (!grids.insert(topo.dims()).second) continue;
+    for (const auto* plugin : env.extension<LayoutRegistry>().all()) {
+      for (const std::string& spec : dense_layout_specs(plugin->name(), app, machine, options)) {
+        out.push_back({spec, topo_plugin->name()});
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<CandidateSpec> sparse_candidates(Environment& env, const Machine& machine,
+                                             const CandidateOptions& options) {
+  const std::vector<double> speeds = relative_speeds(machine, Kernel::spmv, 1e9);
+  const std::string w = weights_text(speeds);
+  const bool even = all_equal(speeds);
+  std::vector<CandidateSpec> out;
+  for (const auto* plugin : env.extension<SparseLayoutRegistry>().all()) {
+    const std::string name = plugin->name();
+    std::vector<std::string> specs{name};
+    if (name == "rows") {
+      specs.push_back("rows:by=nonzeros");
+      if (!even) specs.push_back("rows:by=nonzeros,w=" + w);
+    } else if (name == "metis" && !even) {
+      specs.push_back("metis:w=" + w);
+      if (!options.model_files.empty()) {
+        specs.push_back("metis:models=" + fmt::format("{}", fmt::join(options.model_files, ",")));
+      }
+    }
+    for (std::string& s : specs) out.push_back({std::move(s), "array"});
+  }
+  return out;
+}
+
+Prediction predict_dense(const DenseProblem& problem, const Machine& machine,
+                         const CandidateSpec& spec) {
+  const Topology topo = topology(spec.topology, machine.procs());
+  const LayoutOptions with{.devices = machine.devices()};
+  const Shape& s = problem.shape;
+  if (problem.app == App::cannon || problem.app == App::summa) {
+    if (s.rank() != 2) {
+      throw Error(ErrorKind::shape,
+                  fmt::format("{} multiplies matrices: the shape {} is not 2-D (C, n×k)",
+                              to_string(problem.app), s.str()));
+    }
+    const index_t n = s.extent(0), k = s.extent(1);
+    const index_t m = problem.inner > 0 ? problem.inner : n;
+    const Layout a = layout(spec.layout, topo, Shape::extents({n, m}), with);
+    const Layout b = layout(spec.layout, topo, Shape::extents({m, k}), with);
+    const Layout c = layout(spec.layout, topo, s, with);
+    return problem.app == App::cannon ? predict_cannon(a, b, c, machine, problem.run)
+                                      : predict_summa(a, b, c, machine, problem.run);
+  }
+  const Layout l = layout(spec.layout, topo, s, with);
+  if (problem.app == App::jacobi) return predict_jacobi(l, machine, problem.run);
+  return predict_cholesky(l, machine, problem.run);
+}
+
+Advice advise_dense(const DenseProblem& problem, const Machine& machine,
+                    const std::vector<CandidateSpec>& specs) {
+  Advice advice;
+  std::map<std::string, std::string> seen;  // blocks -> the spec that gave them first
+  for (const CandidateSpec& spec : specs) {
+    try {
+      // The same blocks under another spec are one candidate: the first spec names it.
+      const Topology topo = topology(spec.topology, machine.procs());
+      const Layout l = layout(spec.layout, topo, problem.shape, {.devices = machine.devices()});
+      const auto [first, fresh] = seen.try_emplace(blocks_signature(l), spec.layout);
+      if (!fresh) {
+        advice.rejected.push_back({spec, "the same blocks as " + first->second});
+        continue;
+      }
+      advice.candidates.push_back({spec, predict_dense(problem, machine, spec)});
+    } catch (const Error& e) {
+      advice.rejected.push_back({spec, e.what()});
+    }
+  }
+  rank_candidates(advice);
+  return advice;
+}
+
+Advice advise_sparse(const CsrPattern& mine, const Machine& machine, const RunShape& run,
+                     const std::vector<CandidateSpec>& specs) {
+  Advice advice;
+  std::map<std::vector<std::int32_t>, std::string> seen;
+  for (const CandidateSpec& spec : specs) {
+    try {
+      const Topology topo = topology(spec.topology, machine.procs());
+      const SparseLayout l = sparse_layout(spec.layout, topo, mine, {.devices = machine.devices()});
+      const std::vector<std::int32_t> owners(l.owners().begin(), l.owners().end());
+      const auto [first, fresh] = seen.try_emplace(owners, spec.layout);
+      if (!fresh) {
+        advice.rejected.push_back({spec, "the same rows as " + first->second});
+        continue;
+      }
+      const auto halo = sparse_halo_traffic(l, mine, Environment::current().comm());
+      advice.candidates.push_back({spec, predict_cg(l, halo, machine, run)});
+    } catch (const Error& e) {
+      advice.rejected.push_back({spec, e.what()});
+    }
+  }
+  rank_candidates(advice);
+  return advice;
+}
+
+}  // namespace hit::advisor

@@ -1,0 +1,71 @@
+#pragma once
+// What the predictions of src/advisor share: the per-process sums, the closing figures
+// (imbalance, memory fit) and the cost of a broadcast along a line of processes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "hit/advisor/prediction.hpp"
+#include "hit/device_params.hpp"
+
+namespace hit::advisor::detail {
+
+// Per-step maxima over the processes, summed over the steps by the caller.
+struct StepMax {
+  double compute = 0;
+  double comm = 0;
+  void add(double c, double m) {
+    compute = std::max(compute, c);
+    comm = std::max(comm, m);
+  }
+};
+
+// Imbalance, memory per device and the largest allocation, once the processes are filled.
+inline void finish(Prediction& p, const Machine& machine) {
+  double largest = 0, sum = 0;
+  int active = 0;
+  std::map<int, std::uint64_t> per_device;
+  for (std::size_t r = 0; r < p.procs.size(); ++r) {
+    const ProcessCost& c = p.procs[r];
+    p.max_bytes = std::max(p.max_bytes, c.bytes);
+    per_device[machine.device_group(static_cast<int>(r))] += c.bytes;
+    if (c.flops <= 0) continue;
+    largest = std::max(largest, c.compute_s);
+    sum += c.compute_s;
+    ++active;
+  }
+  p.imbalance = active > 0 && sum > 0 ? largest / (sum / active) : 1.0;
+  for (std::size_t r = 0; r < p.procs.size() && p.fits; ++r) {
+    const int proc = static_cast<int>(r);
+    const auto mem = machine.device_memory(proc);
+    const std::uint64_t used = per_device[machine.device_group(proc)];
+    if (mem && used > *mem) {
+      p.fits = false;
+      p.fit_note = fmt::format("{} of process {} holds {} for its {} process(es), over its {}",
+                               machine.device(proc).str(), proc, human_bytes(double(used)),
+                               machine.sharers(proc), human_bytes(double(*mem)));
+    }
+  }
+}
+
+// ⌈log2 n⌉: the rounds of a binomial-tree broadcast over n processes.
+inline double tree_rounds(int n) {
+  return n > 1 ? std::ceil(std::log2(double(n))) : 0.0;
+}
+
+// A process of `line` (ranks) on another node than `proc` when there is one, else another
+// process of the line, else `proc`: the costliest link a broadcast over the line uses.
+inline int farthest_in_line(const Machine& machine, int proc, const std::vector<int>& line) {
+  int other = proc;
+  for (int q : line) {
+    if (q == proc) continue;
+    if (machine.node_of(q) != machine.node_of(proc)) return q;
+    other = q;
+  }
+  return other;
+}
+
+}  // namespace hit::advisor::detail

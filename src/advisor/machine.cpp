@@ -1,0 +1,270 @@
+#include "hit/advisor/machine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <tuple>
+
+#include "hit/core/error.hpp"
+
+namespace hit::advisor {
+
+std::string_view to_string(App app) noexcept {
+  switch (app) {
+    case App::cannon:
+      return "cannon";
+    case App::summa:
+      return "summa";
+    case App::jacobi:
+      return "jacobi";
+    case App::cg:
+      return "cg";
+    case App::cholesky:
+      return "cholesky";
+  }
+  return "?";
+}
+
+App parse_app(std::string_view name) {
+  for (App a : all_apps) {
+    if (to_string(a) == name) return a;
+  }
+  throw Error(
+      ErrorKind::invalid_argument,
+      fmt::format("--app '{}': the advisor predicts cannon, summa, jacobi, cg and cholesky", name));
+}
+
+Kernel kernel_of(App app) noexcept {
+  switch (app) {
+    case App::jacobi:
+      return Kernel::stencil;
+    case App::cg:
+      return Kernel::spmv;
+    default:
+      return Kernel::gemm;
+  }
+}
+
+std::string_view to_string(Kernel kernel) noexcept {
+  switch (kernel) {
+    case Kernel::gemm:
+      return "gemm";
+    case Kernel::stencil:
+      return "stencil";
+    case Kernel::spmv:
+      return "spmv";
+  }
+  return "?";
+}
+
+double default_host_flops(Kernel kernel) noexcept {
+  switch (kernel) {
+    case Kernel::gemm:
+      return 10e9;
+    case Kernel::stencil:
+      return 1e9;  // 4 flops a cell: 250 million cells per second
+    case Kernel::spmv:
+      return 0.5e9;
+  }
+  return 1e9;
+}
+
+fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept {
+  fpm::LinkCost c;
+  c.pairs = 1;
+  if (link == fpm::LinkClass::node) {
+    c.latency = 1e-6;
+    c.bandwidth = 5e9;
+  } else {
+    c.latency = 5e-6;
+    c.bandwidth = 1.25e9;
+  }
+  return c;
+}
+
+Machine::Machine(std::vector<DeviceBinding> devices, int ranks_per_node)
+    : devices_(std::move(devices)), ranks_per_node_(ranks_per_node) {
+  if (devices_.empty()) {
+    throw Error(ErrorKind::invalid_argument, "the advisor needs the device of every process");
+  }
+  if (ranks_per_node < 0) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{} ranks per node: the count must be >= 0", ranks_per_node));
+  }
+  if (ranks_per_node_ >= procs()) ranks_per_node_ = 0;
+  for (auto link : fpm::link_classes) assumed_[static_cast<std::size_t>(link)] = assumed_link(link);
+  for (Kernel k : {Kernel::gemm, Kernel::stencil, Kernel::spmv}) {
+    host_flops_[static_cast<std::size_t>(k)] = default_host_flops(k);
+  }
+  params_.reserve(devices_.size());
+  // Ranks of one node bound to one accelerator share it; a binding without an index takes the
+  // next device of its kind on the node, so it is a device of its own.
+  std::map<std::tuple<int, int, int>, int> groups;
+  host_procs_.assign(static_cast<std::size_t>(nodes()), 0);
+  for (int p = 0; p < procs(); ++p) {
+    const DeviceBinding& d = devices_[static_cast<std::size_t>(p)];
+    params_.push_back(DeviceParams::of(d));
+    const bool shared = d.kind != DeviceKind::cpu && d.index != DeviceBinding::any_index;
+    const auto key =
+        shared ? std::tuple{node_of(p), static_cast<int>(d.kind), d.index} : std::tuple{-1, -1, p};
+    const auto [it, fresh] = groups.try_emplace(key, static_cast<int>(group_size_.size()));
+    if (fresh) group_size_.push_back(0);
+    group_.push_back(it->second);
+    ++group_size_[static_cast<std::size_t>(it->second)];
+    if (d.kind != DeviceKind::cuda) ++host_procs_[static_cast<std::size_t>(node_of(p))];
+  }
+}
+
+const DeviceBinding& Machine::device(int proc) const {
+  if (proc < 0 || proc >= procs()) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("process {} is not among the {} of the machine", proc, procs()));
+  }
+  return devices_[static_cast<std::size_t>(proc)];
+}
+
+int Machine::node_of(int proc) const noexcept {
+  return ranks_per_node_ > 0 ? proc / ranks_per_node_ : 0;
+}
+
+int Machine::nodes() const noexcept {
+  return ranks_per_node_ > 0 ? (procs() + ranks_per_node_ - 1) / ranks_per_node_ : 1;
+}
+
+std::string Machine::device_key(int proc) const {
+  DeviceBinding d = device(proc);
+  d.index = DeviceBinding::any_index;
+  d.params.erase("cores");  // per rank, not the device's
+  return d.str();
+}
+
+int Machine::sharers(int proc) const {
+  (void)device(proc);
+  return group_size_[static_cast<std::size_t>(group_[static_cast<std::size_t>(proc)])];
+}
+
+int Machine::device_group(int proc) const {
+  (void)device(proc);
+  return group_[static_cast<std::size_t>(proc)];
+}
+
+std::optional<std::uint64_t> Machine::device_memory(int proc) const {
+  (void)device(proc);
+  return params_[static_cast<std::size_t>(proc)].mem;
+}
+
+void Machine::set_models(std::vector<fpm::Model> models) {
+  if (models.size() != devices_.size()) {
+    throw Error(ErrorKind::model, fmt::format("{} performance models for {} processes: give one "
+                                              "per process",
+                                              models.size(), devices_.size()));
+  }
+  std::vector<double> per_unit;
+  for (std::size_t p = 0; p < models.size(); ++p) {
+    const fpm::Model& m = models[p];
+    const auto it = m.info().find("flops_per_unit");
+    const double fpu = it == m.info().end() ? 0.0 : std::atof(it->second.c_str());
+    if (!m.usable() || !(fpu > 0) || !std::isfinite(fpu)) {
+      throw Error(ErrorKind::model,
+                  fmt::format("the model of process {} {}: the advisor needs measured points and "
+                              "a '# flops_per_unit' annotation (hit-fpm build writes both)",
+                              p, m.usable() ? "has no positive flops_per_unit" : "has no points"));
+    }
+    per_unit.push_back(fpu);
+  }
+  models_ = std::move(models);
+  flops_per_unit_ = std::move(per_unit);
+}
+
+void Machine::set_network(fpm::NetworkModel network) {
+  network_ = std::move(network);
+}
+
+void Machine::set_host_cores(int cores) {
+  if (cores < 0) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{} host cores: the count must be >= 0 (0: one per process)", cores));
+  }
+  host_cores_ = cores;
+}
+
+void Machine::set_host_flops(Kernel kernel, double flops_per_second) {
+  if (!(flops_per_second > 0) || !std::isfinite(flops_per_second)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("host speed {} flop/s: it must be positive", flops_per_second));
+  }
+  host_flops_[static_cast<std::size_t>(kernel)] = flops_per_second;
+}
+
+double Machine::host_flops(Kernel kernel) const {
+  return host_flops_[static_cast<std::size_t>(kernel)];
+}
+
+void Machine::set_calibration(Calibration calibration) {
+  calibration_ = std::move(calibration);
+  calibration_factor_.assign(devices_.size(), 1.0);
+  if (calibration_.runs == 0) return;
+  // Keyed once per process here: compute_seconds runs per process and step.
+  for (int p = 0; p < procs(); ++p) {
+    const std::string key = device_key(p);
+    const auto it = calibration_.compute.find(key);
+    calibration_factor_[static_cast<std::size_t>(p)] =
+        it == calibration_.compute.end() ? calibration_.compute_other : it->second;
+  }
+}
+
+double Machine::speed_weight(int proc, std::uint64_t problem_bytes) const {
+  const DeviceBinding& d = device(proc);
+  if (d.kind != DeviceKind::emu) return 1.0;
+  return 1.0 / params_[static_cast<std::size_t>(proc)].slowdown.at(problem_bytes);
+}
+
+double Machine::compute_seconds(int proc, Kernel kernel, double flops,
+                                std::uint64_t problem_bytes) const {
+  if (flops <= 0) return 0.0;
+  double seconds = 0;
+  const auto p = static_cast<std::size_t>(proc);
+  if (has_models()) {
+    seconds = models_[p].time(flops / flops_per_unit_[p]);
+  } else {
+    seconds = flops / (host_flops(kernel) * speed_weight(proc, problem_bytes));
+    seconds *= sharers(proc);
+    const int on_host = host_procs_[static_cast<std::size_t>(node_of(proc))];
+    if (device(proc).kind != DeviceKind::cuda && host_cores_ > 0 && on_host > host_cores_) {
+      seconds *= static_cast<double>(on_host) / host_cores_;
+    }
+  }
+  if (!calibration_factor_.empty()) seconds *= calibration_factor_[p];
+  return seconds;
+}
+
+const fpm::LinkCost& Machine::link(int from, int to) const {
+  const fpm::LinkClass c =
+      node_of(from) == node_of(to) ? fpm::LinkClass::node : fpm::LinkClass::network;
+  if (network_) {
+    if (!network_->has(c)) {
+      throw Error(ErrorKind::model,
+                  fmt::format("the network model has no '{}' link class, which processes {} and "
+                              "{} would use: measure it with hit-fpm network --nodes K",
+                              fpm::to_string(c), from, to));
+    }
+    return network_->cost(c);
+  }
+  return assumed_[static_cast<std::size_t>(c)];
+}
+
+double Machine::message_seconds(int from, int to, double messages, double bytes) const {
+  if (from == to || (messages <= 0 && bytes <= 0)) return 0.0;
+  const fpm::LinkCost& c = link(from, to);
+  return (messages * c.latency + bytes / c.bandwidth) * calibration_.comm;
+}
+
+double Machine::staging_seconds(int proc, double bytes) const {
+  const auto& bw = params_[static_cast<std::size_t>(proc)].bw;
+  if (device(proc).kind == DeviceKind::cpu || !bw || bytes <= 0) return 0.0;
+  return bytes / *bw;
+}
+
+}  // namespace hit::advisor

@@ -1,0 +1,226 @@
+// Predictions of the dense matrix products: Cannon and SUMMA (docs/advisor.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "costs.hpp"
+#include "hit/core/checked.hpp"
+#include "hit/core/error.hpp"
+
+namespace hit::advisor {
+namespace {
+
+using detail::StepMax;
+
+// The rows and columns a process holds of a 2-D layout whose blocks form a grid (every product
+// layout): the sizes of its distinct pieces along each axis, summed.
+struct Extent2 {
+  double rows = 0;
+  double cols = 0;
+};
+
+Extent2 held(const Layout& layout, int proc) {
+  std::set<std::pair<index_t, index_t>> rows, cols;
+  for (const Shape& b : layout.blocks(proc)) {
+    rows.emplace(b.sig(0).begin(), b.sig(0).size());
+    cols.emplace(b.sig(1).begin(), b.sig(1).size());
+  }
+  Extent2 e;
+  for (const auto& r : rows) e.rows += double(r.second);
+  for (const auto& c : cols) e.cols += double(c.second);
+  return e;
+}
+
+void require_matrix_layouts(std::string_view app, const Layout& a, const Layout& b,
+                            const Layout& c) {
+  for (const Layout* l : {&a, &b, &c}) {
+    if (l->shape().rank() != 2) {
+      throw Error(ErrorKind::shape, fmt::format("{} multiplies matrices: the layout '{}' is of a "
+                                                "{}-D shape",
+                                                app, l->spec(), l->shape().rank()));
+    }
+  }
+  if (!(a.topology() == c.topology()) || !(b.topology() == c.topology())) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{}: the layouts of A, B and C must share one topology", app));
+  }
+}
+
+std::uint64_t bytes_of(double elements, const RunShape& run) {
+  return static_cast<std::uint64_t>(elements * double(run.element_bytes));
+}
+
+}  // namespace
+
+Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, const Machine& machine,
+                          const RunShape& run) {
+  require_matrix_layouts("cannon", a, b, c);
+  const Topology& topo = c.topology();
+  if (topo.axes() != 2 || topo.dim(0) != topo.dim(1)) {
+    throw Error(ErrorKind::topology,
+                fmt::format("cannon runs on a square grid of processes, not {}", topo.str()));
+  }
+  const int q = topo.dim(0);
+  const int procs = topo.procs();
+  for (const Layout* l : {&a, &b, &c}) {
+    for (int p = 0; p < topo.grid_size(); ++p) {
+      if (l->blocks(p).size() != 1) {
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("cannon shifts one block per process: layout '{}' gives process "
+                                "{} {} blocks",
+                                l->spec(), p, l->blocks(p).size()));
+      }
+    }
+  }
+  // Rank at (i, j), and each process's block extents, once: the steps only index them.
+  std::vector<int> at(static_cast<std::size_t>(q) * q);
+  for (int p = 0; p < topo.grid_size(); ++p) {
+    const Index ij = topo.coords(p);
+    at[static_cast<std::size_t>(ij[0] * q + ij[1])] = p;
+  }
+  const auto rank = [&](int i, int j) { return at[static_cast<std::size_t>(i * q + j)]; };
+  std::vector<double> rows(procs, 0), cols(procs, 0), width(procs, 0), height(procs, 0);
+  for (int p = 0; p < topo.grid_size(); ++p) {
+    rows[p] = double(c.block(p).extent(0));
+    cols[p] = double(c.block(p).extent(1));
+    width[p] = double(a.block(p).extent(1));
+    height[p] = double(b.block(p).extent(0));
+  }
+  const double a_bytes = double(a.max_extents().size()) * double(run.element_bytes);
+  const double b_bytes = double(b.max_extents().size()) * double(run.element_bytes);
+
+  Prediction out;
+  out.procs.resize(static_cast<std::size_t>(procs));
+  // The alignment: block row i of A moves i places left, block column j of B j places up.
+  StepMax align;
+  for (int p = 0; p < topo.grid_size(); ++p) {
+    const Index ij = topo.coords(p);
+    const int i = static_cast<int>(ij[0]), j = static_cast<int>(ij[1]);
+    double m = machine.message_seconds(rank(i, (j + i) % q), p, 1, a_bytes) +
+               machine.message_seconds(rank((i + j) % q, j), p, 1, b_bytes) +
+               machine.staging_seconds(
+                   p, a_bytes + b_bytes + rows[p] * cols[p] * double(run.element_bytes));
+    out.procs[static_cast<std::size_t>(p)].comm_s += m;
+    align.add(0, m);
+  }
+  out.comm_s = align.comm;
+  out.predicted_s = align.comm;
+  for (int s = 0; s < q; ++s) {
+    StepMax step;
+    for (int p = 0; p < topo.grid_size(); ++p) {
+      const Index ij = topo.coords(p);
+      const int i = static_cast<int>(ij[0]), j = static_cast<int>(ij[1]);
+      const int kk = (i + j + s) % q;
+      const double inner = std::max(width[rank(i, kk)], height[rank(kk, j)]);
+      const double flops = 2 * rows[p] * inner * cols[p];
+      const auto problem = bytes_of(rows[p] * inner + inner * cols[p] + rows[p] * cols[p], run);
+      const double compute = machine.compute_seconds(p, Kernel::gemm, flops, problem);
+      double comm = 0;
+      if (s + 1 < q) {  // the next blocks travel during this product
+        comm = machine.message_seconds(rank(i, (j + 1) % q), p, 1, a_bytes) +
+               machine.message_seconds(rank((i + 1) % q, j), p, 1, b_bytes) +
+               machine.staging_seconds(p, a_bytes + b_bytes);
+      }
+      ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
+      cost.flops += flops;
+      cost.compute_s += compute;
+      cost.comm_s += comm;
+      step.add(compute, comm);
+    }
+    out.compute_s += step.compute;
+    out.comm_s += step.comm;
+    out.predicted_s += std::max(step.compute, step.comm);
+  }
+  for (int p = 0; p < topo.grid_size(); ++p) {
+    out.procs[static_cast<std::size_t>(p)].bytes =
+        static_cast<std::uint64_t>(2 * (a_bytes + b_bytes)) +
+        bytes_of(rows[p] * cols[p], run);  // A and B double-buffered
+  }
+  detail::finish(out, machine);
+  return out;
+}
+
+Prediction predict_summa(const Layout& a, const Layout& b, const Layout& c, const Machine& machine,
+                         const RunShape& run) {
+  require_matrix_layouts("summa", a, b, c);
+  if (run.panel < 1) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("summa: panel {}: the width must be >= 1", run.panel));
+  }
+  const Topology& topo = c.topology();
+  const int procs = topo.procs();
+  const index_t m = a.shape().extent(1);
+  // A's panel travels along the process's row of the grid, B's along its column; a 1-D
+  // topology's rows are single processes.
+  const int row_len = topo.axes() >= 2 ? topo.dim(1) : 1;
+  const int col_len = topo.dim(0);
+  std::vector<Extent2> mine(static_cast<std::size_t>(procs));
+  std::vector<int> row_far(procs), col_far(procs);
+  for (int p = 0; p < topo.grid_size(); ++p) {
+    mine[static_cast<std::size_t>(p)] = held(c, p);
+    std::vector<int> row, col;
+    const Index ij = topo.coords(p);
+    for (int x = 0; x < row_len && topo.axes() >= 2; ++x) {
+      Index other = ij;
+      other[1] = x;
+      row.push_back(topo.proc_at(other));
+    }
+    for (int x = 0; x < col_len; ++x) {
+      Index other = ij;
+      other[0] = x;
+      col.push_back(topo.proc_at(other));
+    }
+    row_far[p] = detail::farthest_in_line(machine, p, row);
+    col_far[p] = detail::farthest_in_line(machine, p, col);
+  }
+  Prediction out;
+  out.procs.resize(static_cast<std::size_t>(procs));
+  const index_t steps = (m + run.panel - 1) / run.panel;
+  const double eb = double(run.element_bytes);
+  std::vector<StepMax> steps_max(static_cast<std::size_t>(steps));
+  for (index_t s = 0; s < steps; ++s) {
+    const double w = double(std::min(run.panel, m - s * run.panel));
+    StepMax& step = steps_max[static_cast<std::size_t>(s)];
+    for (int p = 0; p < topo.grid_size(); ++p) {
+      const Extent2& e = mine[static_cast<std::size_t>(p)];
+      if (e.rows == 0) continue;
+      const double flops = 2 * e.rows * w * e.cols;
+      const double compute = machine.compute_seconds(
+          p, Kernel::gemm, flops, bytes_of(e.rows * w + w * e.cols + e.rows * e.cols, run));
+      const double comm = detail::tree_rounds(row_len) *
+                              machine.message_seconds(row_far[p], p, 1, e.rows * w * eb) +
+                          detail::tree_rounds(col_len) *
+                              machine.message_seconds(col_far[p], p, 1, w * e.cols * eb) +
+                          machine.staging_seconds(p, (e.rows + e.cols) * w * eb);
+      ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
+      cost.flops += flops;
+      cost.compute_s += compute;
+      cost.comm_s += comm;
+      step.add(compute, comm);
+    }
+    out.compute_s += step.compute;
+    out.comm_s += step.comm;
+  }
+  // With lookahead the panels of step s+1 travel during the product of step s.
+  for (std::size_t s = 0; s < steps_max.size(); ++s) {
+    const double next = s + 1 < steps_max.size() ? steps_max[s + 1].comm : 0.0;
+    if (run.lookahead) {
+      out.predicted_s += (s == 0 ? steps_max[0].comm : 0.0) + std::max(steps_max[s].compute, next);
+    } else {
+      out.predicted_s += steps_max[s].compute + steps_max[s].comm;
+    }
+  }
+  const double lookahead_buffers = run.lookahead ? 2.0 : 1.0;
+  for (int p = 0; p < topo.grid_size(); ++p) {
+    const Extent2& e = mine[static_cast<std::size_t>(p)];
+    out.procs[static_cast<std::size_t>(p)].bytes =
+        bytes_of(double(a.elements(p) + b.elements(p) + c.elements(p)) +
+                     lookahead_buffers * double(run.panel) * (e.rows + e.cols),
+                 run);
+  }
+  detail::finish(out, machine);
+  return out;
+}
+
+}  // namespace hit::advisor
