@@ -28,14 +28,20 @@ bool all_equal(const std::vector<double>& w) {
 
 // The specs the advisor tries for the dense layout plug-in `name` (docs/advisor.md).
 std::vector<std::string> dense_layout_specs(const std::string& name, App app,
-                                            const Machine& machine,
+                                            const Machine& machine, const Topology& topo,
                                             const CandidateOptions& options) {
   const std::vector<double> speeds = relative_speeds(machine, kernel_of(app), 1e9);
-  const std::string w = weights_text(speeds);
   const bool even = all_equal(speeds);
-  if (name == "weighted") return {even ? "weighted:w=1" : "weighted:w=" + w};
-  if (name == "dimBlocks") return {"dimBlocks", "dimBlocks:w=" + w};
-  if (name == "columns2d") return {"columns2d:w=" + w};
+  // Equal speeds: one weight per coordinate (the layout is then blocks, and says so).
+  const std::string w = even ? weights_text(std::vector<double>(std::size_t(topo.dim(0)), 1.0))
+                             : weights_text(speeds);
+  // The plug-ins that weigh by the binding by default get weights only when models say more.
+  const std::string own = options.model_files.empty() ? std::string() : ",w=" + w;
+  if (name == "weighted") return {"weighted:w=" + w};
+  if (name == "dimBlocks")
+    return even ? std::vector<std::string>{"dimBlocks"}
+                : std::vector<std::string>{"dimBlocks", "dimBlocks:w=" + w};
+  if (name == "columns2d") return {"columns2d" + (own.empty() ? "" : ":" + own.substr(1))};
   if (name == "hierarchical") {
     // A plan names its nodes: one node of every process when the machine has no others.
     return {fmt::format("hierarchical:ranks_per_node={}",
@@ -48,7 +54,7 @@ std::vector<std::string> dense_layout_specs(const std::string& name, App app,
   }
   if (name == "blockCyclic") return {"blockCyclic:b=64", "blockCyclic:b=128", "blockCyclic:b=256"};
   if (name == "heteroBlockCyclic") {
-    return {"heteroBlockCyclic:B=256,b=64,w=" + w, "heteroBlockCyclic:B=512,b=128,w=" + w};
+    return {"heteroBlockCyclic:B=256,b=64" + own, "heteroBlockCyclic:B=512,b=128" + own};
   }
   if (name == "fpm" && !options.model_files.empty()) {
     return {"fpm:models=" + fmt::format("{}", fmt::join(options.model_files, ","))};
@@ -108,7 +114,8 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
     if ((app == App::cannon && !square) || topo.axes() > 2) continue;
     if (!grids.insert(topo.dims()).second) continue;
     for (const auto* plugin : env.extension<LayoutRegistry>().all()) {
-      for (const std::string& spec : dense_layout_specs(plugin->name(), app, machine, options)) {
+      for (const std::string& spec :
+           dense_layout_specs(plugin->name(), app, machine, topo, options)) {
         out.push_back({spec, topo_plugin->name()});
       }
     }
@@ -139,9 +146,13 @@ std::vector<CandidateSpec> sparse_candidates(Environment& env, const Machine& ma
   return out;
 }
 
-Prediction predict_dense(const DenseProblem& problem, const Machine& machine,
-                         const CandidateSpec& spec) {
-  const Topology topo = topology(spec.topology, machine.procs());
+namespace {
+
+// The prediction of a candidate whose layout of problem.shape is built already (`main`): a
+// product reuses it for A and B when their shapes are the same.
+Prediction predict_with(const DenseProblem& problem, const Machine& machine,
+                        const CandidateSpec& spec, const Layout& main) {
+  const Topology& topo = main.topology();
   const LayoutOptions with{.devices = machine.devices()};
   const Shape& s = problem.shape;
   if (problem.app == App::cannon || problem.app == App::summa) {
@@ -152,15 +163,25 @@ Prediction predict_dense(const DenseProblem& problem, const Machine& machine,
     }
     const index_t n = s.extent(0), k = s.extent(1);
     const index_t m = problem.inner > 0 ? problem.inner : n;
-    const Layout a = layout(spec.layout, topo, Shape::extents({n, m}), with);
-    const Layout b = layout(spec.layout, topo, Shape::extents({m, k}), with);
-    const Layout c = layout(spec.layout, topo, s, with);
-    return problem.app == App::cannon ? predict_cannon(a, b, c, machine, problem.run)
-                                      : predict_summa(a, b, c, machine, problem.run);
+    const auto build = [&](const Shape& shape) {
+      return shape == s ? main : layout(spec.layout, topo, shape, with);
+    };
+    const Layout a = build(Shape::extents({n, m}));
+    const Layout b = build(Shape::extents({m, k}));
+    return problem.app == App::cannon ? predict_cannon(a, b, main, machine, problem.run)
+                                      : predict_summa(a, b, main, machine, problem.run);
   }
-  const Layout l = layout(spec.layout, topo, s, with);
-  if (problem.app == App::jacobi) return predict_jacobi(l, machine, problem.run);
-  return predict_cholesky(l, machine, problem.run);
+  if (problem.app == App::jacobi) return predict_jacobi(main, machine, problem.run);
+  return predict_cholesky(main, machine, problem.run);
+}
+
+}  // namespace
+
+Prediction predict_dense(const DenseProblem& problem, const Machine& machine,
+                         const CandidateSpec& spec) {
+  const Topology topo = topology(spec.topology, machine.procs());
+  const Layout main = layout(spec.layout, topo, problem.shape, {.devices = machine.devices()});
+  return predict_with(problem, machine, spec, main);
 }
 
 Advice advise_dense(const DenseProblem& problem, const Machine& machine,
@@ -177,7 +198,7 @@ Advice advise_dense(const DenseProblem& problem, const Machine& machine,
         advice.rejected.push_back({spec, "the same blocks as " + first->second});
         continue;
       }
-      advice.candidates.push_back({spec, predict_dense(problem, machine, spec)});
+      advice.candidates.push_back({spec, predict_with(problem, machine, spec, l)});
     } catch (const Error& e) {
       advice.rejected.push_back({spec, e.what()});
     }

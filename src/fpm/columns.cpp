@@ -47,8 +47,13 @@ ColumnArrangement arrange_columns(std::span<const double> areas) {
   std::vector<double> best(q + 1, std::numeric_limits<double>::infinity());
   std::vector<std::size_t> from(q + 1, 0);
   best[0] = 0;
+  // The cost of a column, (j - i) · (prefix[j] - prefix[i]), is a product of two increasing
+  // interval functions, so it satisfies the quadrangle inequality: the best start of the last
+  // column never moves left as j grows (Yao's decision monotonicity), and the search for
+  // from[j] starts at from[j - 1]. Exact, and O(q · column length) instead of O(q²): 65 536
+  // equal areas take milliseconds instead of seconds.
   for (std::size_t j = 1; j <= q; ++j) {
-    for (std::size_t i = 0; i < j; ++i) {
+    for (std::size_t i = from[j - 1]; i < j; ++i) {
       const double cost = best[i] + 1.0 + static_cast<double>(j - i) * (prefix[j] - prefix[i]);
       if (cost < best[j]) {
         best[j] = cost;

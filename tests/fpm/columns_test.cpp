@@ -73,6 +73,37 @@ TEST(Columns, OptimalOverEverySetPartitionForRandomAreas) {
   }
 }
 
+// The dynamic programme over contiguous runs of the sorted areas, every start of the last column
+// tried: what arrange_columns computed before it searched from the previous best start only.
+double quadratic_cost(std::vector<double> areas) {
+  std::sort(areas.begin(), areas.end());
+  double total = 0;
+  for (double a : areas) total += a;
+  std::vector<double> prefix(areas.size() + 1, 0.0), best(areas.size() + 1, 1e300);
+  for (std::size_t j = 0; j < areas.size(); ++j) prefix[j + 1] = prefix[j] + areas[j] / total;
+  best[0] = 0;
+  for (std::size_t j = 1; j <= areas.size(); ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      best[j] = std::min(best[j], best[i] + 1.0 + double(j - i) * (prefix[j] - prefix[i]));
+    }
+  }
+  return best.back();
+}
+
+TEST(Columns, MonotoneSearchEqualsTheFullSearchForManyAreas) {
+  std::mt19937 random(20261127);
+  for (const double spread : {1.0, 14.0, 1000.0}) {
+    std::uniform_real_distribution<double> area(1.0, spread + 1e-9);
+    for (const std::size_t q : {50u, 300u, 700u}) {
+      std::vector<double> areas(q);
+      for (double& a : areas) a = area(random);
+      const ColumnArrangement a = arrange_columns(areas);
+      expect_each_once(areas, a);
+      EXPECT_NEAR(a.cost, quadratic_cost(areas), 1e-9) << q << " areas, spread " << spread;
+    }
+  }
+}
+
 TEST(Columns, OptimalWithTiesADominantAreaAndTinyAreas) {
   expect_optimal(std::vector<double>(8, 1.0));
   expect_optimal({1, 1, 2, 2, 3, 3, 1, 2});

@@ -274,6 +274,11 @@ json advice_json(const Report& r) {
           {"rejected", std::move(rejected)}};
 }
 
+// A spec cut to the table's column (the JSON has it whole).
+std::string shortened(const std::string& spec) {
+  return spec.size() <= 44 ? spec : spec.substr(0, 41) + "...";
+}
+
 std::string advice_table(const Report& r) {
   const auto& c = r.machine.calibration();
   std::string out = fmt::format(
@@ -289,8 +294,8 @@ std::string advice_table(const Report& r) {
     if (r.o.top > 0 && shown == r.o.top) break;
     const advisor::Prediction& p = cand.prediction;
     out += fmt::format("{:>4}  {:<44} {:<8} {:>11.4g} {:>10.4g} {:>10.4g} {:>9.3f} {:>11}  {}\n",
-                       ++shown, cand.spec.layout, cand.spec.topology, p.predicted_s, p.compute_s,
-                       p.comm_s, p.imbalance, human_bytes(double(p.max_bytes)),
+                       ++shown, shortened(cand.spec.layout), cand.spec.topology, p.predicted_s,
+                       p.compute_s, p.comm_s, p.imbalance, human_bytes(double(p.max_bytes)),
                        p.fits ? "yes" : "no: " + p.fit_note);
   }
   if (!r.advice.rejected.empty()) {

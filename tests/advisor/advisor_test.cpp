@@ -1,0 +1,216 @@
+// The advisor's predictions against cases computed by hand (a 2×2 Cannon on equal devices, a 1-D
+// split on a 1 : 3 binding), the sharing of a device and its memory, the calibration's fit, and
+// the enumeration of every registered plug-in.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "hit/advisor/calibration.hpp"
+#include "hit/advisor/candidates.hpp"
+#include "hit/advisor/prediction.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/error.hpp"
+#include "hit/layout.hpp"
+#include "hit/topology.hpp"
+
+namespace hit::advisor {
+namespace {
+
+fpm::NetworkModel one_node_network(double latency, double bandwidth) {
+  fpm::NetworkModel net;
+  fpm::LinkCost c;
+  c.latency = latency;
+  c.bandwidth = bandwidth;
+  c.pairs = 1;
+  net.set(fpm::LinkClass::node, c);
+  return net;
+}
+
+Machine machine_of(const std::string& devices, int procs) {
+  return Machine(parse_device_spec(devices, procs), 0);
+}
+
+Layout layout_of(const std::string& spec, const std::string& topo, const Shape& shape,
+                 const Machine& m) {
+  return layout(spec, topology(topo, m.procs()), shape, {.devices = m.devices()});
+}
+
+// 100×100 matrices in 50×50 blocks on 2×2 processes at 1 Gflop/s, messages of α = 10 µs and
+// β = 1 GB/s. A step's product is 2·50³ = 250 000 flops: 250 µs. A block is 20 000 bytes: 30 µs
+// a message. The alignment moves nothing on process (0,0) and both blocks of (1,1): 60 µs.
+// Step 0 receives the next A and B blocks (60 µs) during its product; step 1 sends nothing.
+TEST(Predict, CannonTwoByTwoOnEqualDevices) {
+  Machine m = machine_of("cpu*4", 4);
+  m.set_network(one_node_network(1e-5, 1e9));
+  m.set_host_flops(Kernel::gemm, 1e9);
+  const Shape s = Shape::extents({100, 100});
+  const Layout l = layout_of("blocks", "square", s, m);
+  const Prediction p = predict_cannon(l, l, l, m, RunShape{});
+  EXPECT_NEAR(p.predicted_s, 60e-6 + 250e-6 + 250e-6, 1e-12);
+  EXPECT_NEAR(p.compute_s, 500e-6, 1e-12);
+  EXPECT_NEAR(p.comm_s, 60e-6 + 60e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(p.imbalance, 1.0);
+  ASSERT_EQ(p.procs.size(), 4u);
+  for (const ProcessCost& c : p.procs) {
+    EXPECT_DOUBLE_EQ(c.flops, 2 * 250000.0);
+    EXPECT_EQ(c.bytes, 100000u);  // A and B twice (the shift's second buffer), C once
+  }
+  EXPECT_NEAR(p.procs[0].comm_s, 60e-6, 1e-12);  // no alignment, one step's shifts
+  EXPECT_NEAR(p.procs[3].comm_s, 120e-6, 1e-12);
+}
+
+// A 10×6 grid on a device 3× slower than the host and a host process, at 1000 flop/s: the split
+// 1 : 3 gives rows [0:3] and [3:10], whose interiors are 2×4 and 6×4 cells (32 and 96 flops):
+// 96 ms each. A halo row is 6 values, 48 bytes: α + 48 B / 48 kB/s = 2 ms.
+TEST(Predict, OneDimensionalSplitOnAOneToThreeBinding) {
+  Machine m = machine_of("emu:0(slowdown=3),cpu", 2);
+  m.set_network(one_node_network(1e-3, 48000));
+  m.set_host_flops(Kernel::stencil, 1000);
+  RunShape run;
+  run.iterations = 10;
+  const Shape s = Shape::extents({10, 6});
+  const Layout weighted = layout_of("weighted:w=1,3", "array", s, m);
+  ASSERT_EQ(weighted.block(0), Shape::extents({3, 6}));
+  const Prediction p = predict_jacobi(weighted, m, run);
+  EXPECT_NEAR(p.predicted_s, 10 * 0.096, 1e-9);
+  EXPECT_NEAR(p.compute_s, 10 * 0.096, 1e-9);
+  EXPECT_NEAR(p.comm_s, 10 * 0.002, 1e-9);
+  EXPECT_NEAR(p.imbalance, 1.0, 1e-9);
+  // Even blocks give the slow device 4×4 cells: 64 flops at 333 flop/s, 192 ms an iteration.
+  const Prediction even = predict_jacobi(layout_of("blocks", "array", s, m), m, run);
+  EXPECT_NEAR(even.predicted_s, 10 * 0.192, 1e-9);
+  EXPECT_GT(even.imbalance, 1.4);
+}
+
+TEST(Predict, RanksSharingADeviceShareItsSpeedAndMemory) {
+  Machine m = machine_of("emu:0(slowdown=2,mem=1MiB)*2,cpu*2", 4);
+  EXPECT_EQ(m.sharers(0), 2);
+  EXPECT_EQ(m.sharers(2), 1);
+  EXPECT_EQ(m.device_group(0), m.device_group(1));
+  EXPECT_NE(m.device_group(2), m.device_group(3));
+  // Half the device each, at half the host's speed: four times the host's time.
+  EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::stencil, 1e9, 0),
+                   4 * m.compute_seconds(2, Kernel::stencil, 1e9, 0));
+  // Two grids of about 103×404 doubles each: 0.67 MB a process, 1.3 MB on the 1 MiB device.
+  const Prediction p =
+      predict_jacobi(layout_of("blocks", "array", Shape::extents({402, 402}), m), m, RunShape{});
+  EXPECT_FALSE(p.fits);
+  EXPECT_NE(p.fit_note.find("emu:0"), std::string::npos) << p.fit_note;
+  EXPECT_NE(p.fit_note.find("1.00 MiB"), std::string::npos) << p.fit_note;
+  const Prediction small =
+      predict_jacobi(layout_of("blocks", "array", Shape::extents({102, 102}), m), m, RunShape{});
+  EXPECT_TRUE(small.fits);
+}
+
+TEST(Predict, HostCoresSharedByMoreProcessesSlowEach) {
+  Machine m = machine_of("cpu*4", 4);
+  const double alone = m.compute_seconds(0, Kernel::gemm, 1e9, 0);
+  m.set_host_cores(2);
+  EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), 2 * alone);
+  m.set_host_cores(8);
+  EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), alone);
+}
+
+// A tiled factorisation's kernels add up to n³/3 flops whatever the layout deals them.
+TEST(Predict, CholeskyCountsEveryFlopOnce) {
+  Machine m = machine_of("cpu*4", 4);
+  for (const std::string spec : {"blockCyclic:b=64", "blocks"}) {
+    const Prediction p =
+        predict_cholesky(layout_of(spec, "mesh2d", Shape::extents({256, 256}), m), m, RunShape{});
+    double flops = 0;
+    for (const ProcessCost& c : p.procs) flops += c.flops;
+    EXPECT_NEAR(flops, 256.0 * 256 * 256 / 3, 1) << spec;
+    EXPECT_GT(p.predicted_s, 0);
+    EXPECT_LE(p.predicted_s, p.compute_s + p.comm_s + 1e-12) << spec;
+  }
+}
+
+TEST(Predict, CannonRefusesSeveralBlocksAndNonSquareGrids) {
+  Machine m = machine_of("cpu*4", 4);
+  const Shape s = Shape::extents({64, 64});
+  const Layout cyclic = layout_of("blockCyclic:b=8", "square", s, m);
+  EXPECT_THROW((void)predict_cannon(cyclic, cyclic, cyclic, m, RunShape{}), Error);
+  const Layout line = layout_of("blocks", "array", s, m);
+  EXPECT_THROW((void)predict_cannon(line, line, line, m, RunShape{}), Error);
+}
+
+TEST(Calibration, FitsComputePerDeviceAndCommunication) {
+  RunSample r;
+  r.device_keys = {"cpu", "cpu", "emu(slowdown=2)"};
+  r.predicted_compute = {1, 1, 2};
+  r.measured_compute = {2, 2, 3};
+  r.measured_s = 5;
+  r.predicted_comm_s = 1;
+  const Calibration c = fit_calibration(std::span(&r, 1));
+  EXPECT_EQ(c.runs, 1);
+  EXPECT_DOUBLE_EQ(c.compute.at("cpu"), 2.0);
+  EXPECT_DOUBLE_EQ(c.compute.at("emu(slowdown=2)"), 1.5);
+  EXPECT_DOUBLE_EQ(c.compute_other, 2.0);
+  EXPECT_DOUBLE_EQ(c.comm, 2.0);  // (5 - 3) / 1
+
+  Machine m = machine_of("cpu,emu:0(slowdown=2),cuda:0", 3);
+  const double cpu = m.compute_seconds(0, Kernel::gemm, 1e9, 0);
+  const double emu = m.compute_seconds(1, Kernel::gemm, 1e9, 0);
+  const double cuda = m.compute_seconds(2, Kernel::gemm, 1e9, 0);
+  const double message = m.message_seconds(0, 1, 1, 1e6);
+  m.set_calibration(c);
+  EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), 2 * cpu);
+  EXPECT_DOUBLE_EQ(m.compute_seconds(1, Kernel::gemm, 1e9, 0), 1.5 * emu);
+  EXPECT_DOUBLE_EQ(m.compute_seconds(2, Kernel::gemm, 1e9, 0), 2 * cuda);  // not measured
+  EXPECT_DOUBLE_EQ(m.message_seconds(0, 1, 1, 1e6), 2 * message);
+  EXPECT_THROW((void)fit_calibration({}), Error);
+}
+
+// Every layout plug-in of the run is either a candidate or rejected with its reason, and on a
+// device four times slower than the others the best layout is not the even split.
+TEST(Advise, EveryRegisteredPluginIsCandidateOrRejected) {
+  Environment& env = Environment::current();
+  const Machine m = machine_of("emu:0(slowdown=4),cpu*3", 4);
+  DenseProblem problem;
+  problem.app = App::jacobi;
+  problem.shape = Shape::extents({514, 514});
+  const Advice a = advise_dense(problem, m, dense_candidates(env, App::jacobi, m, {}));
+  ASSERT_FALSE(a.candidates.empty());
+  for (const auto* plugin : env.extension<LayoutRegistry>().all()) {
+    const auto named = [&](const CandidateSpec& s) {
+      return Spec::parse(s.layout).name() == plugin->name();
+    };
+    const bool listed = std::any_of(a.candidates.begin(), a.candidates.end(),
+                                    [&](const Candidate& c) { return named(c.spec); }) ||
+                        std::any_of(a.rejected.begin(), a.rejected.end(), [&](const Rejection& r) {
+                          return named(r.spec) && !r.reason.empty();
+                        });
+    EXPECT_TRUE(listed) << plugin->name();
+  }
+  EXPECT_NE(a.candidates.front().spec.layout, "blocks");
+  for (std::size_t i = 1; i < a.candidates.size(); ++i) {
+    EXPECT_LE(a.candidates[i - 1].prediction.predicted_s, a.candidates[i].prediction.predicted_s);
+  }
+}
+
+TEST(Advise, RelativeSpeedsFollowTheBinding) {
+  const Machine m = machine_of("emu:0(slowdown=4),cpu*3", 4);
+  const std::vector<double> s = relative_speeds(m, Kernel::gemm, 1e9);
+  EXPECT_DOUBLE_EQ(s[0], 0.25);
+  EXPECT_DOUBLE_EQ(s[1], 1.0);
+}
+
+TEST(Machine, RefusesBadInput) {
+  EXPECT_THROW(Machine({}, 0), Error);
+  Machine m = machine_of("cpu*2", 2);
+  EXPECT_THROW(m.set_host_cores(-1), Error);
+  EXPECT_THROW(m.set_host_flops(Kernel::gemm, 0), Error);
+  EXPECT_THROW(m.set_models({fpm::Model::constant_speed(1)}), Error);  // one for two
+  // A model without flops_per_unit cannot price flops.
+  EXPECT_THROW(m.set_models({fpm::Model::constant_speed(1), fpm::Model::constant_speed(1)}), Error);
+  EXPECT_THROW((void)parse_app("lu"), Error);
+  // A network model without the class a pair needs is an error, not a guess.
+  Machine two_nodes(parse_device_spec("cpu*4", 4), 2);
+  two_nodes.set_network(one_node_network(1e-6, 1e9));
+  EXPECT_GT(two_nodes.message_seconds(0, 1, 1, 100), 0);
+  EXPECT_THROW((void)two_nodes.message_seconds(0, 2, 1, 100), Error);
+}
+
+}  // namespace
+}  // namespace hit::advisor
