@@ -75,8 +75,11 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
   }
   // Rank at (i, j), and each process's block extents, once: the steps only index them.
   std::vector<int> at(static_cast<std::size_t>(q) * q);
+  std::vector<int> row_of(procs, 0), col_of(procs, 0);
   for (int p = 0; p < topo.grid_size(); ++p) {
     const Index ij = topo.coords(p);
+    row_of[p] = static_cast<int>(ij[0]);
+    col_of[p] = static_cast<int>(ij[1]);
     at[static_cast<std::size_t>(ij[0] * q + ij[1])] = p;
   }
   const auto rank = [&](int i, int j) { return at[static_cast<std::size_t>(i * q + j)]; };
@@ -95,8 +98,7 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
   // The alignment: block row i of A moves i places left, block column j of B j places up.
   StepMax align;
   for (int p = 0; p < topo.grid_size(); ++p) {
-    const Index ij = topo.coords(p);
-    const int i = static_cast<int>(ij[0]), j = static_cast<int>(ij[1]);
+    const int i = row_of[p], j = col_of[p];
     double m = machine.message_seconds(rank(i, (j + i) % q), p, 1, a_bytes) +
                machine.message_seconds(rank((i + j) % q, j), p, 1, b_bytes) +
                machine.staging_seconds(
@@ -109,8 +111,7 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
   for (int s = 0; s < q; ++s) {
     StepMax step;
     for (int p = 0; p < topo.grid_size(); ++p) {
-      const Index ij = topo.coords(p);
-      const int i = static_cast<int>(ij[0]), j = static_cast<int>(ij[1]);
+      const int i = row_of[p], j = col_of[p];
       const int kk = (i + j + s) % q;
       const double inner = std::max(width[rank(i, kk)], height[rank(kk, j)]);
       const double flops = 2 * rows[p] * inner * cols[p];

@@ -128,6 +128,30 @@ hit_layout_error(comm "--comm 'shift' needs axis" "--shape|[0:10]|--comm|shift")
 hit_layout_error(comm_name "unknown communication 'reduce'" "--shape|[0:10]|--comm|reduce")
 hit_layout_error(devices "gpu" "--shape|[0:10]|--devices|gpu*4")
 
+# ---- the advisor (--advise, docs/advisor.md) ------------------------------------------------------
+add_test(NAME cli.layout.advise
+         COMMAND python3 ${_dir}/advise_check.py ${HIT_BIN} ${MPIEXEC_EXECUTABLE})
+set_tests_properties(cli.layout.advise PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+hit_layout_error(advise_no_app "--advise needs --app cannon\\|summa" "--advise|--shape|[0:64][0:64]")
+hit_layout_error(advise_app "--app 'lu': the advisor predicts cannon, summa, jacobi, cg and cholesky"
+                 "--advise|--app|lu|--shape|[0:64][0:64]")
+hit_layout_error(advise_cg_shape "--app cg needs --matrix or --generate"
+                 "--advise|--app|cg|--shape|[0:64][0:64]")
+hit_layout_error(advise_dense_matrix "--app jacobi needs --shape"
+                 "--advise|--app|jacobi|--generate|poisson2d:n=8")
+hit_layout_error(advise_layout "--advise tries every layout and topology that applies: drop --layout"
+                 "--advise|--app|jacobi|--shape|[0:64][0:64]|--layout|blocks")
+hit_layout_error(advise_only "--app, --models, --network and --calibrate apply to --advise"
+                 "--app|jacobi|--shape|[0:64][0:64]")
+hit_layout_error(advise_models_count "--models: 2 files for 4 processes"
+                 "--advise|--app|jacobi|--shape|[0:64][0:64]|--models|a.csv,b.csv")
+hit_layout_error(advise_calibrate_missing "--calibrate no-such.json: cannot read the file"
+                 "--advise|--app|jacobi|--shape|[0:64][0:64]|--calibrate|no-such.json")
+hit_layout_error(advise_calibrate_not_json "--calibrate .*: not a program's --json result"
+                 "--advise|--app|jacobi|--shape|[0:64][0:64]|--calibrate|${CMAKE_CURRENT_LIST_DIR}/layout.cmake")
+hit_layout_error(advise_network_missing "no-such-net.txt"
+                 "--advise|--app|jacobi|--shape|[0:64][0:64]|--network|no-such-net.txt")
+
 # ---- an external plug-in built against the installed library -------------------------------------
 find_program(_hit_mpicxx NAMES mpicxx.mpich)
 add_test(NAME cli.layout.external_plugin

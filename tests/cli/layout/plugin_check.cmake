@@ -46,3 +46,21 @@ if(rc EQUAL 0 OR NOT err MATCHES "unknown layout plug-in 'reverseBlocks' \\(regi
   message(FATAL_ERROR "expected an unknown-plug-in error: ${err}")
 endif()
 message(STATUS "external plug-in ${plugin}: ok")
+
+# The advisor enumerates the registry: the plug-in loaded from HIT_PLUGIN_PATH is ranked (or
+# rejected with its reason) beside the built-in ones.
+run("the plug-in in the advisor's ranking" ${env} "${tool}" --advise --app jacobi
+    --shape [0:66][0:66] --procs 4 --json)
+string(JSON count LENGTH "${out}" candidates)
+set(found "")
+math(EXPR last "${count} - 1")
+foreach(i RANGE ${last})
+  string(JSON layout GET "${out}" candidates ${i} layout)
+  if(layout MATCHES "^reverseBlocks")
+    string(JSON command GET "${out}" candidates ${i} command)
+    set(found "${command}")
+  endif()
+endforeach()
+if(NOT found MATCHES "hit-jacobi .*--layout reverseBlocks")
+  message(FATAL_ERROR "the advisor did not rank the plug-in's layout: ${out}")
+endif()

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""hit-layout --advise end to end: the JSON of every application, ranked and with commands that
+name the program, every layout plug-in listed or rejected, the same answer under mpiexec, the
+calibration from a real run's result, and 65 536 processes in seconds.
+
+Usage: advise_check.py BIN_DIR MPIEXEC
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN, MPIEXEC = sys.argv[1], sys.argv[2]
+LAYOUT = os.path.join(BIN, "hit-layout")
+HETERO = "emu:0(slowdown=4),cpu*3"
+
+
+def run(args, procs=1, env=None):
+    cmd = ([MPIEXEC, "-n", str(procs)] if procs > 1 else []) + args
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    if out.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(cmd)}\n{out.stderr}")
+    return out.stdout
+
+
+def advise(*args, procs=1):
+    return json.loads(run([LAYOUT, "--advise", "--json"] + list(args), procs))
+
+
+def check_ranked(doc, app, procs):
+    cands = doc["candidates"]
+    assert doc["app"] == app and doc["procs"] == procs, doc
+    assert cands, f"{app}: no candidate"
+    fits = [c for c in cands if c["fits"]]
+    assert cands[: len(fits)] == fits, f"{app}: a candidate that does not fit ranks first"
+    times = [c["predicted_s"] for c in fits]
+    assert times == sorted(times), f"{app}: not ranked by predicted_s: {times}"
+    for c in cands:
+        assert c["predicted_s"] > 0 and c["compute_s"] > 0, c
+        assert c["predicted_s"] <= c["compute_s"] + c["comm_s"] + 1e-12, c
+        assert c["command"].startswith(f"mpiexec.mpich -n {procs} hit-{app} "), c["command"]
+        assert "--layout " in c["command"], c["command"]
+
+
+def listed_plugins():
+    text = run([LAYOUT, "--list"])
+    section = text.split("layouts (--layout):")[1].split("partitions (")[0]
+    return re.findall(r"^  (\w+) ", section, re.M)
+
+
+def main():
+    # Every dense application on a heterogeneous node: the slow device gets less than the even
+    # share, so the best layout is not the even split, and every plug-in is accounted for.
+    names = listed_plugins()
+    for app, shape in [("jacobi", "[0:1026][0:1026]"), ("cannon", "[0:512][0:512]"),
+                       ("summa", "[0:512][0:512]"), ("cholesky", "[0:1024][0:1024]")]:
+        doc = advise("--app", app, "--shape", shape, "--procs", "4", "--devices", HETERO)
+        check_ranked(doc, app, 4)
+        seen = {re.split(r"[:(]", c["layout"])[0] for c in doc["candidates"] + doc["rejected"]}
+        missing = set(names) - seen
+        assert not missing, f"{app}: plug-ins neither ranked nor rejected: {missing}"
+        assert all(r["reason"] for r in doc["rejected"]), doc["rejected"]
+        best = doc["candidates"][0]
+        blocks = [c for c in doc["candidates"] if c["layout"] == "blocks"]
+        if blocks:
+            assert best["predicted_s"] < blocks[0]["predicted_s"], (app, best, blocks[0])
+
+    # CG on a generated matrix: the sparse plug-ins, the same ranking under mpiexec -n 2.
+    one = advise("--app", "cg", "--generate", "poisson2d:n=48", "--procs", "4", "--devices", HETERO)
+    check_ranked(one, "cg", 4)
+    assert {c["layout"].split(":")[0] for c in one["candidates"]} >= {"rows", "metis"}, one
+    two = advise("--app", "cg", "--generate", "poisson2d:n=48", "--procs", "4", "--devices", HETERO,
+                 procs=2)
+    assert [c["layout"] for c in one["candidates"]] == [c["layout"] for c in two["candidates"]]
+
+    # A device too small for an even share is reported, and ranked after those that fit.
+    doc = advise("--app", "jacobi", "--shape", "[0:1026][0:1026]", "--procs", "4", "--devices",
+                 "emu:0(mem=4MiB),cpu*3")
+    fits = {c["layout"]: c["fits"] for c in doc["candidates"]}
+    assert fits.get("blocks") is False, fits
+    assert any(fits.values()), fits
+
+    # Calibration: a real run's result corrects the compute of its devices.
+    with tempfile.TemporaryDirectory() as tmp:
+        result = os.path.join(tmp, "jacobi.json")
+        out = run([os.path.join(BIN, "hit-jacobi"), "--n", "258", "--iters", "20", "--topology",
+                   "array", "--devices", "emu:0(slowdown=2),cpu", "--json", "--reps", "2"], 2)
+        with open(result, "w") as f:
+            f.write(out)
+        measured = json.loads(out)["time_s"]
+        doc = advise("--app", "jacobi", "--shape", "[0:258][0:258]", "--iters", "20", "--procs",
+                     "2", "--devices", "emu:0(slowdown=2),cpu", "--calibrate", result)
+        cal = doc["calibration"]
+        assert cal["runs"] == 1 and set(cal["compute"]) == {"cpu", "emu(slowdown=2)"}, cal
+        blocks = [c for c in doc["candidates"]
+                  if c["layout"] == "blocks" and c["topology"] == "array"][0]
+        # The compute is the run's own; only the communication is modelled: within 3x.
+        assert abs(math.log(blocks["predicted_s"] / measured)) < math.log(3), (blocks, measured)
+
+    # 65 536 processes: every candidate of Cannon predicted in seconds.
+    start = time.time()
+    doc = advise("--app", "cannon", "--shape", "[0:65536][0:65536]", "--procs", "65536")
+    took = time.time() - start
+    check_ranked(doc, "cannon", 65536)
+    print(f"65 536 processes: {len(doc['candidates'])} candidates in {took:.1f} s")
+    assert took < 60, f"--advise for 65 536 processes took {took:.1f} s"
+    print("advise checks passed")
+
+
+if __name__ == "__main__":
+    main()
