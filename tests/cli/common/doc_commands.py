@@ -49,7 +49,8 @@ HARNESS = {"hit-cannon", "hit-summa", "hit-jacobi", "hit-linsolve", "hit-cholesk
 # Options whose value is a file the program reads, per program.
 INPUTS = {"hit-cannon": {"--a", "--b"}, "hit-summa": {"--a", "--b"}, "hit-cholesky": {"--a"},
           "hit-fpm": {"-m", "--model"}, "hit-cg": {"--matrix", "--rhs"},
-          "hit-heat": {"--graph", "--init"}}
+          "hit-heat": {"--graph", "--init"},
+          "hit-layout": {"--calibrate", "--models", "--network", "--matrix"}}
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*(\.[a-z]+)?$")  # FILE, N, SPEC, FILE.svg
 PER_COMMAND_TIMEOUT = 120
 
