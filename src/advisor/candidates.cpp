@@ -54,7 +54,21 @@ std::vector<std::string> dense_layout_specs(const std::string& name, App app,
   }
   if (name == "blockCyclic") return {"blockCyclic:b=64", "blockCyclic:b=128", "blockCyclic:b=256"};
   if (name == "heteroBlockCyclic") {
-    return {"heteroBlockCyclic:B=256,b=64" + own, "heteroBlockCyclic:B=512,b=128" + own};
+    std::vector<std::string> out{"heteroBlockCyclic:B=256,b=64" + own,
+                                 "heteroBlockCyclic:B=512,b=128" + own};
+    // With hosts and accelerators both, the host share is tuned by prediction: every multiple
+    // of b (the balance formula's value is the first spec's).
+    const auto& d = machine.devices();
+    const bool hosts = std::any_of(
+        d.begin(), d.end(), [](const DeviceBinding& b) { return b.kind == DeviceKind::cpu; });
+    const bool accelerators = std::any_of(
+        d.begin(), d.end(), [](const DeviceBinding& b) { return b.kind != DeviceKind::cpu; });
+    if (hosts && accelerators) {
+      for (int bh = 0; bh <= 256; bh += 64) {
+        out.push_back(fmt::format("heteroBlockCyclic:B=256,b=64,bh={}{}", bh, own));
+      }
+    }
+    return out;
   }
   if (name == "fpm" && !options.model_files.empty()) {
     return {"fpm:models=" + fmt::format("{}", fmt::join(options.model_files, ","))};
@@ -62,9 +76,10 @@ std::vector<std::string> dense_layout_specs(const std::string& name, App app,
   return {name};
 }
 
-// A text equal for equal block lists: two specs that give the same layout are one candidate.
+// A text equal for equal block lists: two specs that give every process the same blocks are one
+// candidate, whatever topology they were laid on (the applications' messages follow the blocks).
 std::string blocks_signature(const Layout& l) {
-  std::string s = l.topology().str();
+  std::string s;
   for (int p = 0; p < l.procs(); ++p) {
     s += '|';
     for (const Shape& b : l.blocks(p)) s += b.str();
@@ -112,7 +127,10 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
     }
     const bool square = topo.axes() == 2 && topo.dim(0) == topo.dim(1);
     if ((app == App::cannon && !square) || topo.axes() > 2) continue;
-    if (!grids.insert(topo.dims()).second) continue;
+    // A grid with trailing axes of one process is the line before them (mesh2d of 2 is 2x1).
+    std::vector<int> dims = topo.dims();
+    while (dims.size() > 1 && dims.back() == 1) dims.pop_back();
+    if (!grids.insert(dims).second) continue;
     for (const auto* plugin : env.extension<LayoutRegistry>().all()) {
       for (const std::string& spec :
            dense_layout_specs(plugin->name(), app, machine, topo, options)) {

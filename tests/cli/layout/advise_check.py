@@ -101,6 +101,22 @@ def main():
         # The compute is the run's own; only the communication is modelled: within 3x.
         assert abs(math.log(blocks["predicted_s"] / measured)) < math.log(3), (blocks, measured)
 
+    # Models of the devices (hit-fpm build): the fpm layout is a candidate, its files in the spec,
+    # and the best layout's picture is drawn.
+    with tempfile.TemporaryDirectory() as tmp:
+        pattern = os.path.join(tmp, "jacobi-{rank}.csv")
+        run([os.path.join(BIN, "hit-fpm"), "build", "--kernel", "jacobi", "--columns", "258",
+             "--max", "256", "--points", "4", "--max-time", "0.2", "--quiet", "--devices",
+             "emu:0(slowdown=2),cpu", "--out", pattern], 2)
+        svg = os.path.join(tmp, "best.svg")
+        doc = advise("--app", "jacobi", "--shape", "[0:258][0:258]", "--procs", "2", "--devices",
+                     "emu:0(slowdown=2),cpu", "--models", pattern, "--iters", "20", "--svg", svg)
+        assert doc["models"] is True, doc
+        fpm = [c for c in doc["candidates"] if c["layout"].startswith("fpm:models=")]
+        assert fpm and pattern.replace("{rank}", "1") in fpm[0]["layout"], doc["candidates"]
+        with open(svg) as f:
+            assert f.read().lstrip().startswith("<svg"), "--svg wrote no picture"
+
     # 65 536 processes: every candidate of Cannon predicted in seconds.
     start = time.time()
     doc = advise("--app", "cannon", "--shape", "[0:65536][0:65536]", "--procs", "65536")
