@@ -24,24 +24,26 @@ Calibration fit_calibration(std::span<const RunSample> runs) {
   std::vector<double> all, comm;
   for (const RunSample& r : runs) {
     const std::size_t n = r.device_keys.size();
-    if (r.predicted_compute.size() != n || r.measured_compute.size() != n) {
+    if (r.predicted_compute.size() != n || r.measured_compute.size() != n ||
+        r.predicted_comm.size() != n || r.measured_comm.size() != n) {
       throw Error(ErrorKind::invalid_argument,
-                  fmt::format("a calibration run has {} devices, {} predicted and {} measured "
-                              "compute times",
-                              n, r.predicted_compute.size(), r.measured_compute.size()));
+                  fmt::format("a calibration run has {} devices but {} and {} compute times and "
+                              "{} and {} communication times",
+                              n, r.predicted_compute.size(), r.measured_compute.size(),
+                              r.predicted_comm.size(), r.measured_comm.size()));
     }
-    double busiest = 0;
+    std::size_t busiest = n;
     for (std::size_t p = 0; p < n; ++p) {
-      busiest = std::max(busiest, r.measured_compute[p]);
+      if (r.predicted_comm[p] > 0 && r.measured_comm[p] > 0 &&
+          (busiest == n || r.measured_compute[p] > r.measured_compute[busiest])) {
+        busiest = p;
+      }
       if (r.predicted_compute[p] <= 0 || r.measured_compute[p] <= 0) continue;
       const double ratio = r.measured_compute[p] / r.predicted_compute[p];
       by_key[r.device_keys[p]].push_back(ratio);
       all.push_back(ratio);
     }
-    if (r.predicted_comm_s > 0) {
-      // Never below a twentieth: a run whose waits were all hidden says little of its messages.
-      comm.push_back(std::max(0.05, (r.measured_s - busiest) / r.predicted_comm_s));
-    }
+    if (busiest < n) comm.push_back(r.measured_comm[busiest] / r.predicted_comm[busiest]);
   }
   Calibration c;
   c.runs = static_cast<int>(runs.size());

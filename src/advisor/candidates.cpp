@@ -30,13 +30,14 @@ bool all_equal(const std::vector<double>& w) {
 std::vector<std::string> dense_layout_specs(const std::string& name, App app,
                                             const Machine& machine, const Topology& topo,
                                             const CandidateOptions& options) {
-  const std::vector<double> speeds = relative_speeds(machine, kernel_of(app), 1e9);
+  const std::vector<double> speeds =
+      relative_speeds(machine, kernel_of(app), 1e9, options.share_bytes);
   const bool even = all_equal(speeds);
   // Equal speeds: one weight per coordinate (the layout is then blocks, and says so).
   const std::string w = even ? weights_text(std::vector<double>(std::size_t(topo.dim(0)), 1.0))
                              : weights_text(speeds);
   // The plug-ins that weigh by the binding by default get weights only when models say more.
-  const std::string own = options.model_files.empty() ? std::string() : ",w=" + w;
+  std::string own = options.model_files.empty() ? std::string() : ",w=" + w;
   if (name == "weighted") return {"weighted:w=" + w};
   if (name == "dimBlocks")
     return even ? std::vector<std::string>{"dimBlocks"}
@@ -54,6 +55,10 @@ std::vector<std::string> dense_layout_specs(const std::string& name, App app,
   }
   if (name == "blockCyclic") return {"blockCyclic:b=64", "blockCyclic:b=128", "blockCyclic:b=256"};
   if (name == "heteroBlockCyclic") {
+    // Its nodes are the run's: a plan must name them as the run will have them.
+    if (machine.ranks_per_node() > 0) {
+      own += fmt::format(",ranks_per_node={}", machine.ranks_per_node());
+    }
     std::vector<std::string> out{"heteroBlockCyclic:B=256,b=64" + own,
                                  "heteroBlockCyclic:B=512,b=128" + own};
     // With hosts and accelerators both, the host share is tuned by prediction: every multiple
@@ -97,11 +102,13 @@ void rank_candidates(Advice& advice) {
 
 }  // namespace
 
-std::vector<double> relative_speeds(const Machine& machine, Kernel kernel, double flops) {
+std::vector<double> relative_speeds(const Machine& machine, Kernel kernel, double flops,
+                                    double share_bytes) {
   std::vector<double> speed(static_cast<std::size_t>(machine.procs()));
   const double share = flops / machine.procs();
+  const auto bytes = static_cast<std::uint64_t>(std::max(0.0, share_bytes));
   for (int p = 0; p < machine.procs(); ++p) {
-    const double t = machine.compute_seconds(p, kernel, share, 0);
+    const double t = machine.compute_seconds(p, kernel, share, bytes);
     speed[std::size_t(p)] = t > 0 ? 1.0 / t : 1.0;
   }
   const double top = *std::max_element(speed.begin(), speed.end());
@@ -143,7 +150,8 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
 
 std::vector<CandidateSpec> sparse_candidates(Environment& env, const Machine& machine,
                                              const CandidateOptions& options) {
-  const std::vector<double> speeds = relative_speeds(machine, Kernel::spmv, 1e9);
+  const std::vector<double> speeds =
+      relative_speeds(machine, Kernel::spmv, 1e9, options.share_bytes);
   const std::string w = weights_text(speeds);
   const bool even = all_equal(speeds);
   std::vector<CandidateSpec> out;

@@ -230,7 +230,7 @@ double Machine::compute_seconds(int proc, Kernel kernel, double flops,
     seconds = models_[p].time(flops / flops_per_unit_[p]);
   } else {
     seconds = flops / (host_flops(kernel) * speed_weight(proc, problem_bytes));
-    seconds *= sharers(proc);
+    seconds *= sharing_factor(proc);
     const int on_host = host_procs_[static_cast<std::size_t>(node_of(proc))];
     if (device(proc).kind != DeviceKind::cuda && host_cores_ > 0 && on_host > host_cores_) {
       seconds *= static_cast<double>(on_host) / host_cores_;
@@ -259,6 +259,10 @@ double Machine::message_seconds(int from, int to, double messages, double bytes)
   if (from == to || (messages <= 0 && bytes <= 0)) return 0.0;
   const fpm::LinkCost& c = link(from, to);
   return (messages * c.latency + bytes / c.bandwidth) * calibration_.comm;
+}
+
+double Machine::sharing_factor(int proc) const {
+  return has_models() ? 1.0 : static_cast<double>(sharers(proc));
 }
 
 double Machine::staging_seconds(int proc, double bytes) const {

@@ -73,6 +73,22 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
       }
     }
   }
+  // What hit-cannon requires: A's row blocks are C's, B's column blocks are C's, and A(i, j)
+  // and B(j, i) hold the same slice of the inner dimension (a layout that splits the rows of A
+  // unevenly splits the rows of B too, not A's columns).
+  for (int p = 0; p < topo.grid_size(); ++p) {
+    const Index ij = topo.coords(p);
+    const int t = topo.proc_at(Index{ij[1], ij[0]});
+    if (!(a.block(p).sig(0) == c.block(p).sig(0)) || !(b.block(p).sig(1) == c.block(p).sig(1)) ||
+        !(a.block(p).sig(1) == b.block(t).sig(0))) {
+      throw Error(
+          ErrorKind::shape,
+          fmt::format("cannon needs A's column blocks to equal B's row blocks and their "
+                      "row and column blocks to equal C's: layout '{}' gives A {} on "
+                      "process {}, B {} on process {} and C {}",
+                      c.spec(), a.block(p).str(), p, b.block(t).str(), t, c.block(p).str()));
+    }
+  }
   // Rank at (i, j), and each process's block extents, once: the steps only index them.
   std::vector<int> at(static_cast<std::size_t>(q) * q);
   std::vector<int> row_of(procs, 0), col_of(procs, 0);
@@ -108,6 +124,14 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
   }
   out.comm_s = align.comm;
   out.predicted_s = align.comm;
+  // A step's shifts are the same at every step (the padded blocks, the same neighbours).
+  std::vector<double> shift(procs, 0.0);
+  for (int p = 0; p < topo.grid_size(); ++p) {
+    const int i = row_of[p], j = col_of[p];
+    shift[p] = machine.message_seconds(rank(i, (j + 1) % q), p, 1, a_bytes) +
+               machine.message_seconds(rank((i + 1) % q, j), p, 1, b_bytes) +
+               machine.staging_seconds(p, a_bytes + b_bytes);
+  }
   for (int s = 0; s < q; ++s) {
     StepMax step;
     for (int p = 0; p < topo.grid_size(); ++p) {
@@ -117,12 +141,7 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
       const double flops = 2 * rows[p] * inner * cols[p];
       const auto problem = bytes_of(rows[p] * inner + inner * cols[p] + rows[p] * cols[p], run);
       const double compute = machine.compute_seconds(p, Kernel::gemm, flops, problem);
-      double comm = 0;
-      if (s + 1 < q) {  // the next blocks travel during this product
-        comm = machine.message_seconds(rank(i, (j + 1) % q), p, 1, a_bytes) +
-               machine.message_seconds(rank((i + 1) % q, j), p, 1, b_bytes) +
-               machine.staging_seconds(p, a_bytes + b_bytes);
-      }
+      const double comm = s + 1 < q ? shift[p] : 0.0;  // the next blocks travel meanwhile
       ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
       cost.flops += flops;
       cost.compute_s += compute;
@@ -152,6 +171,16 @@ Prediction predict_summa(const Layout& a, const Layout& b, const Layout& c, cons
   const Topology& topo = c.topology();
   const int procs = topo.procs();
   const index_t m = a.shape().extent(1);
+  for (const Layout* l : {&a, &b, &c}) {
+    for (int p = 0; p < topo.grid_size(); ++p) {
+      if (l->blocks(p).size() > 1) {
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("summa needs at most one block per process: layout '{}' gives "
+                                "process {} {} blocks",
+                                l->spec(), p, l->blocks(p).size()));
+      }
+    }
+  }
   // A's panel travels along the process's row of the grid, B's along its column; a 1-D
   // topology's rows are single processes.
   const int row_len = topo.axes() >= 2 ? topo.dim(1) : 1;

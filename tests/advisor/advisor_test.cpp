@@ -139,15 +139,16 @@ TEST(Calibration, FitsComputePerDeviceAndCommunication) {
   RunSample r;
   r.device_keys = {"cpu", "cpu", "emu(slowdown=2)"};
   r.predicted_compute = {1, 1, 2};
-  r.measured_compute = {2, 2, 3};
-  r.measured_s = 5;
-  r.predicted_comm_s = 1;
+  r.measured_compute = {2, 2.5, 3};
+  // The busiest process (the most measured compute) waited least: its ratio is the fit.
+  r.predicted_comm = {1, 1, 0.5};
+  r.measured_comm = {9, 9, 1};
   const Calibration c = fit_calibration(std::span(&r, 1));
   EXPECT_EQ(c.runs, 1);
-  EXPECT_DOUBLE_EQ(c.compute.at("cpu"), 2.0);
+  EXPECT_DOUBLE_EQ(c.compute.at("cpu"), 2.25);
   EXPECT_DOUBLE_EQ(c.compute.at("emu(slowdown=2)"), 1.5);
-  EXPECT_DOUBLE_EQ(c.compute_other, 2.0);
-  EXPECT_DOUBLE_EQ(c.comm, 2.0);  // (5 - 3) / 1
+  EXPECT_DOUBLE_EQ(c.compute_other, 2.0);  // the median of 2, 2.5 and 1.5
+  EXPECT_DOUBLE_EQ(c.comm, 2.0);           // 1 / 0.5 on process 2
 
   Machine m = machine_of("cpu,emu:0(slowdown=2),cuda:0", 3);
   const double cpu = m.compute_seconds(0, Kernel::gemm, 1e9, 0);
@@ -155,7 +156,7 @@ TEST(Calibration, FitsComputePerDeviceAndCommunication) {
   const double cuda = m.compute_seconds(2, Kernel::gemm, 1e9, 0);
   const double message = m.message_seconds(0, 1, 1, 1e6);
   m.set_calibration(c);
-  EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), 2 * cpu);
+  EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), 2.25 * cpu);
   EXPECT_DOUBLE_EQ(m.compute_seconds(1, Kernel::gemm, 1e9, 0), 1.5 * emu);
   EXPECT_DOUBLE_EQ(m.compute_seconds(2, Kernel::gemm, 1e9, 0), 2 * cuda);  // not measured
   EXPECT_DOUBLE_EQ(m.message_seconds(0, 1, 1, 1e6), 2 * message);

@@ -173,23 +173,29 @@ advisor::RunSample sample_of(const json& r, const std::string& file, const Input
   advisor::RunSample s;
   const auto& ranks = r.at("per_rank");
   for (int q = 0; q < machine.procs(); ++q) {
+    const advisor::ProcessCost& cost = predicted.procs.at(std::size_t(q));
+    const json& measured = ranks.at(std::size_t(q));
     s.device_keys.push_back(machine.device_key(q));
-    s.predicted_compute.push_back(predicted.procs.at(std::size_t(q)).compute_s);
-    s.measured_compute.push_back(ranks.at(std::size_t(q)).at("compute_s").get<double>());
+    s.predicted_compute.push_back(cost.compute_s / machine.sharing_factor(q));
+    s.measured_compute.push_back(measured.at("compute_s").get<double>());
+    s.predicted_comm.push_back(cost.comm_s);
+    s.measured_comm.push_back(measured.at("comm_s").get<double>());
   }
-  s.measured_s = r.at("time_s").get<double>();
-  s.predicted_comm_s = predicted.comm_s;
   return s;
 }
 
-advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in,
-                               const MachineSetup& setup) {
+// The fit of the --calibrate results; `iterations` becomes the first result's count (jacobi,
+// cg) when --iters was not given, so the candidates are predicted for the run measured.
+advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const MachineSetup& setup,
+                               int& iterations) {
   std::vector<advisor::RunSample> samples;
   for (const std::string& file : o.calibrate) {
     json r;
     try {
       r = json::parse(read_text(file));
       samples.push_back(sample_of(r, file, in, setup));
+      const char* key = in.app == App::cg ? "iterations" : "iters";
+      if (o.iters < 0 && samples.size() == 1 && r.contains(key)) iterations = r.at(key).get<int>();
     } catch (const json::exception& e) {
       throw Error(
           ErrorKind::parse,
@@ -329,8 +335,9 @@ void add_advise_options(CLI::App& app, AdviseOptions& o) {
                  "with --advise: host cores per node shared by the cpu and emu processes "
                  "(default: one each)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--iters", o.iters, "with --advise: iterations of jacobi and cg")
-      ->capture_default_str()
+  app.add_option("--iters", o.iters,
+                 "with --advise: iterations of jacobi and cg (default: the --calibrate results' "
+                 "count, else 100)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--inner", o.inner,
                  "with --advise: cannon and summa: the inner dimension m (A is n×m; default n)")
@@ -372,7 +379,7 @@ int advise(Environment& env, const AdviseOptions& o, const AdviseInput& in, int 
   advisor::Machine machine = setup.make(devices);
 
   x.dense.run.element_bytes = element_bytes(in.type);
-  x.dense.run.iterations = o.iters;
+  x.dense.run.iterations = o.iters >= 0 ? o.iters : 100;
   x.dense.run.panel = o.panel;
   if (sparse) {
     const auto generator =
@@ -385,9 +392,24 @@ int advise(Environment& env, const AdviseOptions& o, const AdviseInput& in, int 
     x.dense.shape = Shape::parse(in.shape);
     x.dense.inner = o.inner;
   }
-  if (!o.calibrate.empty()) machine.set_calibration(calibrate(o, x, setup));
+  if (!o.calibrate.empty()) {
+    int iterations = x.dense.run.iterations;
+    machine.set_calibration(calibrate(o, x, setup, iterations));
+    x.dense.run.iterations = iterations;
+  }
 
-  const advisor::CandidateOptions copts{files};
+  advisor::CandidateOptions copts{files, 0};
+  const double eb = double(x.dense.run.element_bytes);
+  if (sparse) {
+    // The matrix's values and column indices, over every rank's rows.
+    double nonzeros = double(x.rows->nonzeros());
+    allreduce_in_place(&nonzeros, 1, MPI_DOUBLE, MPI_SUM, env.comm());
+    copts.share_bytes = nonzeros * (eb + 8) / nprocs;
+  } else {
+    // The arrays an even share holds: Jacobi's two grids, the products' three matrices.
+    const double arrays = x.app == App::jacobi ? 2 : x.app == App::cholesky ? 1 : 3;
+    copts.share_bytes = double(x.dense.shape.size()) * eb * arrays / nprocs;
+  }
   const advisor::Advice advice =
       sparse ? advisor::advise_sparse(*x.rows, machine, x.dense.run,
                                       advisor::sparse_candidates(env, machine, copts))

@@ -17,7 +17,7 @@ struct AdviseOptions {
   std::string network;  // a network model file (hit-fpm network)
   int nodes = 0;        // ranks per node (0: one node)
   int host_cores = 0;   // host cores per node shared by the host processes (0: enough)
-  int iters = 100;      // jacobi and cg
+  int iters = -1;       // jacobi and cg; -1: the --calibrate results' count, else 100
   long long inner = 0;  // cannon and summa: m (0: n)
   long long panel = 256;
   int top = 0;  // rows of the table (0: all)

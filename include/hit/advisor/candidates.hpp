@@ -50,6 +50,9 @@ struct DenseProblem {
 // Machine::models() (one per process, empty: none), for the `fpm` and `columns2d` specs.
 struct CandidateOptions {
   std::vector<std::string> model_files;
+  // The bytes an even share of the problem puts on a device: the speeds behind the weights are
+  // taken at that size (an emulated device's slowdown profile, a model's curve).
+  double share_bytes = 0;
 };
 
 // The candidates of a dense application: for every topology plug-in of `env` (default
@@ -77,7 +80,8 @@ Prediction predict_dense(const DenseProblem& problem, const Machine& machine,
                          const CandidateSpec& spec);
 
 // Relative speeds of the processes for the weights of the balancing layouts: 1/time of an even
-// share of `flops` of `kernel` on each, scaled so the largest is 1.
-std::vector<double> relative_speeds(const Machine& machine, Kernel kernel, double flops);
+// share of `flops` of `kernel` on a problem of `share_bytes` on each, scaled so the largest is 1.
+std::vector<double> relative_speeds(const Machine& machine, Kernel kernel, double flops,
+                                    double share_bytes = 0);
 
 }  // namespace hit::advisor

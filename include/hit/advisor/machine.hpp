@@ -107,6 +107,9 @@ class Machine {
   // time when it has one, else the host's speed times speed_weight, divided among the device's
   // sharers and the node's host cores; times the calibration's factor.
   double compute_seconds(int proc, Kernel kernel, double flops, std::uint64_t problem_bytes) const;
+  // The factor compute_seconds applies for the turns `proc` takes on a shared device: its
+  // sharers without models (a model measured the device as the run binds it), else 1.
+  double sharing_factor(int proc) const;
   // The link cost between two processes (from the network model, else assumed).
   const fpm::LinkCost& link(int from, int to) const;
   // Seconds of `messages` messages of `bytes` bytes in all from `from` to `to` (α·messages +
