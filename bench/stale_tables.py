@@ -43,6 +43,9 @@ SECTIONS = {
     "sparse": (["examples/cg", "examples/heat", "bench/ref/csr_cg.cpp", "bench/ref/csr_problem.hpp",
                 "bench/ref/petsc_cg.c", "tools/fpm", "bench/sparse"],
                "python3 bench/sparse/sparse_bench.py --update-docs"),
+    "advisor": (["examples/jacobi", "examples/cannon", "examples/summa", "examples/cg",
+                 "examples/cholesky", "tools/layout", "tools/fpm", "bench/advisor"],
+                "python3 bench/advisor/advisor_bench.py --update-docs"),
     "shared": (["examples/cannon", "examples/jacobi", "bench/shared"],
                "python3 bench/shared/shared_bench.py --update-docs --baseline OLD_BUILD"),
 }
