@@ -138,9 +138,13 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
     std::vector<int> dims = topo.dims();
     while (dims.size() > 1 && dims.back() == 1) dims.pop_back();
     if (!grids.insert(dims).second) continue;
+    // `blocks` first: a spec that gives the same blocks is then named after it.
+    std::vector<std::string> names{"blocks"};
     for (const auto* plugin : env.extension<LayoutRegistry>().all()) {
-      for (const std::string& spec :
-           dense_layout_specs(plugin->name(), app, machine, topo, options)) {
+      if (plugin->name() != "blocks") names.push_back(plugin->name());
+    }
+    for (const std::string& name : names) {
+      for (const std::string& spec : dense_layout_specs(name, app, machine, topo, options)) {
         out.push_back({spec, topo_plugin->name()});
       }
     }
