@@ -26,7 +26,7 @@ scenario and application:
    with the advisor's own command line (+ `--json --reps R --warmup W`), its result saved;
 3. the advisor again with `--calibrate` that result: the calibrated ranking, whose first entry is
    the advisor's choice (hit-cg iterates to its tolerance: both advisor calls get `--iters` the
-   calibration run's iteration count, which the advisor does not take from the result);
+   calibration run's iteration count, as the calibrated call would take from the result);
 4. every calibrated candidate (and the uncalibrated first choice when calibration changed it) run
    for real with its command line, --rounds rounds, the order shuffled every round (fixed seed);
    each run's figure is the program's `time_s` (median of its --reps repetitions). A candidate

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "hit/core/error.hpp"
@@ -21,36 +22,38 @@ double median(std::vector<double> v) {
 Calibration fit_calibration(std::span<const RunSample> runs) {
   if (runs.empty()) throw Error(ErrorKind::invalid_argument, "calibration needs a measured run");
   std::map<std::string, std::vector<double>> by_key;
-  std::vector<double> all, comm;
+  std::vector<double> all;
   for (const RunSample& r : runs) {
     const std::size_t n = r.device_keys.size();
-    if (r.predicted_compute.size() != n || r.measured_compute.size() != n ||
-        r.predicted_comm.size() != n || r.measured_comm.size() != n) {
+    if (r.predicted_compute.size() != n || r.measured_compute.size() != n) {
       throw Error(ErrorKind::invalid_argument,
-                  fmt::format("a calibration run has {} devices but {} and {} compute times and "
-                              "{} and {} communication times",
-                              n, r.predicted_compute.size(), r.measured_compute.size(),
-                              r.predicted_comm.size(), r.measured_comm.size()));
+                  fmt::format("a calibration run has {} devices but {} predicted and {} measured "
+                              "compute times",
+                              n, r.predicted_compute.size(), r.measured_compute.size()));
     }
-    std::size_t busiest = n;
     for (std::size_t p = 0; p < n; ++p) {
-      if (r.predicted_comm[p] > 0 && r.measured_comm[p] > 0 &&
-          (busiest == n || r.measured_compute[p] > r.measured_compute[busiest])) {
-        busiest = p;
-      }
       if (r.predicted_compute[p] <= 0 || r.measured_compute[p] <= 0) continue;
       const double ratio = r.measured_compute[p] / r.predicted_compute[p];
       by_key[r.device_keys[p]].push_back(ratio);
       all.push_back(ratio);
     }
-    if (busiest < n) comm.push_back(r.measured_comm[busiest] / r.predicted_comm[busiest]);
   }
   Calibration c;
   c.runs = static_cast<int>(runs.size());
   for (auto& [key, ratios] : by_key) c.compute[key] = median(ratios);
   if (!all.empty()) c.compute_other = median(all);
-  if (!comm.empty()) c.comm = median(comm);
   return c;
+}
+
+double fit_comm_factor(const std::function<double(double)>& makespan, double measured_s) {
+  double lo = std::log(1e-3), hi = std::log(1e4);
+  if (makespan(std::exp(lo)) >= measured_s) return std::exp(lo);
+  if (makespan(std::exp(hi)) <= measured_s) return std::exp(hi);
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (makespan(std::exp(mid)) < measured_s ? lo : hi) = mid;
+  }
+  return std::exp((lo + hi) / 2);
 }
 
 }  // namespace hit::advisor

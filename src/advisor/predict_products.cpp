@@ -51,18 +51,11 @@ std::uint64_t bytes_of(double elements, const RunShape& run) {
   return static_cast<std::uint64_t>(elements * double(run.element_bytes));
 }
 
-}  // namespace
-
-Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, const Machine& machine,
-                          const RunShape& run) {
-  require_matrix_layouts("cannon", a, b, c);
+// What hit-cannon requires: one block per process of each matrix, A's row blocks are C's, B's
+// column blocks are C's, and A(i, j) and B(j, i) hold the same slice of the inner dimension (a
+// layout that splits the rows of A unevenly splits the rows of B too, not A's columns).
+void require_cannon_blocks(const Layout& a, const Layout& b, const Layout& c) {
   const Topology& topo = c.topology();
-  if (topo.axes() != 2 || topo.dim(0) != topo.dim(1)) {
-    throw Error(ErrorKind::topology,
-                fmt::format("cannon runs on a square grid of processes, not {}", topo.str()));
-  }
-  const int q = topo.dim(0);
-  const int procs = topo.procs();
   for (const Layout* l : {&a, &b, &c}) {
     for (int p = 0; p < topo.grid_size(); ++p) {
       if (l->blocks(p).size() != 1) {
@@ -73,9 +66,6 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
       }
     }
   }
-  // What hit-cannon requires: A's row blocks are C's, B's column blocks are C's, and A(i, j)
-  // and B(j, i) hold the same slice of the inner dimension (a layout that splits the rows of A
-  // unevenly splits the rows of B too, not A's columns).
   for (int p = 0; p < topo.grid_size(); ++p) {
     const Index ij = topo.coords(p);
     const int t = topo.proc_at(Index{ij[1], ij[0]});
@@ -89,6 +79,21 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
                       c.spec(), a.block(p).str(), p, b.block(t).str(), t, c.block(p).str()));
     }
   }
+}
+
+}  // namespace
+
+Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, const Machine& machine,
+                          const RunShape& run) {
+  require_matrix_layouts("cannon", a, b, c);
+  const Topology& topo = c.topology();
+  if (topo.axes() != 2 || topo.dim(0) != topo.dim(1)) {
+    throw Error(ErrorKind::topology,
+                fmt::format("cannon runs on a square grid of processes, not {}", topo.str()));
+  }
+  const int q = topo.dim(0);
+  const int procs = topo.procs();
+  require_cannon_blocks(a, b, c);
   // Rank at (i, j), and each process's block extents, once: the steps only index them.
   std::vector<int> at(static_cast<std::size_t>(q) * q);
   std::vector<int> row_of(procs, 0), col_of(procs, 0);

@@ -135,32 +135,57 @@ TEST(Predict, CannonRefusesSeveralBlocksAndNonSquareGrids) {
   EXPECT_THROW((void)predict_cannon(line, line, line, m, RunShape{}), Error);
 }
 
-TEST(Calibration, FitsComputePerDeviceAndCommunication) {
+TEST(Calibration, FitsComputePerDevice) {
   RunSample r;
   r.device_keys = {"cpu", "cpu", "emu(slowdown=2)"};
   r.predicted_compute = {1, 1, 2};
   r.measured_compute = {2, 2.5, 3};
-  // The busiest process (the most measured compute) waited least: its ratio is the fit.
-  r.predicted_comm = {1, 1, 0.5};
-  r.measured_comm = {9, 9, 1};
   const Calibration c = fit_calibration(std::span(&r, 1));
   EXPECT_EQ(c.runs, 1);
   EXPECT_DOUBLE_EQ(c.compute.at("cpu"), 2.25);
   EXPECT_DOUBLE_EQ(c.compute.at("emu(slowdown=2)"), 1.5);
   EXPECT_DOUBLE_EQ(c.compute_other, 2.0);  // the median of 2, 2.5 and 1.5
-  EXPECT_DOUBLE_EQ(c.comm, 2.0);           // 1 / 0.5 on process 2
+  EXPECT_DOUBLE_EQ(c.comm, 1.0);
 
   Machine m = machine_of("cpu,emu:0(slowdown=2),cuda:0", 3);
   const double cpu = m.compute_seconds(0, Kernel::gemm, 1e9, 0);
   const double emu = m.compute_seconds(1, Kernel::gemm, 1e9, 0);
   const double cuda = m.compute_seconds(2, Kernel::gemm, 1e9, 0);
   const double message = m.message_seconds(0, 1, 1, 1e6);
-  m.set_calibration(c);
+  Calibration with_comm = c;
+  with_comm.comm = 3;
+  m.set_calibration(with_comm);
   EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), 2.25 * cpu);
   EXPECT_DOUBLE_EQ(m.compute_seconds(1, Kernel::gemm, 1e9, 0), 1.5 * emu);
   EXPECT_DOUBLE_EQ(m.compute_seconds(2, Kernel::gemm, 1e9, 0), 2 * cuda);  // not measured
-  EXPECT_DOUBLE_EQ(m.message_seconds(0, 1, 1, 1e6), 2 * message);
+  EXPECT_DOUBLE_EQ(m.message_seconds(0, 1, 1, 1e6), 3 * message);
   EXPECT_THROW((void)fit_calibration({}), Error);
+  r.measured_compute.pop_back();
+  EXPECT_THROW((void)fit_calibration(std::span(&r, 1)), Error);
+}
+
+// The factor that makes the prediction the measurement: a makespan of compute 2 s overlapped
+// with communication 0.5·f s measures 3 s at f = 6; bounds outside the range.
+TEST(Calibration, CommunicationFactorReproducesTheMeasuredMakespan) {
+  const auto makespan = [](double f) { return std::max(2.0, 0.5 * f); };
+  EXPECT_NEAR(fit_comm_factor(makespan, 3.0), 6.0, 1e-9);
+  EXPECT_DOUBLE_EQ(fit_comm_factor(makespan, 1.0), 1e-3);  // compute alone is slower
+  EXPECT_NEAR(fit_comm_factor(makespan, 1e6), 1e4, 1e-6);
+  // And on a real prediction: Jacobi whose measured time is twice its compute.
+  Machine m = machine_of("cpu*2", 2);
+  const Layout l = layout_of("blocks", "array", Shape::extents({66, 66}), m);
+  const auto jacobi = [&](double f) {
+    Machine with = m;
+    Calibration c;
+    c.runs = 1;
+    c.comm = f;
+    with.set_calibration(c);
+    return predict_jacobi(l, with, RunShape{}).predicted_s;
+  };
+  const double compute = predict_jacobi(l, m, RunShape{}).compute_s;
+  const double f = fit_comm_factor(jacobi, 2 * compute);
+  EXPECT_NEAR(jacobi(f), 2 * compute, 1e-9 * compute);
+  EXPECT_GT(f, 1.0);
 }
 
 // Every layout plug-in of the run is either a candidate or rejected with its reason, and on a

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -129,80 +131,118 @@ struct Inputs {
   std::string matrix;                   // cg: the file or generator spec
 };
 
-// One result re-predicted on the layout it ran: the calibration's sample.
-advisor::RunSample sample_of(const json& r, const std::string& file, const Inputs& in,
-                             const MachineSetup& setup) {
+// One --calibrate result, with what re-predicts it on the layout it ran for any calibration.
+struct Measured {
+  advisor::Machine machine;  // its devices, not calibrated
+  std::function<advisor::Prediction(const advisor::Machine&)> predict;
+  double time_s = 0;
+  std::vector<double> compute_s;  // per process
+  int iterations = -1;            // jacobi and cg: the run's
+};
+
+advisor::CandidateSpec result_spec(const json& r, App app) {
+  return {result_layout(r, app), r.contains("topology")
+                                     ? r.at("topology").at("name").get<std::string>()
+                                     : std::string(app == App::cannon ? "square" : "array")};
+}
+
+Measured measured_run(const json& r, const std::string& file, const Inputs& in,
+                      const MachineSetup& setup) {
   const std::string app = result_app(r);
   if (app != to_string(in.app)) {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("--calibrate {}: a result of {}, not of --app {}", file,
                             app.empty() ? "an unknown program" : "hit-" + app, to_string(in.app)));
   }
-  const advisor::Machine machine = setup.make(result_devices(r, file));
+  Measured m{setup.make(result_devices(r, file)), {}, r.at("time_s").get<double>(), {}, -1};
+  for (const auto& rank : r.at("per_rank")) m.compute_s.push_back(rank.at("compute_s"));
   advisor::RunShape run = in.dense.run;
   run.element_bytes = element_bytes(r.value("type", "double"));
-  advisor::Prediction predicted;
-  const advisor::CandidateSpec spec{result_layout(r, in.app),
-                                    r.contains("topology")
-                                        ? r.at("topology").at("name").get<std::string>()
-                                        : std::string(in.app == App::cannon ? "square" : "array")};
+  const advisor::CandidateSpec spec = result_spec(r, in.app);
   if (in.app == App::cg) {
     if (r.at("matrix").get<std::string>() != in.matrix) {
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("--calibrate {}: a run on {}, not on {}", file,
                               r.at("matrix").get<std::string>(), in.matrix));
     }
-    run.iterations = r.at("iterations").get<int>();
-    const advisor::Advice a = advisor::advise_sparse(*in.rows, machine, run, {spec});
-    if (a.candidates.empty()) throw Error(ErrorKind::invalid_argument, a.rejected.at(0).reason);
-    predicted = a.candidates.front().prediction;
+    run.iterations = m.iterations = r.at("iterations").get<int>();
+    // The layout and its halo are built once (collectively); the fit re-predicts them often.
+    const Topology topo = topology(spec.topology, m.machine.procs());
+    auto layout = std::make_shared<SparseLayout>(
+        sparse_layout(spec.layout, topo, *in.rows, {.devices = m.machine.devices()}));
+    auto halo = std::make_shared<std::vector<std::vector<PeerTraffic>>>(
+        advisor::sparse_halo_traffic(*layout, *in.rows, Environment::current().comm()));
+    m.predict = [layout, halo, run](const advisor::Machine& machine) {
+      return advisor::predict_cg(*layout, *halo, machine, run);
+    };
+    return m;
+  }
+  advisor::DenseProblem p = in.dense;
+  p.run = run;
+  const index_t n = r.at("n").get<index_t>();
+  if (in.app == App::cannon || in.app == App::summa) {
+    p.shape = Shape::extents({n, r.at("k").get<index_t>()});
+    p.inner = r.at("m").get<index_t>();
+    if (in.app == App::summa) p.run.panel = r.at("panel").get<index_t>();
   } else {
-    advisor::DenseProblem p = in.dense;
-    p.run = run;
-    const index_t n = r.at("n").get<index_t>();
-    if (in.app == App::cannon || in.app == App::summa) {
-      p.shape = Shape::extents({n, r.at("k").get<index_t>()});
-      p.inner = r.at("m").get<index_t>();
-      if (in.app == App::summa) p.run.panel = r.at("panel").get<index_t>();
-    } else {
-      p.shape = Shape::extents({n, n});
-      if (in.app == App::jacobi) p.run.iterations = r.at("iters").get<int>();
-    }
-    predicted = advisor::predict_dense(p, machine, spec);
+    p.shape = Shape::extents({n, n});
+    if (in.app == App::jacobi) p.run.iterations = m.iterations = r.at("iters").get<int>();
   }
-  advisor::RunSample s;
-  const auto& ranks = r.at("per_rank");
-  for (int q = 0; q < machine.procs(); ++q) {
-    const advisor::ProcessCost& cost = predicted.procs.at(std::size_t(q));
-    const json& measured = ranks.at(std::size_t(q));
-    s.device_keys.push_back(machine.device_key(q));
-    s.predicted_compute.push_back(cost.compute_s / machine.sharing_factor(q));
-    s.measured_compute.push_back(measured.at("compute_s").get<double>());
-    s.predicted_comm.push_back(cost.comm_s);
-    s.measured_comm.push_back(measured.at("comm_s").get<double>());
-  }
-  return s;
+  m.predict = [p, spec](const advisor::Machine& machine) {
+    return advisor::predict_dense(p, machine, spec);
+  };
+  return m;
 }
 
-// The fit of the --calibrate results; `iterations` becomes the first result's count (jacobi,
-// cg) when --iters was not given, so the candidates are predicted for the run measured.
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// The fit of the --calibrate results: the compute factors from every process's compute, then
+// the communication factor that makes each result's predicted makespan its measured one (the
+// median over the results). `iterations` becomes the first result's count (jacobi, cg) when
+// --iters was not given, so the candidates are predicted for the run measured.
 advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const MachineSetup& setup,
                                int& iterations) {
-  std::vector<advisor::RunSample> samples;
+  std::vector<Measured> runs;
   for (const std::string& file : o.calibrate) {
-    json r;
     try {
-      r = json::parse(read_text(file));
-      samples.push_back(sample_of(r, file, in, setup));
-      const char* key = in.app == App::cg ? "iterations" : "iters";
-      if (o.iters < 0 && samples.size() == 1 && r.contains(key)) iterations = r.at(key).get<int>();
+      runs.push_back(measured_run(json::parse(read_text(file)), file, in, setup));
     } catch (const json::exception& e) {
       throw Error(
           ErrorKind::parse,
           fmt::format("--calibrate {}: not a program's --json result ({})", file, e.what()));
     }
   }
-  return advisor::fit_calibration(samples);
+  std::vector<advisor::RunSample> samples;
+  for (const Measured& m : runs) {
+    const advisor::Prediction predicted = m.predict(m.machine);
+    advisor::RunSample s;
+    for (int q = 0; q < m.machine.procs(); ++q) {
+      s.device_keys.push_back(m.machine.device_key(q));
+      s.predicted_compute.push_back(predicted.procs.at(std::size_t(q)).compute_s /
+                                    m.machine.sharing_factor(q));
+      s.measured_compute.push_back(m.compute_s.at(std::size_t(q)));
+    }
+    samples.push_back(std::move(s));
+  }
+  advisor::Calibration c = advisor::fit_calibration(samples);
+  std::vector<double> factors;
+  for (const Measured& m : runs) {
+    factors.push_back(advisor::fit_comm_factor(
+        [&](double f) {
+          advisor::Machine machine = m.machine;
+          advisor::Calibration with = c;
+          with.comm = f;
+          machine.set_calibration(with);
+          return m.predict(machine).predicted_s;
+        },
+        m.time_s));
+  }
+  c.comm = median_of(factors);
+  if (o.iters < 0 && runs.front().iterations >= 0) iterations = runs.front().iterations;
+  return c;
 }
 
 std::string command_of(const AdviseOptions& o, const AdviseInput& in, const Inputs& x,
