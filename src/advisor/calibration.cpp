@@ -45,15 +45,10 @@ Calibration fit_calibration(std::span<const RunSample> runs) {
   return c;
 }
 
-double fit_comm_factor(const std::function<double(double)>& makespan, double measured_s) {
-  double lo = std::log(1e-3), hi = std::log(1e4);
-  if (makespan(std::exp(lo)) >= measured_s) return std::exp(lo);
-  if (makespan(std::exp(hi)) <= measured_s) return std::exp(hi);
-  for (int i = 0; i < 60; ++i) {
-    const double mid = (lo + hi) / 2;
-    (makespan(std::exp(mid)) < measured_s ? lo : hi) = mid;
-  }
-  return std::exp((lo + hi) / 2);
+double fit_comm_factor(double makespan_without_comm, double comm_at_one, double measured_s) {
+  constexpr double least = 1e-3;
+  if (!(comm_at_one > 0) || !(measured_s > makespan_without_comm)) return least;
+  return std::max(least, (measured_s - makespan_without_comm) / comm_at_one);
 }
 
 }  // namespace hit::advisor

@@ -200,7 +200,7 @@ double median_of(std::vector<double> v) {
 }
 
 // The fit of the --calibrate results: the compute factors from every process's compute, then
-// the communication factor that makes each result's predicted makespan its measured one (the
+// the communication factor from each result's makespan beyond its predicted compute (the
 // median over the results). `iterations` becomes the first result's count (jacobi, cg) when
 // --iters was not given, so the candidates are predicted for the run measured.
 advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const MachineSetup& setup,
@@ -230,15 +230,15 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
   advisor::Calibration c = advisor::fit_calibration(samples);
   std::vector<double> factors;
   for (const Measured& m : runs) {
-    factors.push_back(advisor::fit_comm_factor(
-        [&](double f) {
-          advisor::Machine machine = m.machine;
-          advisor::Calibration with = c;
-          with.comm = f;
-          machine.set_calibration(with);
-          return m.predict(machine).predicted_s;
-        },
-        m.time_s));
+    const auto predicted = [&](double comm) {
+      advisor::Machine machine = m.machine;
+      advisor::Calibration with = c;
+      with.comm = comm;
+      machine.set_calibration(with);
+      return m.predict(machine);
+    };
+    factors.push_back(
+        advisor::fit_comm_factor(predicted(0).predicted_s, predicted(1).comm_s, m.time_s));
   }
   c.comm = median_of(factors);
   if (o.iters < 0 && runs.front().iterations >= 0) iterations = runs.front().iterations;

@@ -1,10 +1,9 @@
 #pragma once
 // The advisor learning from runs (docs/advisor.md): a program's --json result, re-predicted on
 // the layout it ran, gives measured over predicted compute per device, then the communication
-// factor that makes the predicted makespan the measured one; Machine::set_calibration applies
+// factor that accounts for the makespan beyond the compute; Machine::set_calibration applies
 // them to later predictions.
 
-#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,11 +27,13 @@ struct RunSample {
 // factors apply. Error(invalid_argument) for no sample or sizes that disagree.
 Calibration fit_calibration(std::span<const RunSample> runs);
 
-// The communication factor f at which a run's predicted makespan, `makespan(f)` (the compute
-// factors applied), equals its measured one: what the run spent beyond its compute, however the
-// application overlaps it, is its messages' (their waits included). Bisection over f in
-// [1e-3, 1e4] (the makespan grows with f); a bound when the measured makespan is outside the
-// range's predictions.
-double fit_comm_factor(const std::function<double(double)>& makespan, double measured_s);
+// The communication factor of a run: its measured makespan beyond the prediction without
+// communication (`makespan_without_comm`, the compute factors applied), over the communication
+// the prediction puts on the critical path at factor 1 (`comm_at_one`, Prediction::comm_s); at
+// least 1e-3 (a run faster than its compute says nothing of its messages). The residual is
+// charged to the messages as if they did not overlap the compute: a run whose compute hides its
+// messages gives them only what it measured beyond its compute, not the whole makespan that an
+// overlapped term would need to reach.
+double fit_comm_factor(double makespan_without_comm, double comm_at_one, double measured_s);
 
 }  // namespace hit::advisor
