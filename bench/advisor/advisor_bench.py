@@ -44,12 +44,12 @@ to the measured ones by plug-in and topology (`w=` left out). Goals: regret <= 1
 Spearman >= 0.8 (calibrated).
 
 Writes bench/results/advisor.json (--quick: a temporary file) and, with --update-docs, the
-"advisor" section of docs/benchmarks.md. The defaults take about 12-15 minutes on 2 cores (most of
+"advisor" section of docs/benchmarks.md. The defaults take about 15 minutes on 2 cores (most of
 it the 0.7-1 s start of each 4-rank launch: about 450 launches); --quick (tiny sizes, 1 round,
 scenarios speeds and sparse) about 45 s.
 
     python3 bench/advisor/advisor_bench.py [--bin build/bin] [--scenarios a,b] [--apps a,b]
-        [--rounds 3] [--reps 1] [--warmup 1] [--seed 1] [--quick] [--update-docs] [--from-json]
+        [--rounds 3] [--reps 3] [--warmup 1] [--seed 1] [--quick] [--update-docs] [--from-json]
 """
 import argparse
 import datetime
@@ -598,7 +598,7 @@ def main():
     ap.add_argument("--apps", default=",".join(DENSE_APPS),
                     help="applications of the dense scenarios (jacobi, cannon, summa, cholesky)")
     ap.add_argument("--rounds", type=int, default=3, help="runs of every candidate, interleaved")
-    ap.add_argument("--reps", type=int, default=1, help="timed repetitions per run")
+    ap.add_argument("--reps", type=int, default=3, help="timed repetitions per run (the program reports their median)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed repetitions per run")
     ap.add_argument("--seed", type=int, default=1, help="seed of the shuffled order")
     ap.add_argument("--timeout", type=int, default=120, help="seconds a run may take")

@@ -45,10 +45,9 @@ Calibration fit_calibration(std::span<const RunSample> runs) {
   return c;
 }
 
-double fit_comm_factor(double makespan_without_comm, double comm_at_one, double measured_s) {
-  constexpr double least = 1e-3;
-  if (!(comm_at_one > 0) || !(measured_s > makespan_without_comm)) return least;
-  return std::max(least, (measured_s - makespan_without_comm) / comm_at_one);
+double fit_message_overhead(double predicted_s, double messages, double measured_s) {
+  if (!(messages > 0) || !(measured_s > predicted_s)) return 0.0;
+  return (measured_s - predicted_s) / messages;
 }
 
 }  // namespace hit::advisor

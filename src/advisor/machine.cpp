@@ -258,7 +258,7 @@ const fpm::LinkCost& Machine::link(int from, int to) const {
 double Machine::message_seconds(int from, int to, double messages, double bytes) const {
   if (from == to || (messages <= 0 && bytes <= 0)) return 0.0;
   const fpm::LinkCost& c = link(from, to);
-  return (messages * c.latency + bytes / c.bandwidth) * calibration_.comm;
+  return messages * (c.latency + calibration_.message_s) + bytes / c.bandwidth;
 }
 
 double Machine::sharing_factor(int proc) const {

@@ -145,7 +145,7 @@ TEST(Calibration, FitsComputePerDevice) {
   EXPECT_DOUBLE_EQ(c.compute.at("cpu"), 2.25);
   EXPECT_DOUBLE_EQ(c.compute.at("emu(slowdown=2)"), 1.5);
   EXPECT_DOUBLE_EQ(c.compute_other, 2.0);  // the median of 2, 2.5 and 1.5
-  EXPECT_DOUBLE_EQ(c.comm, 1.0);
+  EXPECT_DOUBLE_EQ(c.message_s, 0.0);
 
   Machine m = machine_of("cpu,emu:0(slowdown=2),cuda:0", 3);
   const double cpu = m.compute_seconds(0, Kernel::gemm, 1e9, 0);
@@ -153,25 +153,33 @@ TEST(Calibration, FitsComputePerDevice) {
   const double cuda = m.compute_seconds(2, Kernel::gemm, 1e9, 0);
   const double message = m.message_seconds(0, 1, 1, 1e6);
   Calibration with_comm = c;
-  with_comm.comm = 3;
+  with_comm.message_s = 2e-3;
   m.set_calibration(with_comm);
   EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), 2.25 * cpu);
   EXPECT_DOUBLE_EQ(m.compute_seconds(1, Kernel::gemm, 1e9, 0), 1.5 * emu);
   EXPECT_DOUBLE_EQ(m.compute_seconds(2, Kernel::gemm, 1e9, 0), 2 * cuda);  // not measured
-  EXPECT_DOUBLE_EQ(m.message_seconds(0, 1, 1, 1e6), 3 * message);
+  EXPECT_DOUBLE_EQ(m.message_seconds(0, 1, 1, 1e6), message + 2e-3);
   EXPECT_THROW((void)fit_calibration({}), Error);
   r.measured_compute.pop_back();
   EXPECT_THROW((void)fit_calibration(std::span(&r, 1)), Error);
 }
 
-// The measured makespan beyond the compute, over the predicted communication: 2 s of compute,
-// 0.5 s of messages at factor 1, 3 s measured: factor 2. A run no slower than its compute gives
-// the floor.
-TEST(Calibration, CommunicationFactorFromTheMakespanBeyondTheCompute) {
-  EXPECT_DOUBLE_EQ(fit_comm_factor(2.0, 0.5, 3.0), 2.0);
-  EXPECT_DOUBLE_EQ(fit_comm_factor(2.0, 0.5, 1.5), 1e-3);
-  EXPECT_DOUBLE_EQ(fit_comm_factor(2.0, 0.0, 3.0), 1e-3);
-  EXPECT_DOUBLE_EQ(fit_comm_factor(2.0, 0.5, 2.0001), 1e-3);  // 2e-4 rounds up to the floor
+// The measured makespan beyond the prediction, over the critical path's messages: 2 s
+// predicted, 3 s measured, 4 messages: 0.25 s each. A run no slower than predicted gives 0.
+TEST(Calibration, MessageOverheadFromTheMakespanBeyondThePrediction) {
+  EXPECT_DOUBLE_EQ(fit_message_overhead(2.0, 4.0, 3.0), 0.25);
+  EXPECT_DOUBLE_EQ(fit_message_overhead(2.0, 4.0, 1.5), 0.0);
+  EXPECT_DOUBLE_EQ(fit_message_overhead(2.0, 0.0, 3.0), 0.0);
+  // On a prediction: Cannon 2x2 sends 2 messages per step on its critical path (one step of
+  // shifts, and the alignment's two), so one second more per message adds 4 s of communication.
+  Machine m = machine_of("cpu*4", 4);
+  const Layout l = layout_of("blocks", "square", Shape::extents({100, 100}), m);
+  const double before = predict_cannon(l, l, l, m, RunShape{}).comm_s;
+  Calibration c;
+  c.runs = 1;
+  c.message_s = 1;
+  m.set_calibration(c);
+  EXPECT_NEAR(predict_cannon(l, l, l, m, RunShape{}).comm_s - before, 4.0, 1e-9);
 }
 
 // Every layout plug-in of the run is either a candidate or rejected with its reason, and on a

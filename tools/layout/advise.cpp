@@ -200,8 +200,8 @@ double median_of(std::vector<double> v) {
 }
 
 // The fit of the --calibrate results: the compute factors from every process's compute, then
-// the communication factor from each result's makespan beyond its predicted compute (the
-// median over the results). `iterations` becomes the first result's count (jacobi, cg) when
+// each message's overhead from each result's makespan beyond its prediction (the median over
+// the results). `iterations` becomes the first result's count (jacobi, cg) when
 // --iters was not given, so the candidates are predicted for the run measured.
 advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const MachineSetup& setup,
                                int& iterations) {
@@ -230,17 +230,18 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
   advisor::Calibration c = advisor::fit_calibration(samples);
   std::vector<double> factors;
   for (const Measured& m : runs) {
-    const auto predicted = [&](double comm) {
+    const auto predicted = [&](double message_s) {
       advisor::Machine machine = m.machine;
       advisor::Calibration with = c;
-      with.comm = comm;
+      with.message_s = message_s;
       machine.set_calibration(with);
       return m.predict(machine);
     };
-    factors.push_back(
-        advisor::fit_comm_factor(predicted(0).predicted_s, predicted(1).comm_s, m.time_s));
+    const advisor::Prediction base = predicted(0);
+    factors.push_back(advisor::fit_message_overhead(base.predicted_s,
+                                                    predicted(1).comm_s - base.comm_s, m.time_s));
   }
-  c.comm = median_of(factors);
+  c.message_s = median_of(factors);
   if (o.iters < 0 && runs.front().iterations >= 0) iterations = runs.front().iterations;
   return c;
 }
@@ -279,8 +280,10 @@ std::string command_of(const AdviseOptions& o, const AdviseInput& in, const Inpu
 json calibration_json(const advisor::Calibration& c) {
   json compute = json::object();
   for (const auto& [key, f] : c.compute) compute[key] = f;
-  return {
-      {"runs", c.runs}, {"compute", compute}, {"compute_other", c.compute_other}, {"comm", c.comm}};
+  return {{"runs", c.runs},
+          {"compute", compute},
+          {"compute_other", c.compute_other},
+          {"message_s", c.message_s}};
 }
 
 struct Report {

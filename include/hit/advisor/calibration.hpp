@@ -1,8 +1,8 @@
 #pragma once
 // The advisor learning from runs (docs/advisor.md): a program's --json result, re-predicted on
-// the layout it ran, gives measured over predicted compute per device, then the communication
-// factor that accounts for the makespan beyond the compute; Machine::set_calibration applies
-// them to later predictions.
+// the layout it ran, gives measured over predicted compute per device, then the time each
+// message costs beyond the network model; Machine::set_calibration applies them to later
+// predictions.
 
 #include <span>
 #include <string>
@@ -23,17 +23,19 @@ struct RunSample {
 
 // The compute factors: per device key, the median over its processes of measured / predicted
 // compute; for other devices the median over every process. Processes without compute give no
-// ratio. The communication factor is left at 1: fit it with fit_comm_factor once the compute
-// factors apply. Error(invalid_argument) for no sample or sizes that disagree.
+// ratio. The message overhead is left at 0: fit it with fit_message_overhead once the
+// compute factors apply. Error(invalid_argument) for no sample or sizes that disagree.
 Calibration fit_calibration(std::span<const RunSample> runs);
 
-// The communication factor of a run: its measured makespan beyond the prediction without
-// communication (`makespan_without_comm`, the compute factors applied), over the communication
-// the prediction puts on the critical path at factor 1 (`comm_at_one`, Prediction::comm_s); at
-// least 1e-3 (a run faster than its compute says nothing of its messages). The residual is
-// charged to the messages as if they did not overlap the compute: a run whose compute hides its
-// messages gives them only what it measured beyond its compute, not the whole makespan that an
-// overlapped term would need to reach.
-double fit_comm_factor(double makespan_without_comm, double comm_at_one, double measured_s);
+// The time each message of a run costs beyond the network's latency and bandwidth: the run's
+// measured makespan beyond its prediction (`predicted_s`, the compute factors applied), over the
+// messages the prediction puts on the critical path (`messages`: its communication on the
+// critical path with one second added to every message, less the communication without);
+// 0 when the run was not slower than predicted. The overhead is per message, not per byte: what a
+// model of the network leaves out of a run is mostly what each message waits for (a core to come
+// free on a shared host, a progress engine, a rendezvous), which a longer message does not
+// lengthen. Charging the residual to the critical path's messages without their overlap keeps a
+// compute-bound run from stretching its messages to the whole makespan.
+double fit_message_overhead(double predicted_s, double messages, double measured_s);
 
 }  // namespace hit::advisor

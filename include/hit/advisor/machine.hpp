@@ -47,13 +47,13 @@ double default_host_flops(Kernel kernel) noexcept;
 fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept;
 
 // Corrections fitted from measured runs (hit::advisor::fit_calibration): measured over
-// predicted compute per device (keyed by Machine::device_key), and measured over predicted
-// communication.
+// predicted compute per device (keyed by Machine::device_key), and the time every message costs
+// beyond the network's (fit_message_overhead).
 struct Calibration {
   std::map<std::string, double> compute;  // device key -> factor
   double compute_other = 1;               // for a device no run measured: the median factor
-  double comm = 1;
-  int runs = 0;  // results the factors come from (0: no calibration)
+  double message_s = 0;                   // added to every message's latency, seconds (>= 0)
+  int runs = 0;                           // results the factors come from (0: no calibration)
 };
 
 class Machine {
@@ -112,8 +112,8 @@ class Machine {
   double sharing_factor(int proc) const;
   // The link cost between two processes (from the network model, else assumed).
   const fpm::LinkCost& link(int from, int to) const;
-  // Seconds of `messages` messages of `bytes` bytes in all from `from` to `to` (α·messages +
-  // bytes/β), times the calibration's factor; 0 between a process and itself.
+  // Seconds of `messages` messages of `bytes` bytes in all from `from` to `to`:
+  // (α + the calibration's message_s)·messages + bytes/β; 0 between a process and itself.
   double message_seconds(int from, int to, double messages, double bytes) const;
   // Seconds to copy `bytes` between the host and `proc`'s device: bytes / its `bw=` (emulated
   // devices); 0 for host processes and devices without a declared bandwidth.
