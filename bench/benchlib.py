@@ -104,3 +104,27 @@ def write_json(path, data):
     with open(path + ".tmp", "w") as f:
         json.dump(data, f, indent=1)
     os.replace(path + ".tmp", path)
+
+
+def results_path(args, name):
+    """`args.json_out`, else bench/results/<name>.json, or a temporary file for a --quick run (a
+    smoke run's figures never replace the measured ones)."""
+    if args.json_out is not None:
+        return args.json_out
+    if getattr(args, "quick", False):
+        import tempfile
+        return os.path.join(tempfile.gettempdir(), f"{name}-quick.json")
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"{name}.json")
+
+
+def redraw_from_json(args, section, markdown):
+    """--from-json: the table from the saved results, into the docs with --update-docs, and on
+    stdout. Returns False (nothing done) without --from-json."""
+    if not args.from_json:
+        return False
+    with open(args.json_out) as f:
+        results = json.load(f)
+    if args.update_docs:
+        replace_section(args.out, section, markdown(results))
+    print(markdown(results))
+    return True

@@ -68,7 +68,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import machine_text, replace_section, spread, write_json  # noqa: E402
+from benchlib import redraw_from_json, results_path, machine_text, replace_section, spread, write_json  # noqa: E402
 
 SECTION = "advisor"
 PROCS = 4
@@ -620,14 +620,8 @@ def main():
         if "--scenarios" not in " ".join(argv):
             args.scenarios = QUICK_SCENARIOS
         args.rounds = 1
-    if args.json_out is None:
-        args.json_out = (os.path.join(tempfile.gettempdir(), "advisor-quick.json") if args.quick
-                         else os.path.join(ROOT, "bench", "results", "advisor.json"))
-    if args.from_json:
-        results = json.load(open(args.json_out))
-        if args.update_docs:
-            replace_section(args.out, SECTION, markdown(results))
-        print(markdown(results))
+    args.json_out = results_path(args, "advisor")
+    if redraw_from_json(args, SECTION, markdown):
         return
     args.bin = os.path.abspath(args.bin)
     for p in ["hit-layout", "hit-fpm", "hit-cg"] + [f"hit-{a}" for a in args.apps.split(",")]:

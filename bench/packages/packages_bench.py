@@ -58,7 +58,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import (alternated_pairs, commit_text, machine_text, replace_section, run_json,  # noqa: E402
+from benchlib import (redraw_from_json, results_path, alternated_pairs, commit_text, machine_text, replace_section, run_json,  # noqa: E402
                       spread, write_json)
 
 DEVICES = "cpu(cores=1),emu:0(slowdown=2,clock=cpu,cores=1),emu:1(slowdown=4,clock=cpu,cores=1)"
@@ -159,14 +159,8 @@ def main():
             raise SystemExit("--quick is a smoke test: its figures do not go into the docs")
         args.mandelbrot_n, args.gemm_n, args.runs, args.reps = 512, 512, 1, 2
         args.fpm_steps = 2
-    if args.json_out is None:
-        args.json_out = (os.path.join(tempfile.gettempdir(), "packages-quick.json") if args.quick
-                         else os.path.join(ROOT, "bench", "results", "packages.json"))
-    if args.from_json:
-        results = json.load(open(args.json_out))
-        if args.update_docs:
-            replace_section(args.out, SECTION, markdown(results))
-        print(markdown(results))
+    args.json_out = results_path(args, "packages")
+    if redraw_from_json(args, SECTION, markdown):
         return
 
     binary = os.path.join(args.build, "bin", "hit-packages")

@@ -96,7 +96,10 @@ void rank_candidates(Advice& advice) {
   std::stable_sort(advice.candidates.begin(), advice.candidates.end(),
                    [](const Candidate& a, const Candidate& b) {
                      if (a.prediction.fits != b.prediction.fits) return a.prediction.fits;
-                     return a.prediction.predicted_s < b.prediction.predicted_s;
+                     // Equal predictions (to rounding) keep the enumeration's order: the
+                     // simpler layout, `blocks` first, wins a tie.
+                     const double x = a.prediction.predicted_s, y = b.prediction.predicted_s;
+                     return x < y && y - x > 1e-9 * y;
                    });
 }
 
@@ -121,7 +124,9 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
   if (app == App::cg) {
     throw Error(ErrorKind::invalid_argument, "cg lays out a sparse matrix: use its candidates");
   }
-  std::vector<CandidateSpec> out;
+  // The topologies that fit, each grid once (a grid with trailing axes of one process is the
+  // line before them: mesh2d of 2 is 2x1).
+  std::vector<std::pair<std::string, Topology>> topologies;
   std::set<std::vector<int>> grids;
   for (const auto* topo_plugin : env.extension<TopologyRegistry>().all()) {
     // hit-cannon always takes the square topology.
@@ -132,20 +137,22 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
     } catch (const Error&) {
       continue;  // needs parameters, or does not fit this count
     }
-    const bool square = topo.axes() == 2 && topo.dim(0) == topo.dim(1);
-    if ((app == App::cannon && !square) || topo.axes() > 2) continue;
-    // A grid with trailing axes of one process is the line before them (mesh2d of 2 is 2x1).
+    if (topo.axes() > 2) continue;
     std::vector<int> dims = topo.dims();
     while (dims.size() > 1 && dims.back() == 1) dims.pop_back();
-    if (!grids.insert(dims).second) continue;
-    // `blocks` first: a spec that gives the same blocks is then named after it.
-    std::vector<std::string> names{"blocks"};
-    for (const auto* plugin : env.extension<LayoutRegistry>().all()) {
-      if (plugin->name() != "blocks") names.push_back(plugin->name());
-    }
-    for (const std::string& name : names) {
+    if (grids.insert(dims).second) topologies.emplace_back(topo_plugin->name(), topo);
+  }
+  // Layouts outer, topologies inner, `blocks` first: a tie keeps this order (the simplest layout
+  // first), and a spec that gives the same blocks as an earlier one is named after it.
+  std::vector<std::string> names{"blocks"};
+  for (const auto* plugin : env.extension<LayoutRegistry>().all()) {
+    if (plugin->name() != "blocks") names.push_back(plugin->name());
+  }
+  std::vector<CandidateSpec> out;
+  for (const std::string& name : names) {
+    for (const auto& [topo_name, topo] : topologies) {
       for (const std::string& spec : dense_layout_specs(name, app, machine, topo, options)) {
-        out.push_back({spec, topo_plugin->name()});
+        out.push_back({spec, topo_name});
       }
     }
   }

@@ -21,6 +21,13 @@ struct StepMax {
     compute = std::max(compute, c);
     comm = std::max(comm, m);
   }
+  // One process's part of the step: added to its totals and to the step's maxima.
+  void record(ProcessCost& cost, double flops, double c, double m) {
+    cost.flops += flops;
+    cost.compute_s += c;
+    cost.comm_s += m;
+    add(c, m);
+  }
 };
 
 // Imbalance, memory per device and the largest allocation, once the processes are filled.

@@ -147,11 +147,7 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
       const auto problem = bytes_of(rows[p] * inner + inner * cols[p] + rows[p] * cols[p], run);
       const double compute = machine.compute_seconds(p, Kernel::gemm, flops, problem);
       const double comm = s + 1 < q ? shift[p] : 0.0;  // the next blocks travel meanwhile
-      ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
-      cost.flops += flops;
-      cost.compute_s += compute;
-      cost.comm_s += comm;
-      step.add(compute, comm);
+      step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm);
     }
     out.compute_s += step.compute;
     out.comm_s += step.comm;
@@ -228,11 +224,7 @@ Prediction predict_summa(const Layout& a, const Layout& b, const Layout& c, cons
                           detail::tree_rounds(col_len) *
                               machine.message_seconds(col_far[p], p, 1, w * e.cols * eb) +
                           machine.staging_seconds(p, (e.rows + e.cols) * w * eb);
-      ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
-      cost.flops += flops;
-      cost.compute_s += compute;
-      cost.comm_s += comm;
-      step.add(compute, comm);
+      step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm);
     }
     out.compute_s += step.compute;
     out.comm_s += step.comm;
