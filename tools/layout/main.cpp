@@ -7,6 +7,10 @@
 //              [--procs P] [--topology SPEC] [--layout rows|metis[:...]] [--devices SPEC]
 //              [--type ...] [--json] [--svg FILE (poisson2d only)]
 //   hit-layout --list
+//   hit-layout --advise --app cannon|summa|jacobi|cg|cholesky (--shape | --matrix | --generate)
+//              [--procs P] [--devices SPEC] [--models FILES] [--network FILE] [--nodes K]
+//              [--host-cores C] [--iters I] [--inner M] [--panel W] [--calibrate RESULT.json...]
+//              [--top N] [--json] [--svg FILE]        (the layout advisor: advise.hpp)
 //
 // Every rank computes the same layout (it is deterministic); only rank 0 prints, so running under
 // `mpiexec -n P` and running one process with `--procs P` give the same answer.
