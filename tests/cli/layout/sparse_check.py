@@ -12,7 +12,9 @@ import re
 import subprocess
 import sys
 
-LAYOUT, MPIEXEC, NP, OUT = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+LAYOUT, MPIEXEC, NP = sys.argv[1], sys.argv[2], int(sys.argv[3])
+# A folder per process count: ctest -j runs the counts at once, and they write the same files.
+OUT = os.path.join(sys.argv[4], f"np{NP}")
 os.makedirs(OUT, exist_ok=True)
 failures = []
 
