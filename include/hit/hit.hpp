@@ -2,6 +2,10 @@
 // The public API of hitmap++: one include for programs (every public header; internals live in
 // hit/detail/ and come with the headers that need them).
 
+#include "hit/advisor/calibration.hpp"
+#include "hit/advisor/candidates.hpp"
+#include "hit/advisor/machine.hpp"
+#include "hit/advisor/prediction.hpp"
 #include "hit/balance/benchmark.hpp"
 #include "hit/balance/dynamic_balance.hpp"
 #include "hit/balance/dynamic_partition.hpp"
