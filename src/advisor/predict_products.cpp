@@ -137,6 +137,7 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
                machine.message_seconds(rank((i + 1) % q, j), p, 1, b_bytes) +
                machine.staging_seconds(p, a_bytes + b_bytes);
   }
+  std::vector<double> last_inner(procs, -1.0), last_compute(procs, 0.0);
   for (int s = 0; s < q; ++s) {
     StepMax step;
     for (int p = 0; p < topo.grid_size(); ++p) {
@@ -144,8 +145,14 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
       const int kk = (i + j + s) % q;
       const double inner = std::max(width[rank(i, kk)], height[rank(kk, j)]);
       const double flops = 2 * rows[p] * inner * cols[p];
-      const auto problem = bytes_of(rows[p] * inner + inner * cols[p] + rows[p] * cols[p], run);
-      const double compute = machine.compute_seconds(p, Kernel::gemm, flops, problem);
+      // A process's products differ only where the inner width does (one or two widths on
+      // most layouts): the last one's time is kept.
+      if (inner != last_inner[p]) {
+        const auto problem = bytes_of(rows[p] * inner + inner * cols[p] + rows[p] * cols[p], run);
+        last_inner[p] = inner;
+        last_compute[p] = machine.compute_seconds(p, Kernel::gemm, flops, problem);
+      }
+      const double compute = last_compute[p];
       const double comm = s + 1 < q ? shift[p] : 0.0;  // the next blocks travel meanwhile
       step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm);
     }
