@@ -22,9 +22,10 @@ jacobi,cannon,summa,cholesky` adds hit-cholesky, n = 2048, about 10 minutes more
 scenario and application:
 
 1. the advisor without calibration (`hit-layout --advise ... --json`): its ranking;
-2. the default layout (`blocks` on the program's default topology; `rows` for hit-cg), run once
-   with the advisor's own command line (+ `--json --reps R --warmup W`), its result saved;
-3. the advisor again with `--calibrate` that result: the calibrated ranking, whose first entry is
+2. the default layout (`blocks` on the program's default topology; `rows` for hit-cg), run
+   --calibration-runs times (default 3) with the advisor's own command line (+ `--json --reps R
+   --warmup W`), the results saved;
+3. the advisor again with `--calibrate` those results: the calibrated ranking, whose first entry is
    the advisor's choice (hit-cg iterates to its tolerance: both advisor calls get `--iters` the
    calibration run's iteration count, as the calibrated call would take from the result);
 4. every calibrated candidate (and the uncalibrated first choice when calibration changed it) run
@@ -230,7 +231,7 @@ def advise(bindir, app, problem, sc, iters, network, calibrate=None, panel=None)
     if sc.get("nodes"):
         argv += ["--nodes", str(sc["nodes"]), "--network", network]
     if calibrate:
-        argv += ["--calibrate", calibrate]
+        argv += ["--calibrate"] + calibrate.split(" ")
     argv.append("--json")
     out = subprocess.run(argv, capture_output=True, text=True, env=clean_env())
     if out.returncode != 0:
@@ -282,12 +283,19 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
     uncal, _ = advise(args.bin, app, problem, sc, iters, network, panel=panel)
     default = default_candidate(uncal, app)
     argv, env_extra = argv_of(default["command"], args.bin, timed)
-    first, why = run_program(argv, env_extra, base_env, args.timeout)
-    if first is None:
-        raise SystemExit(f"{name}/{app}: the default layout failed: {why}\n{shlex.join(argv)}")
-    calib_file = os.path.join(tmpdir, f"{name}-{app}-default.json")
-    with open(calib_file, "w") as f:
-        json.dump(first, f)
+    # The calibrating runs of the default layout: several, so that one slow run does not move
+    # every prediction of the case (the advisor takes the medians over them).
+    calib_files = []
+    for run in range(args.calibration_runs):
+        result, why = run_program(argv, env_extra, base_env, args.timeout)
+        if result is None:
+            raise SystemExit(f"{name}/{app}: the default layout failed: {why}\n{shlex.join(argv)}")
+        if run == 0:
+            first = result
+        calib_files.append(os.path.join(tmpdir, f"{name}-{app}-default-{run}.json"))
+        with open(calib_files[-1], "w") as f:
+            json.dump(result, f)
+    calib_file = " ".join(calib_files)
     if app == "cg":
         # hit-cg iterates to its tolerance: the advisor is told how many iterations that takes
         # (the calibration run's count), which it cannot know beforehand.
@@ -297,7 +305,7 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
                           panel=panel)
     uncal_argv = [w for w in cal_argv]
     i = uncal_argv.index("--calibrate")
-    del uncal_argv[i:i + 2]
+    del uncal_argv[i:i + 1 + len(calib_files)]
 
     cands = []
     for rank, c in enumerate(cal["candidates"], 1):
@@ -403,7 +411,7 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
             "panel": panel,
             "advise_command": shown(uncal_argv, {}, args.bin).replace(network or "\0", "net.txt"),
             "advise_calibrated_command": shown(cal_argv, {}, args.bin).replace(
-                calib_file, f"{name}-{app}-default.json").replace(network or "\0", "net.txt"),
+                tmpdir + "/", "").replace(network or "\0", "net.txt"),
             "default": {"layout": default["layout"], "topology": default["topology"],
                         "command": shown(argv, env_extra, args.bin), "time_s": first["time_s"],
                         "compute_s": [r["compute_s"] for r in first["per_rank"]]},
@@ -478,7 +486,8 @@ def markdown(r):
         f"candidate then runs for real with the command line the advisor prints (+ `--json --reps "
         f"{r['reps']} --warmup {r['warmup']}`), {r['rounds']} round{'s' if r['rounds'] != 1 else ''}, the order shuffled every round "
         f"(seed {r['seed']}); measured = median over the rounds of the program's `time_s`, spread "
-        "= (max − min) / median. Calibrated: the advisor given `--calibrate` the result of one run "
+        f"= (max − min) / median. Calibrated: the advisor given `--calibrate` the results of "
+        f"{r.get('calibration_runs', 1)} run{'s' if r.get('calibration_runs', 1) != 1 else ''} "
         "of the program's default layout (`blocks` on its default topology; `rows` for hit-cg), "
         "the advisor's choice its first candidate; uncalibrated: the same call without it (its "
         "weighted candidates carry other weights than the measured ones and are matched to them "
@@ -598,6 +607,8 @@ def main():
     ap.add_argument("--apps", default=",".join(DENSE_APPS),
                     help="applications of the dense scenarios (jacobi, cannon, summa, cholesky)")
     ap.add_argument("--rounds", type=int, default=3, help="runs of every candidate, interleaved")
+    ap.add_argument("--calibration-runs", type=int, default=3,
+                    help="runs of the default layout given to --calibrate")
     ap.add_argument("--reps", type=int, default=3, help="timed repetitions per run (the program reports their median)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed repetitions per run")
     ap.add_argument("--seed", type=int, default=1, help="seed of the shuffled order")
@@ -647,6 +658,7 @@ def main():
                "load_average": os.getloadavg()[0], "command": shown_cmd + " --update-docs"
                if args.update_docs else shown_cmd,
                "procs": PROCS, "host_cores": HOST_CORES, "rounds": args.rounds, "reps": args.reps,
+               "calibration_runs": args.calibration_runs,
                "warmup": args.warmup, "seed": args.seed, "quick": args.quick,
                "goals": {"regret": REGRET_GOAL, "spearman": SPEARMAN_GOAL}, "scenarios": {}}
     with tempfile.TemporaryDirectory(prefix="advisor-bench-") as tmpdir:
