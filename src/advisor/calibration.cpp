@@ -7,17 +7,9 @@
 #include <map>
 
 #include "hit/core/error.hpp"
+#include "hit/fpm/statistics.hpp"
 
 namespace hit::advisor {
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 Calibration fit_calibration(std::span<const RunSample> runs) {
   if (runs.empty()) throw Error(ErrorKind::invalid_argument, "calibration needs a measured run");
@@ -40,8 +32,8 @@ Calibration fit_calibration(std::span<const RunSample> runs) {
   }
   Calibration c;
   c.runs = static_cast<int>(runs.size());
-  for (auto& [key, ratios] : by_key) c.compute[key] = median(ratios);
-  if (!all.empty()) c.compute_other = median(all);
+  for (auto& [key, ratios] : by_key) c.compute[key] = fpm::median(ratios);
+  if (!all.empty()) c.compute_other = fpm::median(all);
   return c;
 }
 

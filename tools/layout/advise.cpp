@@ -23,6 +23,7 @@
 #include "hit/device_params.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/network_model_file.hpp"
+#include "hit/fpm/statistics.hpp"
 #include "hit/layout_svg.hpp"
 #include "hit/sparse/generate.hpp"
 #include "hit/sparse/matrix_market.hpp"
@@ -194,11 +195,6 @@ Measured measured_run(const json& r, const std::string& file, const Inputs& in,
   return m;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 // The fit of the --calibrate results: the compute factors from every process's compute, then
 // each message's overhead from each result's makespan beyond its prediction (the median over
 // the results). `iterations` becomes the first result's count (jacobi, cg) when
@@ -241,7 +237,7 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
     factors.push_back(advisor::fit_message_overhead(base.predicted_s,
                                                     predicted(1).comm_s - base.comm_s, m.time_s));
   }
-  c.message_s = median_of(factors);
+  c.message_s = fpm::median(factors);
   if (o.iters < 0 && runs.front().iterations >= 0) iterations = runs.front().iterations;
   return c;
 }
