@@ -43,7 +43,7 @@ done
 
 # What the GPU checks run: the programs, the hand-written CUDA references and the test binaries
 # that hold the CUDA gtests (tests/devices/cuda_test.cpp; the partition test of the cuda default).
-programs=(hit-info hit-cannon hit-jacobi hit-cholesky hit-packages hit-cg hit-heat
+programs=(hit-info hit-cannon hit-jacobi hit-cholesky hit-packages hit-cg hit-heat hit-layout
           ref-cublas-gemm ref-cuda-jacobi ref-cusolver-potrf)
 test_binaries=(test_devices test_partitions)
 # Left to the machine: the CUDA driver (it must match the kernel module) and the large CUDA

@@ -7,7 +7,8 @@
 #      gtests;
 #   3. the GPU benchmarks: hit-cannon on one GPU against cuBLAS dgemm alone (transfers included and
 #      excluded), hit-jacobi against a hand-written CUDA Jacobi, hit-cholesky against cuSOLVER
-#      potrf alone, four processes sharing one GPU, work packages with a GPU beside CPU ranks;
+#      potrf alone, four processes sharing one GPU, work packages with a GPU beside CPU ranks,
+#      and the layout advisor's ranking for hit-jacobi on a GPU beside CPU ranks against real runs;
 # one verdict line per check (PASS / FAIL / SKIP name: figures), the results in
 # docs/gpu-results.md and, when $OUT is set, gpu-check.log, gpu-results.json, gpu-results.md and
 # gpu-commands.log in $OUT. Each command has a time limit (120 s) and all the checks a budget
@@ -42,7 +43,7 @@ while (($#)); do
     --plan) plan=1; shift ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --budget) budget_s=$2; shift 2 ;;
-    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

@@ -266,6 +266,32 @@ def nbytes(b):
     return f"{b} B"
 
 
+def spearman(pairs):
+    """The rank correlation of (predicted, measured) pairs, ties given their mean rank."""
+    if len(pairs) < 3:
+        return None
+
+    def ranks(values):
+        order = sorted(range(len(values)), key=lambda i: values[i])
+        out = [0.0] * len(values)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2
+            i = j + 1
+        return out
+
+    a, b = ranks([p for p, _ in pairs]), ranks([m for _, m in pairs])
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    va = sum((x - ma) ** 2 for x in a) ** 0.5
+    vb = sum((y - mb) ** 2 for y in b) ** 0.5
+    return cov / (va * vb) if va and vb else None
+
+
 def per_rank_bytes(j):
     ranks = (j or {}).get("per_rank", [])
     parts = []
@@ -282,14 +308,17 @@ def per_rank_bytes(j):
 SIZES = {
     "quick": {"cannon": 8192, "cannon_check": 2048, "jacobi": 8192, "jacobi_iters": 200,
               "jacobi_check": 1024, "cholesky": 8192, "cholesky_b": 1024, "cholesky_check": 2048,
-              "cholesky_check_b": 256, "shared": 4096, "shared_iters": 100, "mandel": 4096},
+              "cholesky_check_b": 256, "shared": 4096, "shared_iters": 100, "mandel": 4096,
+              "advisor": 4096, "advisor_iters": 100},
     "full": {"cannon": 16384, "cannon_check": 2048, "jacobi": 16384, "jacobi_iters": 200,
              "jacobi_check": 1024, "cholesky": 16384, "cholesky_b": 1024, "cholesky_check": 2048,
-             "cholesky_check_b": 256, "shared": 8192, "shared_iters": 100, "mandel": 8192},
+             "cholesky_check_b": 256, "shared": 8192, "shared_iters": 100, "mandel": 8192,
+             "advisor": 8192, "advisor_iters": 100},
     # For trying the script itself on a machine without a GPU (emulated devices stand in).
     "tiny": {"cannon": 256, "cannon_check": 128, "jacobi": 256, "jacobi_iters": 20,
              "jacobi_check": 64, "cholesky": 256, "cholesky_b": 64, "cholesky_check": 128,
-             "cholesky_check_b": 32, "shared": 128, "shared_iters": 10, "mandel": 128},
+             "cholesky_check_b": 32, "shared": 128, "shared_iters": 10, "mandel": 128,
+             "advisor": 128, "advisor_iters": 10},
 }
 
 
@@ -506,10 +535,64 @@ class Checks:
                    f"x{fmt(ratio(a['time_s'], m['time_s']))}); {share}")
         self.verdict("packages-gpu-cpu", what, gpu_rows > 0, figures, recs)
 
+    # The layout advisor on a real GPU beside CPU ranks, before and after one calibrating run.
+    def advisor(self):
+        n, iters, top, np, devices = self.s["advisor"], self.s["advisor_iters"], 6, 4, "cuda:0,cpu*3"
+        what = (f"hit-layout --advise for hit-jacobi n = {n}, {iters} iterations on {devices}: "
+                "not calibrated, then calibrated by one run of the default layout; the first "
+                f"{top} candidates of both rankings run for real (regret: the measured time of "
+                "the first choice over the best measured, goal <= 1.10)")
+        env = self.blas_env(np)
+        size = ["--n", str(n), "--iters", str(iters)]
+        timing = ["--devices", devices, "--reps", "3", "--warmup", "1", "--json"]
+        base = self.r.run(self.mpi(np, "hit-jacobi", *size, *timing), env=env)
+        result = os.path.join(os.path.dirname(os.path.abspath(self.a.ctest_dir)),
+                              "advisor-calibration.json")
+        if base.get("json") is not None:
+            with open(result, "w") as f:
+                json.dump(base["json"], f)
+        advise = ["--advise", "--app", "jacobi", "--shape", f"[0:{n}][0:{n}]", "--procs", str(np),
+                  "--devices", devices, "--iters", str(iters), "--top", str(top), "--json"]
+        raw = self.r.run(self.mpi(1, "hit-layout", *advise))
+        cal = self.r.run(self.mpi(1, "hit-layout", *advise, "--calibrate", result))
+        recs = [base, raw, cal]
+        if self.a.plan:
+            return self.verdict("advisor-gpu", what, True, "planned", recs)
+        if not (ok(base, check=False) and ok(raw, check=False) and ok(cal, check=False)):
+            bad = next(r for r in recs if not ok(r, check=False))
+            return self.verdict("advisor-gpu", what, False, why(bad), recs)
+        measured = {}
+        # The JSON lists every candidate (--top cuts the table only).
+        for c in raw["json"]["candidates"][:top] + cal["json"]["candidates"][:top]:
+            key = (c["layout"], c["topology"])
+            if key not in measured:
+                rec = self.r.run(self.mpi(np, "hit-jacobi", *size, "--topology", c["topology"],
+                                          "--layout", c["layout"], *timing), env=env)
+                recs.append(rec)
+                measured[key] = rec["json"]["time_s"] if ok(rec, check=False) else None
+        done = {k: t for k, t in measured.items() if t}
+        if not done:
+            return self.verdict("advisor-gpu", what, False, "no candidate ran", recs)
+        best_key = min(done, key=done.get)
+        parts = []
+        for label, rec in (("not calibrated", raw), ("calibrated", cal)):
+            cands = rec["json"]["candidates"][:top]
+            first = (cands[0]["layout"], cands[0]["topology"])
+            pairs = [(c["predicted_s"], done[(c["layout"], c["topology"])]) for c in cands
+                     if done.get((c["layout"], c["topology"]))]
+            regret = ratio(done.get(first), done[best_key])
+            parts.append(f"{label}: first {first[0]} on {first[1]} predicted "
+                         f"{cands[0]['predicted_s']:.4f} s, measured {fmt(done.get(first), 4)} s, "
+                         f"regret {fmt(regret)} (goal <= 1.10 {'met' if regret and regret <= 1.10 else 'not met'}), "
+                         f"Spearman {fmt(spearman(pairs))} over {len(pairs)}")
+        figures = (f"{'; '.join(parts)}; best measured {best_key[0]} on {best_key[1]} "
+                   f"{done[best_key]:.4f} s; default layout {base['json']['time_s']:.4f} s")
+        self.verdict("advisor-gpu", what, len(done) == len(measured), figures, recs)
+
     def all(self):
         order = [("tests", self.tests), ("cannon-1gpu", self.cannon), ("jacobi-1gpu", self.jacobi),
                  ("cholesky-1gpu", self.cholesky), ("shared-gpu-4ranks", self.shared),
-                 ("packages-gpu-cpu", self.packages)]
+                 ("packages-gpu-cpu", self.packages), ("advisor-gpu", self.advisor)]
         only = set(self.a.only.split(",")) if self.a.only else None
         for name, check in order:
             if only and name not in only:
