@@ -45,7 +45,7 @@ done
 # that hold the CUDA gtests (tests/devices/cuda_test.cpp; the partition test of the cuda default).
 programs=(hit-info hit-cannon hit-jacobi hit-cholesky hit-packages hit-cg hit-heat hit-layout
           ref-cublas-gemm ref-cuda-jacobi ref-cusolver-potrf)
-test_binaries=(test_devices test_partitions)
+test_binaries=(test_devices test_partitions test_sparse)
 # Left to the machine: the CUDA driver (it must match the kernel module) and the large CUDA
 # libraries (cuBLAS 54 MiB + cuBLASLt 517 MiB, cuSOLVER 135 MiB and what it needs).
 machine_libs_re='^(linux-vdso|libcuda\.so|libnvidia-|libcublas|libcublasLt|libcusolver|libcusparse|libnvJitLink)'
@@ -135,7 +135,7 @@ ctest --test-dir "$build" -L cuda --show-only=json-v1 > "$work/cuda.json"
 (cd "$build" && ctest -R 'CudaTest|Cuda' --show-only=json-v1) > "$work/gtests.json"
 python3 scripts/gpu_check.py pack-tests --build "$build" --source "$root" \
   --mpiexec "$(command -v mpiexec.mpich)" --labelled "$work/cuda.json" --gtests "$work/gtests.json" \
-  --output "$stage/tests.json"
+  --packed "$stage/bin/.real" --output "$stage/tests.json"
 
 {
   echo "hitmap++ GPU bundle"

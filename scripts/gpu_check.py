@@ -74,11 +74,14 @@ def pack_tests(args):
             tests[t["name"]] = {"name": t["name"], "command": [rewrite(w) for w in t["command"]],
                                 "properties": props}
     # A test whose program the bundle lacks would fail on the GPU machine for nothing it tests.
+    # Checked against what the bundle packs (--packed), not what the build folder happens to hold.
+    packed = os.path.join(args.packed, "") if args.packed else bin_dir
     missing = sorted({w[len("@BIN@/"):] for t in tests.values() for w in t["command"]
-                      if w.startswith("@BIN@/") and not os.path.exists(bin_dir + w[len("@BIN@/"):])})
+                      if w.startswith("@BIN@/") and not os.path.exists(packed + w[len("@BIN@/"):])})
     if missing:
-        sys.exit("gpu-bundle: the cuda tests run " + " ".join(missing) + ", which " + build +
-                 " has not built: add them to the programs of scripts/gpu-bundle.sh")
+        sys.exit("gpu-bundle: the cuda tests run " + " ".join(missing) + ", which " +
+                 ("the bundle" if args.packed else build) + " does not hold: add them to the programs or test "
+                 "binaries of scripts/gpu-bundle.sh")
     with open(args.output, "w") as f:
         json.dump({"tests": list(tests.values())}, f, indent=1)
     print(f"gpu-bundle: {len(tests)} tests: " + " ".join(tests))
@@ -585,9 +588,38 @@ class Checks:
                          f"{cands[0]['predicted_s']:.4f} s, measured {fmt(done.get(first), 4)} s, "
                          f"regret {fmt(regret)} (goal <= 1.10 {'met' if regret and regret <= 1.10 else 'not met'}), "
                          f"Spearman {fmt(spearman(pairs))} over {len(pairs)}")
+        factors = {"stencil": cal["json"]["calibration"]["compute"].get("cuda")}
+        for kernel, app, run, problem in (
+                ("gemm", "cannon", ["hit-cannon", "--n", str(n)], ["--shape", f"[0:{n}][0:{n}]"]),
+                ("spmv", "cg", ["hit-cg", "--generate", f"poisson3d:n={n // 64}"],
+                 ["--generate", f"poisson3d:n={n // 64}"])):
+            factors[kernel] = self.gpu_factor(app, run, problem, recs)
+        cpu = cal["json"]["calibration"]["compute"].get("cpu")
         figures = (f"{'; '.join(parts)}; best measured {best_key[0]} on {best_key[1]} "
-                   f"{done[best_key]:.4f} s; default layout {base['json']['time_s']:.4f} s")
+                   f"{done[best_key]:.4f} s; default layout {base['json']['time_s']:.4f} s; "
+                   "measured over assumed compute (the calibration's factors): cuda:0 "
+                   + ", ".join(f"{k} x{fmt(v)}" for k, v in factors.items())
+                   + f", cpu stencil x{fmt(cpu)}")
         self.verdict("advisor-gpu", what, len(done) == len(measured), figures, recs)
+
+    def gpu_factor(self, app, run, problem, recs):
+        """The advisor's calibration factor for cuda:0 from one run of `app` on it alone: how far
+        the assumed GPU speed of the app's kernel is from this GPU's (1: exact)."""
+        timed = self.r.run(self.mpi(1, *run, "--devices", "cuda:0", "--reps", "3", "--warmup", "1",
+                                    "--json"))
+        recs.append(timed)
+        if not ok(timed, check=False):
+            return None
+        result = os.path.join(os.path.dirname(os.path.abspath(self.a.ctest_dir)),
+                              f"advisor-{app}.json")
+        with open(result, "w") as f:
+            json.dump(timed["json"], f)
+        fit = self.r.run(self.mpi(1, "hit-layout", "--advise", "--app", app, *problem, "--procs",
+                                  "1", "--devices", "cuda:0", "--calibrate", result, "--json"))
+        recs.append(fit)
+        if not ok(fit, check=False):
+            return None
+        return fit["json"]["calibration"]["compute"].get("cuda")
 
     def all(self):
         order = [("tests", self.tests), ("cannon-1gpu", self.cannon), ("jacobi-1gpu", self.jacobi),
@@ -677,6 +709,7 @@ def main():
     p = sub.add_parser("pack-tests")
     for k in ("--build", "--source", "--mpiexec", "--labelled", "--gtests", "--output"):
         p.add_argument(k, required=True)
+    p.add_argument("--packed", help="the folder of the programs the bundle holds")
     p = sub.add_parser("ctestfile")
     for k in ("--tests", "--bin", "--mpiexec", "--source", "--dir"):
         p.add_argument(k, required=True)

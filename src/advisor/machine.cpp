@@ -71,6 +71,18 @@ double default_host_flops(Kernel kernel) noexcept {
   return 1e9;
 }
 
+double default_gpu_flops(Kernel kernel) noexcept {
+  switch (kernel) {
+    case Kernel::gemm:
+      return 20e12;  // hit-cannon n = 8192 on one H200 with its copies: 19.3 Tflop/s
+    case Kernel::stencil:
+      return 100e9;  // hit-jacobi on an H200: 20 to 49 G cells/s from 4 M to 67 M cells
+    case Kernel::spmv:
+      return 50e9;  // the stencil's 100x a host core
+  }
+  return 100e9;
+}
+
 fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept {
   fpm::LinkCost c;
   c.pairs = 1;
@@ -97,6 +109,7 @@ Machine::Machine(std::vector<DeviceBinding> devices, int ranks_per_node)
   for (auto link : fpm::link_classes) assumed_[static_cast<std::size_t>(link)] = assumed_link(link);
   for (Kernel k : {Kernel::gemm, Kernel::stencil, Kernel::spmv}) {
     host_flops_[static_cast<std::size_t>(k)] = default_host_flops(k);
+    gpu_flops_[static_cast<std::size_t>(k)] = default_gpu_flops(k);
   }
   params_.reserve(devices_.size());
   // Ranks of one node bound to one accelerator share it; a binding without an index takes the
@@ -190,16 +203,30 @@ void Machine::set_host_cores(int cores) {
   host_cores_ = cores;
 }
 
-void Machine::set_host_flops(Kernel kernel, double flops_per_second) {
+namespace {
+double checked_speed(std::string_view what, double flops_per_second) {
   if (!(flops_per_second > 0) || !std::isfinite(flops_per_second)) {
     throw Error(ErrorKind::invalid_argument,
-                fmt::format("host speed {} flop/s: it must be positive", flops_per_second));
+                fmt::format("{} speed {} flop/s: it must be positive", what, flops_per_second));
   }
-  host_flops_[static_cast<std::size_t>(kernel)] = flops_per_second;
+  return flops_per_second;
+}
+}  // namespace
+
+void Machine::set_host_flops(Kernel kernel, double flops_per_second) {
+  host_flops_[static_cast<std::size_t>(kernel)] = checked_speed("host", flops_per_second);
 }
 
 double Machine::host_flops(Kernel kernel) const {
   return host_flops_[static_cast<std::size_t>(kernel)];
+}
+
+void Machine::set_gpu_flops(Kernel kernel, double flops_per_second) {
+  gpu_flops_[static_cast<std::size_t>(kernel)] = checked_speed("GPU", flops_per_second);
+}
+
+double Machine::gpu_flops(Kernel kernel) const {
+  return gpu_flops_[static_cast<std::size_t>(kernel)];
 }
 
 void Machine::set_calibration(Calibration calibration) {
@@ -229,7 +256,9 @@ double Machine::compute_seconds(int proc, Kernel kernel, double flops,
   if (has_models()) {
     seconds = models_[p].time(flops / flops_per_unit_[p]);
   } else {
-    seconds = flops / (host_flops(kernel) * speed_weight(proc, problem_bytes));
+    const double rate =
+        device(proc).kind == DeviceKind::cuda ? gpu_flops(kernel) : host_flops(kernel);
+    seconds = flops / (rate * speed_weight(proc, problem_bytes));
     seconds *= sharing_factor(proc);
     const int on_host = host_procs_[static_cast<std::size_t>(node_of(proc))];
     if (device(proc).kind != DeviceKind::cuda && host_cores_ > 0 && on_host > host_cores_) {

@@ -216,11 +216,36 @@ TEST(Advise, RelativeSpeedsFollowTheBinding) {
   EXPECT_DOUBLE_EQ(s[1], 1.0);
 }
 
+// Without models a GPU is priced at its assumed rate for the kernel, not a host core's: on a GPU
+// beside three cores the best Jacobi split gives the GPU most of the grid.
+TEST(Advise, AGpuWithoutModelsIsFasterThanAHostCore) {
+  Environment& env = Environment::current();
+  const Machine m = machine_of("cuda:0,cpu*3", 4);
+  for (Kernel k : {Kernel::gemm, Kernel::stencil, Kernel::spmv}) {
+    EXPECT_DOUBLE_EQ(m.compute_seconds(0, k, 1e9, 0) * m.gpu_flops(k),
+                     m.compute_seconds(1, k, 1e9, 0) * m.host_flops(k));
+    EXPECT_GT(m.gpu_flops(k), 10 * m.host_flops(k)) << to_string(k);
+  }
+  const std::vector<double> s = relative_speeds(m, Kernel::stencil, 1e9);
+  EXPECT_DOUBLE_EQ(s[0], 1.0);
+  EXPECT_DOUBLE_EQ(s[1], default_host_flops(Kernel::stencil) / default_gpu_flops(Kernel::stencil));
+
+  DenseProblem problem;
+  problem.app = App::jacobi;
+  problem.shape = Shape::extents({1026, 1026});
+  const Advice a = advise_dense(problem, m, dense_candidates(env, App::jacobi, m, {}));
+  ASSERT_FALSE(a.candidates.empty());
+  const Candidate& best = a.candidates.front();
+  const Layout l = layout_of(best.spec.layout, best.spec.topology, problem.shape, m);
+  EXPECT_GT(l.block(0).size(), 1026 * 1026 / 2) << best.spec.layout;
+}
+
 TEST(Machine, RefusesBadInput) {
   EXPECT_THROW(Machine({}, 0), Error);
   Machine m = machine_of("cpu*2", 2);
   EXPECT_THROW(m.set_host_cores(-1), Error);
   EXPECT_THROW(m.set_host_flops(Kernel::gemm, 0), Error);
+  EXPECT_THROW(m.set_gpu_flops(Kernel::spmv, -1), Error);
   EXPECT_THROW(m.set_models({fpm::Model::constant_speed(1)}), Error);  // one for two
   // A model without flops_per_unit cannot price flops.
   EXPECT_THROW(m.set_models({fpm::Model::constant_speed(1), fpm::Model::constant_speed(1)}), Error);

@@ -42,6 +42,12 @@ std::string_view to_string(Kernel kernel) noexcept;
 // devices, which the bindings give; --calibrate replaces these from measured runs.
 double default_host_flops(Kernel kernel) noexcept;
 
+// A CUDA GPU's speed for each kernel when neither models nor runs say better, as its process
+// sees it: the device's rate with the launches and host<->device copies of one step included
+// (measured for hit-cannon and hit-jacobi on an H200; the sparse product by the stencil's ratio
+// to the host, both bound by memory bandwidth). Without it a GPU would count as one host core.
+double default_gpu_flops(Kernel kernel) noexcept;
+
 // The latency and bandwidth assumed for a link class when no network model is given: shared
 // memory between ranks of a node, a commodity interconnect between nodes.
 fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept;
@@ -97,6 +103,8 @@ class Machine {
   int host_cores() const noexcept { return host_cores_; }
   void set_host_flops(Kernel kernel, double flops_per_second);
   double host_flops(Kernel kernel) const;
+  void set_gpu_flops(Kernel kernel, double flops_per_second);
+  double gpu_flops(Kernel kernel) const;
   void set_calibration(Calibration calibration);
   const Calibration& calibration() const noexcept { return calibration_; }
 
@@ -104,8 +112,8 @@ class Machine {
   // 1/slowdown at that size, 1 for others), before sharing.
   double speed_weight(int proc, std::uint64_t problem_bytes) const;
   // Seconds `proc` takes for `flops` of `kernel` on a problem of `problem_bytes`: its model's
-  // time when it has one, else the host's speed times speed_weight, divided among the device's
-  // sharers and the node's host cores; times the calibration's factor.
+  // time when it has one, else the host's (or a GPU's) speed times speed_weight, divided among the
+  // device's sharers and the node's host cores; times the calibration's factor.
   double compute_seconds(int proc, Kernel kernel, double flops, std::uint64_t problem_bytes) const;
   // The factor compute_seconds applies for the turns `proc` takes on a shared device: its
   // sharers without models (a model measured the device as the run binds it), else 1.
@@ -132,6 +140,7 @@ class Machine {
   std::array<fpm::LinkCost, 2> assumed_{};
   int host_cores_ = 0;
   std::array<double, 3> host_flops_{};
+  std::array<double, 3> gpu_flops_{};
   Calibration calibration_;
   std::vector<double> calibration_factor_;  // per process, from calibration_.compute
 };

@@ -4,7 +4,7 @@ the figures, the time limits, the results file and the copies in $OUT are all ex
 
     gpu_check_fake.py SOURCE_DIR WORK_DIR [HIT_BIN MPIEXEC]
 
-Run 1: every check passes (six PASS lines, exit 0, the results section of a copy of
+Run 1: every check passes (seven PASS lines, exit 0, the results section of a copy of
 docs/gpu-results.md rewritten, gpu-results.json/.md and gpu-commands.log in the out folder).
 Run 2: the Jacobi reference's checksum differs and hit-packages hangs past the time limit: FAIL,
 FAIL (timed out, the check's second command not started), exit 1. Run 3: no budget left: SKIP.
@@ -54,6 +54,8 @@ out = {"schema": "hitmap.result/1", "ranks": np, "time_s": 0.05, "check": check,
 if name == "hit-cannon":
     out.update(app="cannon", gflops=2 * n ** 3 / 0.05 * 1e-9)
 elif name == "hit-jacobi":
+    times = {"weighted:w=1,0.1": 0.05, "blocksLB:factor=0.9": 0.06, "columns2d": 0.21}
+    out["time_s"] = times.get(arg("--layout"), 0.2 if "cpu*3" in arg("--devices", "") else 0.05)
     out.update(app="jacobi", mcells_per_s=1000.0, checksum=12345.678901234567, residual=1e-5)
 elif name == "hit-cholesky":
     out.update(app="cholesky", gflops=n ** 3 / 3 / 0.05 * 1e-9)
@@ -63,6 +65,18 @@ elif name == "hit-packages":
     out.update(app="packages", mcells_per_s=5000.0 * np,
                per_device=[{"rank": r, "device": "cuda:0" if r == 0 else f"cpu:{r - 1}",
                             "rows": n // np, "packages": 8 // np + 1} for r in range(np)])
+elif name == "hit-cg":
+    out.update(app="cg", iterations=50)
+elif name == "hit-layout":
+    # The advisor: blocks first before calibration; the GPU-heavy split after it.
+    if "--calibrate" in args:
+        ranked = [("weighted:w=1,0.1", 0.05), ("blocksLB:factor=0.9", 0.055), ("blocks", 0.2)]
+        calibration = {"runs": 1, "compute": {"cuda": 0.5, "cpu": 0.4}, "compute_other": 0.45}
+    else:
+        ranked = [("blocks", 0.2), ("columns2d", 0.2), ("weighted:w=1,0.1", 0.3)]
+        calibration = {"runs": 0, "compute": {}, "compute_other": 1.0}
+    out = {"app": arg("--app"), "calibration": calibration,
+           "candidates": [{"layout": l, "topology": "array", "predicted_s": t} for l, t in ranked]}
 elif name.startswith("ref-"):
     out = {"app": name, "device": "NVIDIA H100 80GB HBM3", "n": n, "time_s": 0.045,
            "kernel_time_s": 0.03, "gflops": 1.0, "kernel_gflops": 2.0, "mcells_per_s": 1100.0,
@@ -100,7 +114,7 @@ def make_fake(work):
         f.write(FAKE)
     os.chmod(fake, 0o755)
     for name in ("mpiexec", "hit-cannon", "hit-jacobi", "hit-cholesky", "hit-packages",
-                 "ref-cublas-gemm", "ref-cuda-jacobi", "ref-cusolver-potrf"):
+                 "hit-cg", "hit-layout", "ref-cublas-gemm", "ref-cuda-jacobi", "ref-cusolver-potrf"):
         link = os.path.join(bin_dir, name)
         if not os.path.exists(link):
             os.symlink(".fake", link)
@@ -145,9 +159,17 @@ def main():
     expect(p.returncode == 0, "all checks pass: exit 0")
     expect("gpu-check: verdicts" in p.stdout, "the verdicts again at the end")
     verdicts = re.findall(r"^(PASS|FAIL|SKIP) (\S+):", p.stdout.split("gpu-check: verdicts")[1], re.M)
-    expect([v for v, _ in verdicts] == ["PASS"] * 6, f"six PASS lines, got {verdicts}")
+    expect([v for v, _ in verdicts] == ["PASS"] * 7, f"seven PASS lines, got {verdicts}")
     expect([n for _, n in verdicts] == ["tests", "cannon-1gpu", "jacobi-1gpu", "cholesky-1gpu",
-                                        "shared-gpu-4ranks", "packages-gpu-cpu"], "check order")
+                                        "shared-gpu-4ranks", "packages-gpu-cpu", "advisor-gpu"],
+           "check order")
+    expect(re.search(r"^PASS advisor-gpu: not calibrated: first blocks on array predicted 0.2000 s, "
+                     r"measured 0.2 s, regret 4 \(goal <= 1.10 not met\), Spearman -0.866 over 3; "
+                     r"calibrated: first weighted:w=1,0.1 on array .* regret 1 \(goal <= 1.10 met\), "
+                     r"Spearman 1 over 3; best measured weighted:w=1,0.1 on array 0.0500 s", p.stdout,
+                     re.M), "the advisor's regret and rank correlation before and after calibration")
+    expect(re.search(r"cuda:0 stencil x0.5, gemm x0.5, spmv x0.5, cpu stencil x0.4", p.stdout),
+           "the calibration's factors of the GPU for the three kernels")
     expect("1/1 passed" in p.stdout, "ctest -L cuda ran the cuda test only")
     expect("checksums equal" in p.stdout, "Jacobi checksums compared")
     text = open(docs).read()
@@ -158,7 +180,7 @@ def main():
            "verdicts, device and commit in the page")
     expect("bin/hit-cannon --n 8192" in text, "commands shown with bin/")
     results = json.load(open(os.path.join(out_dir, "gpu-results.json")))
-    expect(len(results["checks"]) == 6 and results["commit"] == "abc1234", "gpu-results.json")
+    expect(len(results["checks"]) == 7 and results["commit"] == "abc1234", "gpu-results.json")
     for f in ("gpu-results.md", "gpu-commands.log"):
         expect(os.path.exists(os.path.join(out_dir, f)), f"{f} in the out folder")
 
@@ -183,8 +205,8 @@ def main():
                                 "OPENBLAS_NUM_THREADS": "1"})
         verdicts = re.findall(r"^(PASS|FAIL|SKIP) (\S+):",
                               p.stdout.split("gpu-check: verdicts")[-1], re.M)
-        expect(p.returncode == 0 and [v for v, _ in verdicts] == ["PASS"] * 6,
-               f"the real programs on emulated devices: six PASS lines, got {verdicts}")
+        expect(p.returncode == 0 and [v for v, _ in verdicts] == ["PASS"] * 7,
+               f"the real programs on emulated devices: seven PASS lines, got {verdicts}")
         expect("checksums equal" in p.stdout, "hit-jacobi's checksum is the reference's")
     print("gpu_check_fake: passed")
 
