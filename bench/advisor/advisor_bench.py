@@ -22,9 +22,10 @@ jacobi,cannon,summa,cholesky` adds hit-cholesky, n = 2048, about 10 minutes more
 scenario and application:
 
 1. the advisor without calibration (`hit-layout --advise ... --json`): its ranking;
-2. the default layout (`blocks` on the program's default topology; `rows` for hit-cg), run
-   --calibration-runs times (default 3) with the advisor's own command line (+ `--json --reps R
-   --warmup W`), the results saved;
+2. the default layout (`blocks` on the program's default topology; `rows` for hit-cg), or with
+   --calibrate-from first the uncalibrated ranking's first choice, run --calibration-runs times
+   (default 3) with the advisor's own command line (+ `--json --reps R --warmup W`), the results
+   saved;
 3. the advisor again with `--calibrate` those results: the calibrated ranking, whose first entry is
    the advisor's choice (hit-cg iterates to its tolerance: both advisor calls get `--iters` the
    calibration run's iteration count, as the calibrated call would take from the result);
@@ -282,21 +283,34 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
 
     uncal, _ = advise(args.bin, app, problem, sc, iters, network, panel=panel)
     default = default_candidate(uncal, app)
-    argv, env_extra = argv_of(default["command"], args.bin, timed)
+    source = default
+    if args.calibrate_from == "first":
+        if app == "cg":
+            # The first choice is the one for the iterations the solve takes: one run of the
+            # default layout tells them.
+            argv, env_extra = argv_of(default["command"], args.bin, timed)
+            probe, why = run_program(argv, env_extra, base_env, args.timeout)
+            if probe is None:
+                raise SystemExit(f"{name}/{app}: the default layout failed: {why}")
+            iters = probe["iterations"]
+            uncal, _ = advise(args.bin, app, problem, sc, iters, network, panel=panel)
+        source = uncal["candidates"][0]
+    argv, env_extra = argv_of(source["command"], args.bin, timed)
     # The calibrating runs of the default layout: several, so that one slow run does not move
     # every prediction of the case (the advisor takes the medians over them).
     calib_files = []
     for run in range(args.calibration_runs):
         result, why = run_program(argv, env_extra, base_env, args.timeout)
         if result is None:
-            raise SystemExit(f"{name}/{app}: the default layout failed: {why}\n{shlex.join(argv)}")
+            raise SystemExit(f"{name}/{app}: the calibrating layout failed: {why}\n"
+                             f"{shlex.join(argv)}")
         if run == 0:
             first = result
-        calib_files.append(os.path.join(tmpdir, f"{name}-{app}-default-{run}.json"))
+        calib_files.append(os.path.join(tmpdir, f"{name}-{app}-{args.calibrate_from}-{run}.json"))
         with open(calib_files[-1], "w") as f:
             json.dump(result, f)
     calib_file = " ".join(calib_files)
-    if app == "cg":
+    if app == "cg" and args.calibrate_from == "default":
         # hit-cg iterates to its tolerance: the advisor is told how many iterations that takes
         # (the calibration run's count), which it cannot know beforehand.
         iters = first["iterations"]
@@ -412,7 +426,8 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
             "advise_command": shown(uncal_argv, {}, args.bin).replace(network or "\0", "net.txt"),
             "advise_calibrated_command": shown(cal_argv, {}, args.bin).replace(
                 tmpdir + "/", "").replace(network or "\0", "net.txt"),
-            "default": {"layout": default["layout"], "topology": default["topology"],
+            # The calibrating runs' layout: the default one, or the uncalibrated first choice.
+            "default": {"layout": source["layout"], "topology": source["topology"],
                         "command": shown(argv, env_extra, args.bin), "time_s": first["time_s"],
                         "compute_s": [r["compute_s"] for r in first["per_rank"]]},
             "calibration": cal["calibration"],
@@ -488,7 +503,10 @@ def markdown(r):
         f"(seed {r['seed']}); measured = median over the rounds of the program's `time_s`, spread "
         f"= (max − min) / median. Calibrated: the advisor given `--calibrate` the results of "
         f"{r.get('calibration_runs', 1)} run{'s' if r.get('calibration_runs', 1) != 1 else ''} "
-        "of the program's default layout (`blocks` on its default topology; `rows` for hit-cg), "
+        + ("of the uncalibrated ranking's first choice"
+           if r.get("calibrate_from") == "first" else
+           "of the program's default layout (`blocks` on its default topology; `rows` for hit-cg)")
+        + ", "
         "the advisor's choice its first candidate; uncalibrated: the same call without it (its "
         "weighted candidates carry other weights than the measured ones and are matched to them "
         "by plug-in and topology; its first choice is measured too when calibration changed it). "
@@ -607,6 +625,9 @@ def main():
     ap.add_argument("--apps", default=",".join(DENSE_APPS),
                     help="applications of the dense scenarios (jacobi, cannon, summa, cholesky)")
     ap.add_argument("--rounds", type=int, default=3, help="runs of every candidate, interleaved")
+    ap.add_argument("--calibrate-from", choices=("default", "first"), default="default",
+                    help="the layout of the calibrating runs: the program's default, or the "
+                    "uncalibrated ranking's first choice")
     ap.add_argument("--calibration-runs", type=int, default=3,
                     help="runs of the default layout given to --calibrate")
     ap.add_argument("--reps", type=int, default=3, help="timed repetitions per run (the program reports their median)")
@@ -658,7 +679,7 @@ def main():
                "load_average": os.getloadavg()[0], "command": shown_cmd + " --update-docs"
                if args.update_docs else shown_cmd,
                "procs": PROCS, "host_cores": HOST_CORES, "rounds": args.rounds, "reps": args.reps,
-               "calibration_runs": args.calibration_runs,
+               "calibration_runs": args.calibration_runs, "calibrate_from": args.calibrate_from,
                "warmup": args.warmup, "seed": args.seed, "quick": args.quick,
                "goals": {"regret": REGRET_GOAL, "spearman": SPEARMAN_GOAL}, "scenarios": {}}
     with tempfile.TemporaryDirectory(prefix="advisor-bench-") as tmpdir:
