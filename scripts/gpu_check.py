@@ -27,7 +27,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-import benchlib  # noqa: E402  (replace_section, commit_text)
+import benchlib  # noqa: E402  (replace_section, commit_text, spearman)
 
 KEPT_PROPERTIES = ("LABELS", "PASS_REGULAR_EXPRESSION", "FAIL_REGULAR_EXPRESSION",
                    "SKIP_REGULAR_EXPRESSION", "ENVIRONMENT", "TIMEOUT", "WILL_FAIL")
@@ -270,29 +270,10 @@ def nbytes(b):
 
 
 def spearman(pairs):
-    """The rank correlation of (predicted, measured) pairs, ties given their mean rank."""
+    """The rank correlation of (predicted, measured) pairs; None for fewer than three."""
     if len(pairs) < 3:
         return None
-
-    def ranks(values):
-        order = sorted(range(len(values)), key=lambda i: values[i])
-        out = [0.0] * len(values)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                out[order[k]] = (i + j) / 2
-            i = j + 1
-        return out
-
-    a, b = ranks([p for p, _ in pairs]), ranks([m for _, m in pairs])
-    ma, mb = sum(a) / len(a), sum(b) / len(b)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
-    va = sum((x - ma) ** 2 for x in a) ** 0.5
-    vb = sum((y - mb) ** 2 for y in b) ** 0.5
-    return cov / (va * vb) if va and vb else None
+    return benchlib.spearman([p for p, _ in pairs], [m for _, m in pairs])
 
 
 def per_rank_bytes(j):

@@ -70,7 +70,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import redraw_from_json, results_path, machine_text, replace_section, spread, write_json  # noqa: E402
+from benchlib import (machine_text, redraw_from_json, replace_section, results_path, spearman,  # noqa: E402
+                      spread, write_json)
 
 SECTION = "advisor"
 PROCS = 4
@@ -123,38 +124,6 @@ CHOLESKY = {"quick": {"n": 512}, "full": {"n": 2048}}  # --apps ...,cholesky: bl
 # `rows`).
 DEFAULT_TOPOLOGY = {"jacobi": "mesh2d", "cannon": "square", "summa": "mesh2d", "cholesky": "mesh2d",
                     "cg": "array"}
-
-
-# --- statistics -----------------------------------------------------------------------------
-
-def average_ranks(values):
-    """Ranks 1..n of `values`, ties given the mean of the ranks they span."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
-
-
-def spearman(x, y):
-    """Spearman's rank correlation (Pearson's of the average ranks); None when either side has no
-    spread (all equal) or fewer than two values."""
-    if len(x) < 2:
-        return None
-    rx, ry = average_ranks(x), average_ranks(y)
-    mx, my = statistics.fmean(rx), statistics.fmean(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    if sxx == 0 or syy == 0:
-        return None
-    return sxy / math.sqrt(sxx * syy)
 
 
 # --- running --------------------------------------------------------------------------------
