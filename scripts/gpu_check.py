@@ -316,6 +316,10 @@ class Checks:
     def prog(self, name):
         return os.path.join(self.a.bin_dir, name)
 
+    def work_file(self, name):
+        """A file beside the tests' folder (the check's scratch folder)."""
+        return os.path.join(os.path.dirname(os.path.abspath(self.a.ctest_dir)), name)
+
     def mpi(self, np, name, *rest):
         return [self.a.mpiexec, "-n", str(np), self.prog(name), *rest]
 
@@ -530,8 +534,7 @@ class Checks:
         size = ["--n", str(n), "--iters", str(iters)]
         timing = ["--devices", devices, "--reps", "3", "--warmup", "1", "--json"]
         base = self.r.run(self.mpi(np, "hit-jacobi", *size, *timing), env=env)
-        result = os.path.join(os.path.dirname(os.path.abspath(self.a.ctest_dir)),
-                              "advisor-calibration.json")
+        result = self.work_file("advisor-calibration.json")
         if base.get("json") is not None:
             with open(result, "w") as f:
                 json.dump(base["json"], f)
@@ -591,8 +594,7 @@ class Checks:
         recs.append(timed)
         if not ok(timed, check=False):
             return None
-        result = os.path.join(os.path.dirname(os.path.abspath(self.a.ctest_dir)),
-                              f"advisor-{app}.json")
+        result = self.work_file(f"advisor-{app}.json")
         with open(result, "w") as f:
             json.dump(timed["json"], f)
         fit = self.r.run(self.mpi(1, "hit-layout", "--advise", "--app", app, *problem, "--procs",
