@@ -7,14 +7,14 @@ Four processes on emulated devices, `--host-cores 2` (the advisor is told the 4 
 machine's two cores), OPENBLAS_NUM_THREADS=1. Scenarios (--scenarios, default all):
 
 * homogeneous: `cpu*4`;
-* speeds: relative speeds 14 : 3.8 : 1 (`emu:0(slowdown=14),emu:1(slowdown=3.684),cpu*2`);
-* cliff: a memory cliff (`emu:0(slowdown=1;6@8MiB),cpu*3`: as fast as the host below 8 MiB staged
+* speeds: relative speeds 14 : 3.8 : 1 (`emu:0(slowdown=14,clock=cpu),emu:1(slowdown=3.684,clock=cpu),cpu*2`);
+* cliff: a memory cliff (`emu:0(slowdown=1;6@8MiB,clock=cpu),cpu*3`: as fast as the host below 8 MiB staged
   per launch, 6x slower above), at sizes where an even share crosses the cliff and a smaller one
   does not;
 * nodes: two emulated nodes of two ranks (HIT_NODES=2 for the runs; `--nodes 2 --network FILE`
   for the advisor, the network model measured once at the start by `hit-fpm network --nodes 2`),
   each node a host core and an emulated device 4x slower;
-* shared: one emulated device shared by three ranks (`emu:0(slowdown=2)*3,cpu`);
+* shared: one emulated device shared by three ranks (`emu:0(slowdown=2,clock=cpu)*3,cpu`);
 * sparse: hit-cg on `poisson2d:n=K` on the devices of `speeds`.
 
 The dense scenarios run hit-jacobi, hit-cannon and hit-summa (--apps; `--apps
@@ -46,12 +46,12 @@ to the measured ones by plug-in and topology (`w=` left out). Goals: regret <= 1
 Spearman >= 0.8 (calibrated).
 
 Writes bench/results/advisor.json (--quick: a temporary file) and, with --update-docs, the
-"advisor" section of docs/benchmarks.md. The defaults take about 15 minutes on 2 cores (most of
-it the 0.7-1 s start of each 4-rank launch: about 450 launches); --quick (tiny sizes, 1 round,
+"advisor" section of docs/benchmarks.md. The defaults take about 20 minutes on 2 cores (most of
+it the 0.7-1 s start of each 4-rank launch: about 750 launches); --quick (tiny sizes, 1 round,
 scenarios speeds and sparse) about 45 s.
 
     python3 bench/advisor/advisor_bench.py [--bin build/bin] [--scenarios a,b] [--apps a,b]
-        [--rounds 3] [--reps 3] [--warmup 1] [--seed 1] [--quick] [--update-docs] [--from-json]
+        [--rounds 5] [--reps 3] [--warmup 1] [--seed 1] [--quick] [--update-docs] [--from-json]
 """
 import argparse
 import datetime
@@ -79,15 +79,15 @@ HOST_CORES = 2
 REGRET_GOAL = 1.10
 SPEARMAN_GOAL = 0.8
 
-SPEEDS = "emu:0(slowdown=14),emu:1(slowdown=3.684),cpu*2"
+SPEEDS = "emu:0(slowdown=14,clock=cpu),emu:1(slowdown=3.684,clock=cpu),cpu*2"
 SCENARIOS = {
     "homogeneous": {"devices": "cpu*4", "what": "four host processes"},
     "speeds": {"devices": SPEEDS, "what": "relative speeds 14 : 3.8 : 1 : 1"},
-    "cliff": {"devices": "emu:0(slowdown=1;6@8MiB),cpu*3",
+    "cliff": {"devices": "emu:0(slowdown=1;6@8MiB,clock=cpu),cpu*3",
               "what": "rank 0 6x slower from 8 MiB staged per launch"},
-    "nodes": {"devices": "cpu,emu:0(slowdown=4),cpu,emu:1(slowdown=4)", "nodes": 2,
+    "nodes": {"devices": "cpu,emu:0(slowdown=4,clock=cpu),cpu,emu:1(slowdown=4,clock=cpu)", "nodes": 2,
               "what": "two emulated nodes, each a host process and a device 4x slower"},
-    "shared": {"devices": "emu:0(slowdown=2)*3,cpu", "what": "one device 2x slower shared by ranks 0-2"},
+    "shared": {"devices": "emu:0(slowdown=2,clock=cpu)*3,cpu", "what": "one device 2x slower shared by ranks 0-2"},
     "sparse": {"devices": SPEEDS, "what": "hit-cg, relative speeds 14 : 3.8 : 1 : 1"},
 }
 DENSE_APPS = ["jacobi", "cannon", "summa"]
@@ -100,12 +100,12 @@ DENSE_APPS = ["jacobi", "cannon", "summa"]
 # two 704x512 panels, 9.3 MiB) and a small enough share stages less (jacobi: fewer than 327 of 1600
 # rows on `array`; summa: fewer than 170 of 1408 rows).
 SIZES = {
-    "homogeneous": {"jacobi": {"n": 1024, "iters": 50}, "cannon": {"n": 1536}, "summa": {"n": 1536}},
-    "speeds": {"jacobi": {"n": 768, "iters": 50}, "cannon": {"n": 1024}, "summa": {"n": 1024}},
-    "cliff": {"jacobi": {"n": 1600, "iters": 30}, "cannon": {"n": 1280},
+    "homogeneous": {"jacobi": {"n": 1024, "iters": 100}, "cannon": {"n": 1536}, "summa": {"n": 1536}},
+    "speeds": {"jacobi": {"n": 768, "iters": 100}, "cannon": {"n": 1024}, "summa": {"n": 1024}},
+    "cliff": {"jacobi": {"n": 1600, "iters": 60}, "cannon": {"n": 1280},
               "summa": {"n": 1408, "panel": 512}},
-    "nodes": {"jacobi": {"n": 1024, "iters": 50}, "cannon": {"n": 1280}, "summa": {"n": 1280}},
-    "shared": {"jacobi": {"n": 1024, "iters": 50}, "cannon": {"n": 1280}, "summa": {"n": 1280}},
+    "nodes": {"jacobi": {"n": 1024, "iters": 100}, "cannon": {"n": 1280}, "summa": {"n": 1280}},
+    "shared": {"jacobi": {"n": 1024, "iters": 100}, "cannon": {"n": 1280}, "summa": {"n": 1280}},
     "sparse": {"cg": {"k": 128}},
 }
 QUICK_SIZES = {
@@ -593,7 +593,7 @@ def main():
                     help=f"comma-separated, of {', '.join(SCENARIOS)} (default all)")
     ap.add_argument("--apps", default=",".join(DENSE_APPS),
                     help="applications of the dense scenarios (jacobi, cannon, summa, cholesky)")
-    ap.add_argument("--rounds", type=int, default=3, help="runs of every candidate, interleaved")
+    ap.add_argument("--rounds", type=int, default=5, help="runs of every candidate, interleaved")
     ap.add_argument("--calibrate-from", choices=("default", "first"), default="default",
                     help="the layout of the calibrating runs: the program's default, or the "
                     "uncalibrated ranking's first choice")

@@ -21,10 +21,12 @@ struct StepMax {
     compute = std::max(compute, c);
     comm = std::max(comm, m);
   }
-  // One process's part of the step: added to its totals and to the step's maxima.
-  void record(ProcessCost& cost, double flops, double c, double m) {
+  // One process's part of the step: added to its totals and to the step's maxima. `launch`:
+  // the part of `c` that is launch overhead.
+  void record(ProcessCost& cost, double flops, double c, double m, double launch = 0) {
     cost.flops += flops;
     cost.compute_s += c;
+    cost.launch_s += launch;
     cost.comm_s += m;
     add(c, m);
   }

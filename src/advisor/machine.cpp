@@ -83,6 +83,18 @@ double default_gpu_flops(Kernel kernel) noexcept {
   return 100e9;
 }
 
+double default_launch_seconds(DeviceKind kind) noexcept {
+  switch (kind) {
+    case DeviceKind::cpu:
+      return 1e-6;  // hit-bench-launch, an empty kernel on cpu:0: 0.8 us
+    case DeviceKind::emu:
+      return 50e-6;  // the same on emu:0: 48 us, the hand-off to its stream thread and back
+    case DeviceKind::cuda:
+      return 10e-6;  // a kernel launch and a stream synchronisation
+  }
+  return 1e-6;
+}
+
 fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept {
   fpm::LinkCost c;
   c.pairs = 1;
@@ -115,7 +127,7 @@ Machine::Machine(std::vector<DeviceBinding> devices, int ranks_per_node)
   // Ranks of one node bound to one accelerator share it; a binding without an index takes the
   // next device of its kind on the node, so it is a device of its own.
   std::map<std::tuple<int, int, int>, int> groups;
-  host_procs_.assign(static_cast<std::size_t>(nodes()), 0);
+  host_demand_.assign(static_cast<std::size_t>(nodes()), 0.0);
   for (int p = 0; p < procs(); ++p) {
     const DeviceBinding& d = devices_[static_cast<std::size_t>(p)];
     params_.push_back(DeviceParams::of(d));
@@ -126,7 +138,13 @@ Machine::Machine(std::vector<DeviceBinding> devices, int ranks_per_node)
     if (fresh) group_size_.push_back(0);
     group_.push_back(it->second);
     ++group_size_[static_cast<std::size_t>(it->second)];
-    if (d.kind != DeviceKind::cuda) ++host_procs_[static_cast<std::size_t>(node_of(p))];
+    // The cores a process keeps busy while it computes: a host process one; an emulated device
+    // runs the host kernel and then sleeps out its slowdown, so 1/slowdown of one, once for all
+    // the ranks that take turns on it. Waiting processes sleep (HIT_WAIT=auto), so they count
+    // for nothing.
+    double& demand = host_demand_[static_cast<std::size_t>(node_of(p))];
+    if (d.kind == DeviceKind::cpu) demand += 1.0;
+    if (d.kind == DeviceKind::emu && fresh) demand += 1.0 / params_.back().slowdown.at(0);
   }
 }
 
@@ -260,13 +278,29 @@ double Machine::compute_seconds(int proc, Kernel kernel, double flops,
         device(proc).kind == DeviceKind::cuda ? gpu_flops(kernel) : host_flops(kernel);
     seconds = flops / (rate * speed_weight(proc, problem_bytes));
     seconds *= sharing_factor(proc);
-    const int on_host = host_procs_[static_cast<std::size_t>(node_of(proc))];
-    if (device(proc).kind != DeviceKind::cuda && host_cores_ > 0 && on_host > host_cores_) {
-      seconds *= static_cast<double>(on_host) / host_cores_;
-    }
+    seconds *= contention_factor(proc, problem_bytes);
   }
   if (!calibration_factor_.empty()) seconds *= calibration_factor_[p];
   return seconds;
+}
+
+double Machine::contention_factor(int proc, std::uint64_t problem_bytes) const {
+  const DeviceKind kind = device(proc).kind;
+  const double demand = host_demand_[static_cast<std::size_t>(node_of(proc))];
+  if (kind == DeviceKind::cuda || host_cores_ <= 0 || demand <= host_cores_) return 1.0;
+  // The host kernels of the node stretch by the cores they want over the cores there are. An
+  // emulated device's time is its host kernel's times its slowdown: stretched as well when it
+  // counts elapsed time, but with `clock=cpu` only where the stretched kernel outlasts it.
+  const double stretch = demand / host_cores_;
+  const DeviceParams& params = params_[static_cast<std::size_t>(proc)];
+  if (kind == DeviceKind::emu && params.cpu_clock) {
+    return std::max(1.0, stretch / params.slowdown.at(problem_bytes));
+  }
+  return stretch;
+}
+
+double Machine::launch_seconds(int proc) const {
+  return default_launch_seconds(device(proc).kind);
 }
 
 const fpm::LinkCost& Machine::link(int from, int to) const {

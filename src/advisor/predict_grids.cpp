@@ -46,19 +46,26 @@ Prediction predict_jacobi(const Layout& grid, const Machine& machine, const RunS
     Shape ghosted = block;
     double with_ghosts = 1;
     for (int k = 0; k < block.rank(); ++k) with_ghosts *= double(ghosted.sig(k).size() + 2);
-    const double compute = machine.compute_seconds(
-        p, Kernel::stencil, flops, static_cast<std::uint64_t>(2 * with_ghosts * eb));
-    double comm = 0, faces = 0;
+    double comm = 0, faces = 0, neighbours = 0;
     for (const PeerTraffic& t : halo) {
       if (t.peer == p) continue;
       comm += machine.message_seconds(t.peer, p, 1, double(t.received) * eb);
       faces += double(t.received + t.sent) * eb;
+      if (t.received > 0) ++neighbours;
     }
+    // A sweep is one launch for the points that need no ghost and one for each face next to a
+    // neighbour (hit-jacobi overlaps the halo with the first).
+    const double launch = (1 + neighbours) * machine.launch_seconds(p);
+    const double compute =
+        machine.compute_seconds(p, Kernel::stencil, flops,
+                                static_cast<std::uint64_t>(2 * with_ghosts * eb)) +
+        launch;
     // The faces leave and enter the device's copy of the grid every iteration.
     comm += machine.staging_seconds(p, faces);
     ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
     cost.flops = flops * run.iterations;
     cost.compute_s = compute * run.iterations;
+    cost.launch_s = launch * run.iterations;
     cost.comm_s = comm * run.iterations;
     cost.bytes = static_cast<std::uint64_t>(2 * with_ghosts * eb);  // two grids, ghosts included
     iteration.add(compute, comm);
@@ -118,11 +125,15 @@ Prediction predict_cholesky(const Layout& a, const Machine& machine, const RunSh
   }
   Prediction out;
   out.procs.resize(static_cast<std::size_t>(procs));
+  // One launch per tile kernel.
   const auto work = [&](int p, double flops, double rows, double cols) {
+    const double launch = machine.launch_seconds(p);
     const double s = machine.compute_seconds(p, Kernel::gemm, flops,
-                                             static_cast<std::uint64_t>(3 * rows * cols * eb));
+                                             static_cast<std::uint64_t>(3 * rows * cols * eb)) +
+                     launch;
     out.procs[std::size_t(p)].flops += flops;
     out.procs[std::size_t(p)].compute_s += s;
+    out.procs[std::size_t(p)].launch_s += launch;
     return s;
   };
   std::vector<double> trsm(procs), recv(procs), update(procs);

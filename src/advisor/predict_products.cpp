@@ -152,9 +152,10 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
         last_inner[p] = inner;
         last_compute[p] = machine.compute_seconds(p, Kernel::gemm, flops, problem);
       }
-      const double compute = last_compute[p];
+      const double launch = machine.launch_seconds(p);  // one product a step
+      const double compute = last_compute[p] + launch;
       const double comm = s + 1 < q ? shift[p] : 0.0;  // the next blocks travel meanwhile
-      step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm);
+      step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm, launch);
     }
     out.compute_s += step.compute;
     out.comm_s += step.comm;
@@ -224,14 +225,17 @@ Prediction predict_summa(const Layout& a, const Layout& b, const Layout& c, cons
       const Extent2& e = mine[static_cast<std::size_t>(p)];
       if (e.rows == 0) continue;
       const double flops = 2 * e.rows * w * e.cols;
-      const double compute = machine.compute_seconds(
-          p, Kernel::gemm, flops, bytes_of(e.rows * w + w * e.cols + e.rows * e.cols, run));
+      const double launch = machine.launch_seconds(p);  // one product a step
+      const double compute =
+          machine.compute_seconds(p, Kernel::gemm, flops,
+                                  bytes_of(e.rows * w + w * e.cols + e.rows * e.cols, run)) +
+          launch;
       const double comm = detail::tree_rounds(row_len) *
                               machine.message_seconds(row_far[p], p, 1, e.rows * w * eb) +
                           detail::tree_rounds(col_len) *
                               machine.message_seconds(col_far[p], p, 1, w * e.cols * eb) +
                           machine.staging_seconds(p, (e.rows + e.cols) * w * eb);
-      step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm);
+      step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm, launch);
     }
     out.compute_s += step.compute;
     out.comm_s += step.comm;

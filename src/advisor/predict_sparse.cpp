@@ -114,8 +114,11 @@ Prediction predict_cg(const SparseLayout& layout, std::span<const std::vector<Pe
     // of a row's values each iteration.
     const double flops = 2 * double(s.nonzeros) + 10 * double(s.rows);
     const double bytes = double(s.nonzeros) * (eb + 8) + double(s.rows) * 4 * eb;
+    // Four launches an iteration: the product's rows that need no halo, the others once it has
+    // arrived, and the two vector updates (each with its dot product).
+    const double launch = 4 * machine.launch_seconds(p);
     const double compute =
-        machine.compute_seconds(p, Kernel::spmv, flops, static_cast<std::uint64_t>(bytes));
+        machine.compute_seconds(p, Kernel::spmv, flops, static_cast<std::uint64_t>(bytes)) + launch;
     double comm = 0, moved = 0;
     for (const PeerTraffic& t : halo[std::size_t(p)]) {
       if (t.received > 0) comm += machine.message_seconds(t.peer, p, 1, double(t.received) * eb);
@@ -125,6 +128,7 @@ Prediction predict_cg(const SparseLayout& layout, std::span<const std::vector<Pe
     ProcessCost& cost = out.procs[std::size_t(p)];
     cost.flops = flops * run.iterations;
     cost.compute_s = compute * run.iterations;
+    cost.launch_s = launch * run.iterations;
     cost.comm_s = comm * run.iterations;
     cost.bytes = static_cast<std::uint64_t>(bytes + double(s.rows + 1) * 8 + double(s.ghosts) * eb);
     iteration.add(compute, comm);

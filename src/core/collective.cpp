@@ -1,6 +1,7 @@
 #include "hit/core/collective.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <string>
 #include <thread>
@@ -68,6 +69,11 @@ void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_
   // in it and failed afterwards: the operation then still completes. So a notice ends the wait
   // only once the operation has made no progress for a grace period.
   constexpr double grace_seconds = 0.05;
+  // Sleeping: a few polls catch a message already on its way; then the core goes to the others
+  // for a few microseconds at a time (the sleep takes longer: the kernel's timer slack).
+  const bool sleeps = env.wait_policy() == WaitPolicy::sleep;
+  const long polls_before_pausing = sleeps ? 50 : 2000;
+  constexpr auto pause = std::chrono::microseconds(10);
   double noticed = -1;
   for (long spins = 0;; ++spins) {
     int done = 0;
@@ -78,7 +84,13 @@ void wait_all(int count, MPI_Request* requests, const char* what, bool point_to_
     if (noticed < 0 || MPI_Wtime() - noticed < grace_seconds) {
       // Polling as MPI_Waitall does, but leaving the core to the others after a while: ranks
       // often outnumber cores in tests and on shared nodes.
-      if (spins > 2000) std::this_thread::yield();
+      if (spins > polls_before_pausing) {
+        if (sleeps) {
+          std::this_thread::sleep_for(pause);
+        } else {
+          std::this_thread::yield();
+        }
+      }
       continue;
     }
     try {
@@ -141,7 +153,8 @@ std::vector<std::string> allgather(const std::string& mine, MPI_Comm comm) {
   wait_all(1, &req, "MPI_Iallgatherv", false);
   std::vector<std::string> all(static_cast<std::size_t>(size));
   for (std::size_t r = 0; r < all.size(); ++r) {
-    all[r] = joined.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r]));
+    all[r] =
+        joined.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r]));
   }
   return all;
 }

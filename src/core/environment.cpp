@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +33,26 @@ std::map<std::string, std::string> hit_variables() {
     }
   }
   return out;
+}
+
+// `auto` becomes `sleep` when the processes of this machine outnumber the cores a process may
+// run on (its affinity mask at start, before any pinning), so waiting ones leave them to the
+// working ones. Collective over `comm`; every process of a machine gets the same answer.
+WaitPolicy resolve_wait_policy(WaitPolicy asked, MPI_Comm comm) {
+  if (asked != WaitPolicy::automatic) return asked;
+  MPI_Comm machine = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &machine),
+            "MPI_Comm_split_type");
+  int processes = 1;
+  MPI_Comm_size(machine, &processes);
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  int cores = sched_getaffinity(0, sizeof(mask), &mask) == 0
+                  ? CPU_COUNT(&mask)
+                  : static_cast<int>(std::thread::hardware_concurrency());
+  allreduce_in_place(&cores, 1, MPI_INT, MPI_MAX, machine);
+  MPI_Comm_free(&machine);
+  return processes > cores ? WaitPolicy::sleep : WaitPolicy::spin;
 }
 
 std::string quoted(const std::map<std::string, std::string>& vars, const std::string& name) {
@@ -114,11 +135,14 @@ void Environment::init(int* argc, char*** argv) {
     check_same_configuration(comm_);
     // Agreed, so a plug-in that fails to load on one process fails the start on all of them,
     // and the run ends normally (finalized) rather than by mpiexec killing the others.
+    WaitPolicy wait = WaitPolicy::automatic;
     collectively(comm_, [&] {
       // A misspelt level would silently hide (or flood) the run's messages.
       if (auto level = config_.get("log-level")) log::parse_level(*level);
       if (auto path = config_.get("plugin-path")) load_plugins(*path);
+      if (auto text = config_.get("wait")) wait = parse_wait_policy(*text);
     });
+    if (size_ > 1) wait_policy_ = resolve_wait_policy(wait, comm_);
   } catch (const Error& e) {
     // Not quiet: the error is reported after this, on the streams.
     const int rank = rank_;

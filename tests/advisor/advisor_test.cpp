@@ -39,7 +39,8 @@ Layout layout_of(const std::string& spec, const std::string& topo, const Shape& 
 // 100×100 matrices in 50×50 blocks on 2×2 processes at 1 Gflop/s, messages of α = 10 µs and
 // β = 1 GB/s. A step's product is 2·50³ = 250 000 flops: 250 µs. A block is 20 000 bytes: 30 µs
 // a message. The alignment moves nothing on process (0,0) and both blocks of (1,1): 60 µs.
-// Step 0 receives the next A and B blocks (60 µs) during its product; step 1 sends nothing.
+// Step 0 receives the next A and B blocks (60 µs) during its product; step 1 sends nothing. Each
+// step's product is one launch, 1 µs on a host process.
 TEST(Predict, CannonTwoByTwoOnEqualDevices) {
   Machine m = machine_of("cpu*4", 4);
   m.set_network(one_node_network(1e-5, 1e9));
@@ -47,14 +48,15 @@ TEST(Predict, CannonTwoByTwoOnEqualDevices) {
   const Shape s = Shape::extents({100, 100});
   const Layout l = layout_of("blocks", "square", s, m);
   const Prediction p = predict_cannon(l, l, l, m, RunShape{});
-  EXPECT_NEAR(p.predicted_s, 60e-6 + 250e-6 + 250e-6, 1e-12);
-  EXPECT_NEAR(p.compute_s, 500e-6, 1e-12);
+  EXPECT_NEAR(p.predicted_s, 60e-6 + 251e-6 + 251e-6, 1e-12);
+  EXPECT_NEAR(p.compute_s, 502e-6, 1e-12);
   EXPECT_NEAR(p.comm_s, 60e-6 + 60e-6, 1e-12);
   EXPECT_DOUBLE_EQ(p.imbalance, 1.0);
   ASSERT_EQ(p.procs.size(), 4u);
   for (const ProcessCost& c : p.procs) {
     EXPECT_DOUBLE_EQ(c.flops, 2 * 250000.0);
     EXPECT_EQ(c.bytes, 100000u);  // A and B twice (the shift's second buffer), C once
+    EXPECT_NEAR(c.launch_s, 2e-6, 1e-15);
   }
   EXPECT_NEAR(p.procs[0].comm_s, 60e-6, 1e-12);  // no alignment, one step's shifts
   EXPECT_NEAR(p.procs[3].comm_s, 120e-6, 1e-12);
@@ -62,7 +64,9 @@ TEST(Predict, CannonTwoByTwoOnEqualDevices) {
 
 // A 10×6 grid on a device 3× slower than the host and a host process, at 1000 flop/s: the split
 // 1 : 3 gives rows [0:3] and [3:10], whose interiors are 2×4 and 6×4 cells (32 and 96 flops):
-// 96 ms each. A halo row is 6 values, 48 bytes: α + 48 B / 48 kB/s = 2 ms.
+// 96 ms each. A halo row is 6 values, 48 bytes: α + 48 B / 48 kB/s = 2 ms. Each process sweeps in
+// two launches (its inner rows, then the face next to its one neighbour): 2 × 50 µs an iteration
+// on the emulated device, 2 × 1 µs on the host, so the device's 96.1 ms make the step.
 TEST(Predict, OneDimensionalSplitOnAOneToThreeBinding) {
   Machine m = machine_of("emu:0(slowdown=3),cpu", 2);
   m.set_network(one_node_network(1e-3, 48000));
@@ -73,13 +77,15 @@ TEST(Predict, OneDimensionalSplitOnAOneToThreeBinding) {
   const Layout weighted = layout_of("weighted:w=1,3", "array", s, m);
   ASSERT_EQ(weighted.block(0), Shape::extents({3, 6}));
   const Prediction p = predict_jacobi(weighted, m, run);
-  EXPECT_NEAR(p.predicted_s, 10 * 0.096, 1e-9);
-  EXPECT_NEAR(p.compute_s, 10 * 0.096, 1e-9);
+  EXPECT_NEAR(p.predicted_s, 10 * 0.0961, 1e-9);
+  EXPECT_NEAR(p.compute_s, 10 * 0.0961, 1e-9);
   EXPECT_NEAR(p.comm_s, 10 * 0.002, 1e-9);
-  EXPECT_NEAR(p.imbalance, 1.0, 1e-9);
+  EXPECT_NEAR(p.procs[0].launch_s, 10 * 100e-6, 1e-12);
+  EXPECT_NEAR(p.procs[1].launch_s, 10 * 2e-6, 1e-12);
+  EXPECT_NEAR(p.imbalance, 0.0961 / ((0.0961 + 0.096002) / 2), 1e-9);
   // Even blocks give the slow device 4×4 cells: 64 flops at 333 flop/s, 192 ms an iteration.
   const Prediction even = predict_jacobi(layout_of("blocks", "array", s, m), m, run);
-  EXPECT_NEAR(even.predicted_s, 10 * 0.192, 1e-9);
+  EXPECT_NEAR(even.predicted_s, 10 * 0.1921, 1e-9);
   EXPECT_GT(even.imbalance, 1.4);
 }
 
@@ -110,6 +116,32 @@ TEST(Predict, HostCoresSharedByMoreProcessesSlowEach) {
   EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), 2 * alone);
   m.set_host_cores(8);
   EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), alone);
+}
+
+// Cores are wanted while kernels run: a host process wants one, an emulated device 1/slowdown of
+// one (it sleeps out the rest), once for the ranks that take turns on it. Hand-computed:
+// `cpu*2,emu:0(slowdown=4)*2` wants 2 + 1/4 cores; on 1 core everything stretches 2.25x, on 2
+// 1.125x, on 3 nothing. With clock=cpu the device's slowdown of 4 covers a stretch below 4.
+TEST(Machine, ContentionCountsTheCoresKernelsKeepBusy) {
+  Machine m = machine_of("cpu*2,emu:0(slowdown=4)*2", 4);
+  Machine cpu_clock = machine_of("cpu*2,emu:0(slowdown=4,clock=cpu)*2", 4);
+  for (int cores : {1, 2, 3}) {
+    m.set_host_cores(cores);
+    cpu_clock.set_host_cores(cores);
+    const double stretch = std::max(1.0, 2.25 / cores);
+    for (int p = 0; p < 4; ++p) EXPECT_DOUBLE_EQ(m.contention_factor(p, 0), stretch) << cores;
+    EXPECT_DOUBLE_EQ(cpu_clock.contention_factor(0, 0), stretch) << cores;
+    EXPECT_DOUBLE_EQ(cpu_clock.contention_factor(2, 0), 1.0) << cores;
+  }
+  // Eight host processes on two cores: a clock=cpu device of slowdown 2 loses the other 2x.
+  Machine crowded = machine_of("cpu*7,emu:0(slowdown=2,clock=cpu)", 8);
+  crowded.set_host_cores(2);
+  EXPECT_DOUBLE_EQ(crowded.contention_factor(0, 0), 7.5 / 2);
+  EXPECT_DOUBLE_EQ(crowded.contention_factor(7, 0), 7.5 / 2 / 2);
+  // The factor is what compute_seconds applies.
+  const double alone = machine_of("cpu*7,emu:0(slowdown=2,clock=cpu)", 8)
+                           .compute_seconds(7, Kernel::stencil, 1e9, 0);
+  EXPECT_DOUBLE_EQ(crowded.compute_seconds(7, Kernel::stencil, 1e9, 0), alone * 7.5 / 4);
 }
 
 // A tiled factorisation's kernels add up to n³/3 flops whatever the layout deals them.

@@ -63,3 +63,34 @@ add_test(NAME cli.info.error.bad_log_level
                  "-DARGS=--json" "-DEXPECT=HIT_LOG_LEVEL 'loud' is not a log level \\(levels: error, warn, info, debug\\)"
                  -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
 set_tests_properties(cli.info.error.bad_log_level PROPERTIES LABELS "cli" TIMEOUT 180)
+
+# The wait policy: HIT_WAIT=auto resolves from the processes of the machine and the cores each may
+# run on (taskset narrows them): three processes on one core sleep while they wait, two on two
+# cores poll; HIT_WAIT=spin is kept with more processes than cores; a one-process run polls.
+add_test(NAME cli.info.wait_auto_oversubscribed
+  COMMAND taskset -c 0 ${MPIEXEC_EXECUTABLE} -n 3 ${HIT_BIN}/hit-info --json)
+set_tests_properties(cli.info.wait_auto_oversubscribed PROPERTIES LABELS "cli;mpi"
+  PASS_REGULAR_EXPRESSION "\"wait\":\"sleep\"")
+add_test(NAME cli.info.wait_auto_enough_cores
+  COMMAND taskset -c 0,1 ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info --json)
+set_tests_properties(cli.info.wait_auto_enough_cores PROPERTIES LABELS "cli;mpi"
+  PASS_REGULAR_EXPRESSION "\"wait\":\"spin\"")
+add_test(NAME cli.info.wait_spin_kept
+  COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=spin
+          taskset -c 0 ${MPIEXEC_EXECUTABLE} -n 3 ${HIT_BIN}/hit-info)
+set_tests_properties(cli.info.wait_spin_kept PROPERTIES LABELS "cli;mpi"
+  PASS_REGULAR_EXPRESSION "waiting processes poll \\(wait policy spin, HIT_WAIT\\)")
+add_test(NAME cli.info.wait_sleep_asked
+  COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=sleep ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info)
+set_tests_properties(cli.info.wait_sleep_asked PROPERTIES LABELS "cli;mpi"
+  PASS_REGULAR_EXPRESSION "waiting processes sleep between polls \\(wait policy sleep, HIT_WAIT\\)")
+add_test(NAME cli.info.wait_one_process COMMAND taskset -c 0 ${HIT_BIN}/hit-info --json)
+set_tests_properties(cli.info.wait_one_process PROPERTIES LABELS "cli"
+  PASS_REGULAR_EXPRESSION "\"wait\":\"spin\"")
+# A HIT_WAIT that is not a policy stops the start on every rank, naming the policies.
+add_test(NAME cli.info.error.bad_wait
+         COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=nap
+                 ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-info -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3
+                 "-DARGS=--json" "-DEXPECT=HIT_WAIT 'nap' is not a wait policy \\(policies: auto, spin, sleep\\)"
+                 -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+set_tests_properties(cli.info.error.bad_wait PROPERTIES LABELS "cli" TIMEOUT 180)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "hit/core/config.hpp"
 #include "hit/core/environment.hpp"
@@ -10,6 +11,7 @@
 #include "hit/core/log.hpp"
 #include "hit/core/registry.hpp"
 #include "hit/core/spec.hpp"
+#include "hit/core/wait_policy.hpp"
 
 // The library's private fmt overloads of the log functions, beside the public text ones.
 #include "core/log_format.hpp"
@@ -182,6 +184,26 @@ TEST(Log, LevelNamesAreCheckedAndListed) {
     EXPECT_THAT(e.what(), HasSubstr("HIT_LOG_LEVEL 'loud' is not a log level (levels: error, "
                                     "warn, info, debug)"));
   }
+}
+
+// HIT_WAIT names one of three policies, which read back as they were written; anything else is
+// an error listing them. A started Environment has resolved `auto` to one of the other two.
+TEST(WaitPolicy, NamesAreCheckedListedAndRoundTrip) {
+  for (const char* name : {"auto", "spin", "sleep"}) {
+    EXPECT_EQ(hit::to_string(hit::parse_wait_policy(name)), name);
+  }
+  EXPECT_NE(hit::parse_wait_policy("spin"), hit::parse_wait_policy("sleep"));
+  for (const char* bad : {"nap", "", "Sleep", "auto "}) {
+    try {
+      hit::parse_wait_policy(bad);
+      FAIL() << "'" << bad << "' was taken as a wait policy";
+    } catch (const hit::Error& e) {
+      EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);
+      EXPECT_THAT(e.what(), HasSubstr("HIT_WAIT '" + std::string(bad) +
+                                      "' is not a wait policy (policies: auto, spin, sleep)"));
+    }
+  }
+  EXPECT_NE(hit::Environment::current().wait_policy(), hit::WaitPolicy::automatic);
 }
 
 // The public functions take finished text (braces are not a format); the library's fmt overloads

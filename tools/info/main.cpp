@@ -15,6 +15,7 @@
 #include "../common/cli.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/program.hpp"
+#include "hit/core/wait_policy.hpp"
 #include "hit/device_params.hpp"
 #include "hit/physical_topology.hpp"
 
@@ -32,7 +33,7 @@ std::string ranges(const std::vector<int>& v) {
   return out;
 }
 
-nlohmann::json to_json(const hit::PhysicalTopology& topo) {
+nlohmann::json to_json(const hit::PhysicalTopology& topo, hit::WaitPolicy wait) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const auto& n : topo.node_list()) {
     nlohmann::json gpus = nlohmann::json::array();
@@ -80,10 +81,11 @@ nlohmann::json to_json(const hit::PhysicalTopology& topo) {
             {"spec", topo.binding_spec()},
             {"devices", hit::format_device_spec(topo.bindings())}}},
           {"pinned", topo.pinned()},
+          {"wait", hit::to_string(wait)},
           {"ranks", ranks}};
 }
 
-void print_human(const hit::PhysicalTopology& topo) {
+void print_human(const hit::PhysicalTopology& topo, hit::WaitPolicy wait) {
   std::printf("hitmap++ physical topology: %d node%s (%s)\n", topo.nodes(),
               topo.nodes() == 1 ? "" : "s",
               topo.emulated_nodes() ? "emulated nodes, HIT_NODES" : "shared-memory groups of MPI");
@@ -126,6 +128,11 @@ void print_human(const hit::PhysicalTopology& topo) {
         device.c_str(), r.node, list.c_str());
   }
   if (topo.pinned()) std::printf("processes are pinned to their cores\n");
+  // Sleeping waits cost a message some tens of microseconds; polling ones, with more processes
+  // than cores, a scheduler time slice (docs/comm.md).
+  std::printf("waiting processes %s (wait policy %s, HIT_WAIT)\n",
+              wait == hit::WaitPolicy::sleep ? "sleep between polls" : "poll",
+              hit::to_string(wait).c_str());
   std::printf("device kinds:");
   for (const hit::DeviceKind kind : hit::device_kinds()) {
     std::string keys;
@@ -159,9 +166,9 @@ int main(int argc, char** argv) {
     const auto& topo = hit::PhysicalTopology::of(env);
     if (env.rank() == 0) {
       if (json) {
-        std::printf("%s\n", to_json(topo).dump().c_str());
+        std::printf("%s\n", to_json(topo, env.wait_policy()).dump().c_str());
       } else {
-        print_human(topo);
+        print_human(topo, env.wait_policy());
       }
       std::fflush(stdout);
     }

@@ -48,6 +48,11 @@ double default_host_flops(Kernel kernel) noexcept;
 // to the host, both bound by memory bandwidth). Without it a GPU would count as one host core.
 double default_gpu_flops(Kernel kernel) noexcept;
 
+// What one launch costs beyond its kernel, by device kind: handing the kernel over and waiting
+// for its end (hit-bench-launch measures it). A process pays it for every launch of a step,
+// however small its share: it is why a sliver of a grid on an accelerator is not free.
+double default_launch_seconds(DeviceKind kind) noexcept;
+
 // The latency and bandwidth assumed for a link class when no network model is given: shared
 // memory between ranks of a node, a commodity interconnect between nodes.
 fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept;
@@ -115,9 +120,18 @@ class Machine {
   // time when it has one, else the host's (or a GPU's) speed times speed_weight, divided among the
   // device's sharers and the node's host cores; times the calibration's factor.
   double compute_seconds(int proc, Kernel kernel, double flops, std::uint64_t problem_bytes) const;
+  // The factor compute_seconds applies when the node's host cores are oversubscribed: the
+  // cores its processes keep busy while computing (a host process one, an emulated device
+  // 1/slowdown, shared or not) over --host-cores, for host processes and emulated devices that
+  // count elapsed time; with `clock=cpu` an emulated device only loses what exceeds its slowdown.
+  // 1 without --host-cores, for GPUs and while the cores suffice.
+  double contention_factor(int proc, std::uint64_t problem_bytes) const;
   // The factor compute_seconds applies for the turns `proc` takes on a shared device: its
   // sharers without models (a model measured the device as the run binds it), else 1.
   double sharing_factor(int proc) const;
+  // Seconds one launch of `proc` costs beyond its kernel (default_launch_seconds of its
+  // device), not scaled by the calibration's compute factor.
+  double launch_seconds(int proc) const;
   // The link cost between two processes (from the network model, else assumed).
   const fpm::LinkCost& link(int from, int to) const;
   // Seconds of `messages` messages of `bytes` bytes in all from `from` to `to`:
@@ -130,9 +144,9 @@ class Machine {
  private:
   std::vector<DeviceBinding> devices_;
   std::vector<DeviceParams> params_;
-  std::vector<int> group_;       // device group of each process
-  std::vector<int> group_size_;  // processes of each group
-  std::vector<int> host_procs_;  // per node: processes running kernels on the host
+  std::vector<int> group_;           // device group of each process
+  std::vector<int> group_size_;      // processes of each group
+  std::vector<double> host_demand_;  // per node: host cores its processes keep busy computing
   int ranks_per_node_ = 0;
   std::vector<fpm::Model> models_;
   std::vector<double> flops_per_unit_;

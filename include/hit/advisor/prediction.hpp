@@ -20,7 +20,8 @@ namespace hit::advisor {
 // What one process does in the predicted run.
 struct ProcessCost {
   double flops = 0;         // its work
-  double compute_s = 0;     // its compute, all steps
+  double compute_s = 0;     // its compute, all steps, its launches' overhead included
+  double launch_s = 0;      // the part of compute_s that is launch overhead
   double comm_s = 0;        // its messages, all steps
   std::uint64_t bytes = 0;  // memory it allocates for the application's arrays
 };

@@ -15,6 +15,7 @@
 
 #include "hit/core/config.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/wait_policy.hpp"
 
 namespace hit {
 
@@ -112,6 +113,10 @@ class Environment {
     }
   }
 
+  // How hit::wait_all waits: the `wait` setting (HIT_WAIT), `auto` resolved at start from the
+  // processes on this machine and the cores this process may run on. `sleep` or `spin`.
+  WaitPolicy wait_policy() const noexcept { return wait_policy_; }
+
   // The live Environment; throws Error(internal) when there is none.
   static Environment& current();
   static bool exists() noexcept;
@@ -131,6 +136,7 @@ class Environment {
   int comms_in_flight_ = 0;
   std::function<void()> while_waiting_;
   bool in_while_waiting_ = false;
+  WaitPolicy wait_policy_ = WaitPolicy::spin;
   std::vector<char> announcement_;
   std::vector<MPI_Request> announcement_sends_;
   std::vector<std::shared_ptr<const void>> abandoned_;
