@@ -92,15 +92,40 @@ std::string blocks_signature(const Layout& l) {
   return s;
 }
 
+// The processes' compute and communication added up: what a run costs the machine's cores and
+// links, where the makespan counts only the slowest process of each step.
+double total_cost(const Prediction& p) {
+  double sum = 0;
+  for (const ProcessCost& c : p.procs) sum += c.compute_s + c.comm_s;
+  return sum;
+}
+
 void rank_candidates(Advice& advice) {
-  std::stable_sort(advice.candidates.begin(), advice.candidates.end(),
-                   [](const Candidate& a, const Candidate& b) {
-                     if (a.prediction.fits != b.prediction.fits) return a.prediction.fits;
-                     // Equal predictions (to rounding) keep the enumeration's order: the
-                     // simpler layout, `blocks` first, wins a tie.
-                     const double x = a.prediction.predicted_s, y = b.prediction.predicted_s;
-                     return x < y && y - x > 1e-9 * y;
-                   });
+  auto& list = advice.candidates;
+  // Those that fit first, then by makespan; exact ties keep the enumeration's order (the simpler
+  // layout, `blocks` first).
+  std::stable_sort(list.begin(), list.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.prediction.fits != b.prediction.fits) return a.prediction.fits;
+    return a.prediction.predicted_s < b.prediction.predicted_s;
+  });
+  // Makespans within tie_tolerance of a run's first are a tie, which the smaller total cost
+  // breaks: the model is not that exact, and what it leaves out (processes that share cores,
+  // links and memory) grows with the work and messages of every process, not only the slowest.
+  for (std::size_t first = 0; first < list.size();) {
+    const Prediction& lead = list[first].prediction;
+    std::size_t end = first + 1;
+    while (end < list.size() && list[end].prediction.fits == lead.fits &&
+           list[end].prediction.predicted_s <= lead.predicted_s * (1 + tie_tolerance)) {
+      ++end;
+    }
+    std::stable_sort(list.begin() + static_cast<std::ptrdiff_t>(first),
+                     list.begin() + static_cast<std::ptrdiff_t>(end),
+                     [](const Candidate& a, const Candidate& b) {
+                       const double x = total_cost(a.prediction), y = total_cost(b.prediction);
+                       return x < y && y - x > 1e-9 * y;
+                     });
+    first = end;
+  }
 }
 
 }  // namespace

@@ -272,6 +272,44 @@ TEST(Advise, AGpuWithoutModelsIsFasterThanAHostCore) {
   EXPECT_GT(l.block(0).size(), 1026 * 1026 / 2) << best.spec.layout;
 }
 
+// Jacobi on four equal host processes whose messages cost 100 µs each: `blocks` on `mesh2d` and
+// on `array` give every process the same work and at most two neighbours, so their makespans
+// differ by the bytes alone (under the tie tolerance); the line sends 6 messages an iteration
+// where the square sends 8, so its total cost is smaller and it ranks first.
+TEST(Advise, NearlyEqualMakespansRankByTotalCost) {
+  auto& env = Environment::current();
+  Machine m = machine_of("cpu*4", 4);
+  m.set_network(one_node_network(100e-6, 5e9));
+  DenseProblem problem;
+  problem.app = App::jacobi;
+  problem.shape = Shape::extents({1026, 1026});
+  const Advice a = advise_dense(problem, m, dense_candidates(env, App::jacobi, m, {}));
+  const auto find = [&](const std::string& layout, const std::string& topo) {
+    for (std::size_t i = 0; i < a.candidates.size(); ++i) {
+      if (a.candidates[i].spec.layout == layout && a.candidates[i].spec.topology == topo) return i;
+    }
+    ADD_FAILURE() << layout << " on " << topo << " was not ranked";
+    return a.candidates.size();
+  };
+  const std::size_t line = find("blocks", "array"), square = find("blocks", "mesh2d");
+  ASSERT_LT(line, a.candidates.size());
+  ASSERT_LT(square, a.candidates.size());
+  const Prediction& pl = a.candidates[line].prediction;
+  const Prediction& ps = a.candidates[square].prediction;
+  ASSERT_GE(pl.predicted_s, ps.predicted_s);  // the square's makespan is the smaller one
+  ASSERT_LE(pl.predicted_s, ps.predicted_s * (1 + tie_tolerance));
+  EXPECT_LT(line, square);
+  // Outside a tie the makespan orders: no candidate beats an earlier one by more than the
+  // tolerance.
+  for (std::size_t i = 0; i < a.candidates.size(); ++i) {
+    for (std::size_t j = i + 1; j < a.candidates.size(); ++j) {
+      EXPECT_GE(a.candidates[j].prediction.predicted_s * (1 + tie_tolerance),
+                a.candidates[i].prediction.predicted_s)
+          << a.candidates[i].spec.layout << " before " << a.candidates[j].spec.layout;
+    }
+  }
+}
+
 TEST(Machine, RefusesBadInput) {
   EXPECT_THROW(Machine({}, 0), Error);
   Machine m = machine_of("cpu*2", 2);

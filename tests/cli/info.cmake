@@ -55,14 +55,20 @@ foreach(program hit-cannon hit-jacobi hit-layout hit-fpm hit-info hit-bench-fpm 
                        PASS_REGULAR_EXPRESSION "^${program} \\(hitmap\\+\\+ ${PROJECT_VERSION}\\)\n$")
 endforeach()
 
+# A HIT_* setting that the start refuses (`variable` set to a bad value): an error on every one of
+# three ranks, `expected` in it.
+function(hit_info_start_error name variable expected)
+  add_test(NAME cli.info.error.${name}
+           COMMAND ${CMAKE_COMMAND} -E env ${variable}
+                   ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-info -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3
+                   "-DARGS=--json" "-DEXPECT=${expected}"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
+  set_tests_properties(cli.info.error.${name} PROPERTIES LABELS "cli" TIMEOUT 180)
+endfunction()
 # A HIT_LOG_LEVEL that is not a level is an error on every rank, listing the levels (it was taken
 # as warn, silently).
-add_test(NAME cli.info.error.bad_log_level
-         COMMAND ${CMAKE_COMMAND} -E env HIT_LOG_LEVEL=loud
-                 ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-info -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3
-                 "-DARGS=--json" "-DEXPECT=HIT_LOG_LEVEL 'loud' is not a log level \\(levels: error, warn, info, debug\\)"
-                 -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
-set_tests_properties(cli.info.error.bad_log_level PROPERTIES LABELS "cli" TIMEOUT 180)
+hit_info_start_error(bad_log_level HIT_LOG_LEVEL=loud
+  "HIT_LOG_LEVEL 'loud' is not a log level \\(levels: error, warn, info, debug\\)")
 
 # The wait policy: HIT_WAIT=auto resolves from the processes of the machine and the cores each may
 # run on (taskset narrows them): three processes on one core sleep while they wait, two on two
@@ -88,9 +94,5 @@ add_test(NAME cli.info.wait_one_process COMMAND taskset -c 0 ${HIT_BIN}/hit-info
 set_tests_properties(cli.info.wait_one_process PROPERTIES LABELS "cli"
   PASS_REGULAR_EXPRESSION "\"wait\":\"spin\"")
 # A HIT_WAIT that is not a policy stops the start on every rank, naming the policies.
-add_test(NAME cli.info.error.bad_wait
-         COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=nap
-                 ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/hit-info -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=3
-                 "-DARGS=--json" "-DEXPECT=HIT_WAIT 'nap' is not a wait policy \\(policies: auto, spin, sleep\\)"
-                 -P ${CMAKE_CURRENT_LIST_DIR}/common/error_check.cmake)
-set_tests_properties(cli.info.error.bad_wait PROPERTIES LABELS "cli" TIMEOUT 180)
+hit_info_start_error(bad_wait HIT_WAIT=nap
+  "HIT_WAIT 'nap' is not a wait policy \\(policies: auto, spin, sleep\\)")

@@ -31,7 +31,12 @@ struct Rejection {
   std::string reason;
 };
 
-// Ranked candidates (those that fit first, then by predicted makespan) and the rejected ones.
+// Predicted makespans within this fraction of each other are a tie (see Advice).
+inline constexpr double tie_tolerance = 0.02;
+
+// Ranked candidates and the rejected ones. The ranking: those that fit first, then by predicted
+// makespan, where makespans within tie_tolerance of the first of their run rank by their total
+// cost (every process's compute and communication added up), smallest first.
 struct Advice {
   std::vector<Candidate> candidates;
   std::vector<Rejection> rejected;

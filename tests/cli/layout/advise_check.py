@@ -27,6 +27,9 @@ def run(args, procs=1, env=None):
     return out.stdout
 
 
+TIE_TOLERANCE = 0.02
+
+
 def advise(*args, procs=1):
     return json.loads(run([LAYOUT, "--advise", "--json"] + list(args), procs))
 
@@ -37,8 +40,13 @@ def check_ranked(doc, app, procs):
     assert cands, f"{app}: no candidate"
     fits = [c for c in cands if c["fits"]]
     assert cands[: len(fits)] == fits, f"{app}: a candidate that does not fit ranks first"
+    # By predicted_s, where makespans within 2 % of each other are a tie that the total cost
+    # breaks (docs/advisor.md): no candidate beats an earlier one by more than that.
     times = [c["predicted_s"] for c in fits]
-    assert times == sorted(times), f"{app}: not ranked by predicted_s: {times}"
+    for i, t in enumerate(times):
+        assert all(later * (1 + TIE_TOLERANCE) >= t for later in times[i + 1:]), \
+            f"{app}: not ranked by predicted_s: {times}"
+    assert times[0] <= min(times) * (1 + TIE_TOLERANCE), f"{app}: the first is not the best: {times}"
     for c in cands:
         assert c["predicted_s"] > 0 and c["compute_s"] > 0, c
         assert c["predicted_s"] <= c["compute_s"] + c["comm_s"] + 1e-12, c
