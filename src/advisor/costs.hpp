@@ -17,18 +17,36 @@ namespace hit::advisor::detail {
 struct StepMax {
   double compute = 0;
   double comm = 0;
+  // Own compute of the processes of each shared device (device group -> seconds) this step.
+  std::map<int, double> on_device;
+
   void add(double c, double m) {
     compute = std::max(compute, c);
     comm = std::max(comm, m);
   }
+  // Process `proc`'s compute `c` (its turns on a shared device included) and communication `m`.
+  // A device that several processes take turns on runs their kernels one after the other: the
+  // step lasts at least the sum of their own times, which is less than sharers × the largest
+  // where their shares differ.
+  void add(const Machine& machine, int proc, double c, double m) {
+    const double sharing = machine.sharing_factor(proc);
+    if (sharing <= 1) {
+      add(c, m);
+      return;
+    }
+    double& device = on_device[machine.device_group(proc)];
+    device += c / sharing;
+    add(device, m);
+  }
   // One process's part of the step: added to its totals and to the step's maxima. `launch`:
   // the part of `c` that is launch overhead.
-  void record(ProcessCost& cost, double flops, double c, double m, double launch = 0) {
+  void record(const Machine& machine, int proc, ProcessCost& cost, double flops, double c, double m,
+              double launch = 0) {
     cost.flops += flops;
     cost.compute_s += c;
     cost.launch_s += launch;
     cost.comm_s += m;
-    add(c, m);
+    add(machine, proc, c, m);
   }
 };
 

@@ -68,7 +68,7 @@ Prediction predict_jacobi(const Layout& grid, const Machine& machine, const RunS
     cost.launch_s = launch * run.iterations;
     cost.comm_s = comm * run.iterations;
     cost.bytes = static_cast<std::uint64_t>(2 * with_ghosts * eb);  // two grids, ghosts included
-    iteration.add(compute, comm);
+    iteration.add(machine, p, compute, comm);
   }
   out.compute_s = iteration.compute * run.iterations;
   out.comm_s = iteration.comm * run.iterations;

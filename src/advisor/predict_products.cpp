@@ -155,7 +155,7 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
       const double launch = machine.launch_seconds(p);  // one product a step
       const double compute = last_compute[p] + launch;
       const double comm = s + 1 < q ? shift[p] : 0.0;  // the next blocks travel meanwhile
-      step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm, launch);
+      step.record(machine, p, out.procs[static_cast<std::size_t>(p)], flops, compute, comm, launch);
     }
     out.compute_s += step.compute;
     out.comm_s += step.comm;
@@ -235,7 +235,7 @@ Prediction predict_summa(const Layout& a, const Layout& b, const Layout& c, cons
                           detail::tree_rounds(col_len) *
                               machine.message_seconds(col_far[p], p, 1, w * e.cols * eb) +
                           machine.staging_seconds(p, (e.rows + e.cols) * w * eb);
-      step.record(out.procs[static_cast<std::size_t>(p)], flops, compute, comm, launch);
+      step.record(machine, p, out.procs[static_cast<std::size_t>(p)], flops, compute, comm, launch);
     }
     out.compute_s += step.compute;
     out.comm_s += step.comm;

@@ -131,7 +131,7 @@ Prediction predict_cg(const SparseLayout& layout, std::span<const std::vector<Pe
     cost.launch_s = launch * run.iterations;
     cost.comm_s = comm * run.iterations;
     cost.bytes = static_cast<std::uint64_t>(bytes + double(s.rows + 1) * 8 + double(s.ghosts) * eb);
-    iteration.add(compute, comm);
+    iteration.add(machine, p, compute, comm);
   }
   // Two reductions an iteration (the step length and the residual), binomial trees.
   const double reductions = 2 * 2 * detail::tree_rounds(active) *

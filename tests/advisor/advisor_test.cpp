@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "advisor/costs.hpp"
 #include "hit/advisor/calibration.hpp"
 #include "hit/advisor/candidates.hpp"
 #include "hit/advisor/prediction.hpp"
@@ -142,6 +143,25 @@ TEST(Machine, ContentionCountsTheCoresKernelsKeepBusy) {
   const double alone = machine_of("cpu*7,emu:0(slowdown=2,clock=cpu)", 8)
                            .compute_seconds(7, Kernel::stencil, 1e9, 0);
   EXPECT_DOUBLE_EQ(crowded.compute_seconds(7, Kernel::stencil, 1e9, 0), alone * 7.5 / 4);
+}
+
+// Three ranks take turns on one device: a step lasts the sum of their own kernel times (1, 2 and
+// 0.5 s: 3.5 s), not three times the largest (6 s); a host process beside them counts alone.
+TEST(Predict, ASharedDeviceRunsItsRanksKernelsOneAfterTheOther) {
+  const Machine m = machine_of("emu:0(slowdown=2)*3,cpu", 4);
+  ASSERT_DOUBLE_EQ(m.sharing_factor(0), 3.0);
+  detail::StepMax step;
+  step.add(m, 0, 3 * 1.0, 0.1);
+  step.add(m, 1, 3 * 2.0, 0.2);
+  step.add(m, 2, 3 * 0.5, 0.0);
+  EXPECT_DOUBLE_EQ(step.compute, 3.5);
+  EXPECT_DOUBLE_EQ(step.comm, 0.2);
+  step.add(m, 3, 4.0, 0.0);
+  EXPECT_DOUBLE_EQ(step.compute, 4.0);
+  // Equal shares: the sum is sharers × each, as before.
+  detail::StepMax equal;
+  for (int p = 0; p < 3; ++p) equal.add(m, p, 3 * 1.0, 0);
+  EXPECT_DOUBLE_EQ(equal.compute, 3.0);
 }
 
 // A tiled factorisation's kernels add up to n³/3 flops whatever the layout deals them.
