@@ -4,7 +4,7 @@
 Does the layout it ranks first run (nearly) fastest, and does its ranking follow the measured one?
 
 Four processes on emulated devices, `--host-cores 2` (the advisor is told the 4 ranks share the
-machine's two cores), OPENBLAS_NUM_THREADS=1. Scenarios (--scenarios, default all):
+machine's two cores), OPENBLAS_NUM_THREADS=1, HIT_WAIT=auto. Scenarios (--scenarios, default all):
 
 * homogeneous: `cpu*4`;
 * speeds: relative speeds 14 : 3.8 : 1 (`emu:0(slowdown=14,clock=cpu),emu:1(slowdown=3.684,clock=cpu),cpu*2`);
@@ -132,6 +132,8 @@ DEFAULT_TOPOLOGY = {"jacobi": "mesh2d", "cannon": "square", "summa": "mesh2d", "
 def clean_env():
     env = dict(os.environ)
     env["OPENBLAS_NUM_THREADS"] = "1"
+    # Waiting processes sleep: four ranks share two cores (docs/architecture.md, "Waiting").
+    env["HIT_WAIT"] = "auto"
     for var in list(env):
         # Every run names what it uses: no layout, topology, devices or nodes from outside.
         if var.startswith(("HIT_LAYOUT", "HIT_PARTITION", "HIT_TOPOLOGY")) or var in (
@@ -489,7 +491,7 @@ def markdown(r):
         "Spearman: rank correlation of predicted and measured makespans over the candidates that "
         "ran (average ranks for ties; – where every prediction is the same). Regret: measured "
         "time of the advisor's choice / the best measured. Goals: regret ≤ 1.10 and Spearman ≥ "
-        f"0.8 (calibrated). OPENBLAS_NUM_THREADS=1.",
+        f"0.8 (calibrated). OPENBLAS_NUM_THREADS=1, HIT_WAIT=auto (waiting processes sleep: docs/architecture.md).",
         "",
         "Scenarios: " + "; ".join(
             f"**{n}** `{s['devices']}`" + (f" (`HIT_NODES={s['nodes']}`)" if s.get("nodes") else "")

@@ -135,7 +135,9 @@ void Environment::init(int* argc, char*** argv) {
     check_same_configuration(comm_);
     // Agreed, so a plug-in that fails to load on one process fails the start on all of them,
     // and the run ends normally (finalized) rather than by mpiexec killing the others.
-    WaitPolicy wait = WaitPolicy::automatic;
+    // Spinning unless asked: with `auto` as the default, one run of the test suite hung in
+    // hit-jacobi --balance fpm (docs/architecture.md, "Waiting"), not reproduced since.
+    WaitPolicy wait = WaitPolicy::spin;
     collectively(comm_, [&] {
       // A misspelt level would silently hide (or flood) the run's messages.
       if (auto level = config_.get("log-level")) log::parse_level(*level);

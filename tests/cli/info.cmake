@@ -74,23 +74,31 @@ hit_info_start_error(bad_log_level HIT_LOG_LEVEL=loud
 # run on (taskset narrows them): three processes on one core sleep while they wait, two on two
 # cores poll; HIT_WAIT=spin is kept with more processes than cores; a one-process run polls.
 add_test(NAME cli.info.wait_auto_oversubscribed
-  COMMAND taskset -c 0 ${MPIEXEC_EXECUTABLE} -n 3 ${HIT_BIN}/hit-info --json)
+  COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=auto
+          taskset -c 0 ${MPIEXEC_EXECUTABLE} -n 3 ${HIT_BIN}/hit-info --json)
 set_tests_properties(cli.info.wait_auto_oversubscribed PROPERTIES LABELS "cli;mpi"
   PASS_REGULAR_EXPRESSION "\"wait\":\"sleep\"")
 add_test(NAME cli.info.wait_auto_enough_cores
-  COMMAND taskset -c 0,1 ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info --json)
+  COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=auto
+          taskset -c 0,1 ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info --json)
 set_tests_properties(cli.info.wait_auto_enough_cores PROPERTIES LABELS "cli;mpi"
   PASS_REGULAR_EXPRESSION "\"wait\":\"spin\"")
 add_test(NAME cli.info.wait_spin_kept
   COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=spin
           taskset -c 0 ${MPIEXEC_EXECUTABLE} -n 3 ${HIT_BIN}/hit-info)
+# Unset, the waits spin, however many processes share the cores.
+add_test(NAME cli.info.wait_default_spins
+  COMMAND taskset -c 0 ${MPIEXEC_EXECUTABLE} -n 3 ${HIT_BIN}/hit-info --json)
+set_tests_properties(cli.info.wait_default_spins PROPERTIES LABELS "cli;mpi"
+  PASS_REGULAR_EXPRESSION "\"wait\":\"spin\"")
 set_tests_properties(cli.info.wait_spin_kept PROPERTIES LABELS "cli;mpi"
   PASS_REGULAR_EXPRESSION "waiting processes poll \\(wait policy spin, HIT_WAIT\\)")
 add_test(NAME cli.info.wait_sleep_asked
   COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=sleep ${MPIEXEC_EXECUTABLE} -n 2 ${HIT_BIN}/hit-info)
 set_tests_properties(cli.info.wait_sleep_asked PROPERTIES LABELS "cli;mpi"
   PASS_REGULAR_EXPRESSION "waiting processes sleep between polls \\(wait policy sleep, HIT_WAIT\\)")
-add_test(NAME cli.info.wait_one_process COMMAND taskset -c 0 ${HIT_BIN}/hit-info --json)
+add_test(NAME cli.info.wait_one_process
+  COMMAND ${CMAKE_COMMAND} -E env HIT_WAIT=auto taskset -c 0 ${HIT_BIN}/hit-info --json)
 set_tests_properties(cli.info.wait_one_process PROPERTIES LABELS "cli"
   PASS_REGULAR_EXPRESSION "\"wait\":\"spin\"")
 # A HIT_WAIT that is not a policy stops the start on every rank, naming the policies.

@@ -10,7 +10,7 @@ namespace hit {
 
 enum class WaitPolicy {
   automatic,  // sleep when the processes on this machine outnumber its cores, else spin
-  spin,       // poll without pause (after a while, yield the core to the scheduler)
+  spin,       // poll without pause (after a while, yield the core to the scheduler); the default
   sleep,      // poll for a moment, then sleep a few microseconds between polls
 };
 
