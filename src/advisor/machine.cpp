@@ -95,6 +95,14 @@ double default_launch_seconds(DeviceKind kind) noexcept {
   return 1e-6;
 }
 
+double default_run_seconds() noexcept {
+  return 13e-9;
+}
+
+double default_pack_bandwidth() noexcept {
+  return 4e9;
+}
+
 fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept {
   fpm::LinkCost c;
   c.pairs = 1;
@@ -322,6 +330,11 @@ double Machine::message_seconds(int from, int to, double messages, double bytes)
   if (from == to || (messages <= 0 && bytes <= 0)) return 0.0;
   const fpm::LinkCost& c = link(from, to);
   return messages * (c.latency + calibration_.message_s) + bytes / c.bandwidth;
+}
+
+double Machine::gather_seconds(int proc, double runs, double bytes) const {
+  (void)device(proc);  // checks the process
+  return runs > 1 ? runs * default_run_seconds() + bytes / default_pack_bandwidth() : 0.0;
 }
 
 double Machine::sharing_factor(int proc) const {

@@ -24,6 +24,19 @@ double interior_cells(const Shape& block, const Shape& shape) {
   return cells;
 }
 
+// The contiguous runs of a face of `elements` between `block` and its neighbour `peer` in the
+// row-major storage of `block`: the face lies across the first axis on which the two blocks do
+// not overlap, and a run spans the axes after it.
+double face_runs(const Shape& block, const Shape& peer, index_t elements) {
+  if (elements <= 0) return 0;
+  double runs = 1;
+  for (int k = 0; k < block.rank(); ++k) {
+    if (block.sig(k).intersect(peer.sig(k)).empty()) break;
+    runs *= double(block.sig(k).size());
+  }
+  return std::min(runs, double(elements));
+}
+
 }  // namespace
 
 Prediction predict_jacobi(const Layout& grid, const Machine& machine, const RunShape& run) {
@@ -46,12 +59,18 @@ Prediction predict_jacobi(const Layout& grid, const Machine& machine, const RunS
     Shape ghosted = block;
     double with_ghosts = 1;
     for (int k = 0; k < block.rank(); ++k) with_ghosts *= double(ghosted.sig(k).size() + 2);
-    double comm = 0, faces = 0, neighbours = 0;
+    double comm = 0, faces = 0, neighbours = 0, packing = 0;
     for (const PeerTraffic& t : halo) {
       if (t.peer == p) continue;
       comm += machine.message_seconds(t.peer, p, 1, double(t.received) * eb);
       faces += double(t.received + t.sent) * eb;
       if (t.received > 0) ++neighbours;
+      // Sent from the block's edge and received into its ghosts, by the process's CPU: a face
+      // across a later axis is strided there.
+      packing += machine.gather_seconds(p, face_runs(block, grid.block(t.peer), t.sent),
+                                        double(t.sent) * eb) +
+                 machine.gather_seconds(p, face_runs(block, grid.block(t.peer), t.received),
+                                        double(t.received) * eb);
     }
     // A sweep is one launch for the points that need no ghost and one for each face next to a
     // neighbour (hit-jacobi overlaps the halo with the first).
@@ -59,7 +78,7 @@ Prediction predict_jacobi(const Layout& grid, const Machine& machine, const RunS
     const double compute =
         machine.compute_seconds(p, Kernel::stencil, flops,
                                 static_cast<std::uint64_t>(2 * with_ghosts * eb)) +
-        launch;
+        launch + packing;
     // The faces leave and enter the device's copy of the grid every iteration.
     comm += machine.staging_seconds(p, faces);
     ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];

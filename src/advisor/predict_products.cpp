@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
+#include <utility>
 
 #include "costs.hpp"
 #include "hit/core/checked.hpp"
@@ -30,6 +32,17 @@ Extent2 held(const Layout& layout, int proc) {
   for (const auto& r : rows) e.rows += double(r.second);
   for (const auto& c : cols) e.cols += double(c.second);
   return e;
+}
+
+// The contiguous runs `piece` takes in the row-major storage of `within` (both 2-D, in array
+// indices, `piece` inside `within`): one where it is whole rows of consecutive storage, a run a
+// row where its columns lie side by side there, else one an element.
+double contiguous_runs(const Shape& piece, const Shape& within) {
+  const Sig& cols = piece[1];
+  if (cols.size() > 1 && cols.stride() != within[1].stride()) return double(piece.size());
+  const bool whole_rows = cols.size() == within[1].size();
+  const bool rows_adjacent = piece[0].size() <= 1 || piece[0].stride() == within[0].stride();
+  return whole_rows && rows_adjacent ? 1.0 : double(piece[0].size());
 }
 
 void require_matrix_layouts(std::string_view app, const Layout& a, const Layout& b,
@@ -129,17 +142,21 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
   }
   out.comm_s = align.comm;
   out.predicted_s = align.comm;
-  // A step's shifts are the same at every step (the padded blocks, the same neighbours).
-  std::vector<double> shift(procs, 0.0);
+  // A step's shifts are the same at every step (the padded blocks, the same neighbours). A
+  // block larger than MPI's eager messages moves in a rendezvous, which advances in MPI calls
+  // only: after the product, not during it.
+  std::vector<double> shift(procs, 0.0), serial(procs, 0.0);
   for (int p = 0; p < topo.grid_size(); ++p) {
     const int i = row_of[p], j = col_of[p];
-    shift[p] = machine.message_seconds(rank(i, (j + 1) % q), p, 1, a_bytes) +
-               machine.message_seconds(rank((i + 1) % q, j), p, 1, b_bytes) +
-               machine.staging_seconds(p, a_bytes + b_bytes);
+    const double from_a = machine.message_seconds(rank(i, (j + 1) % q), p, 1, a_bytes);
+    const double from_b = machine.message_seconds(rank((i + 1) % q, j), p, 1, b_bytes);
+    shift[p] = from_a + from_b + machine.staging_seconds(p, a_bytes + b_bytes);
+    serial[p] = (a_bytes > eager_message_bytes ? from_a : 0.0) +
+                (b_bytes > eager_message_bytes ? from_b : 0.0);
   }
   std::vector<double> last_inner(procs, -1.0), last_compute(procs, 0.0);
   for (int s = 0; s < q; ++s) {
-    StepMax step;
+    StepMax step, after;
     for (int p = 0; p < topo.grid_size(); ++p) {
       const int i = row_of[p], j = col_of[p];
       const int kk = (i + j + s) % q;
@@ -155,11 +172,16 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
       const double launch = machine.launch_seconds(p);  // one product a step
       const double compute = last_compute[p] + launch;
       const double comm = s + 1 < q ? shift[p] : 0.0;  // the next blocks travel meanwhile
-      step.record(machine, p, out.procs[static_cast<std::size_t>(p)], flops, compute, comm, launch);
+      step.record(machine, p, out.procs[static_cast<std::size_t>(p)], flops, compute,
+                  comm - (s + 1 < q ? serial[p] : 0.0), launch);
+      if (s + 1 < q) {
+        out.procs[static_cast<std::size_t>(p)].comm_s += serial[p];
+        after.add(0, serial[p]);
+      }
     }
     out.compute_s += step.compute;
-    out.comm_s += step.comm;
-    out.predicted_s += std::max(step.compute, step.comm);
+    out.comm_s += step.comm + after.comm;
+    out.predicted_s += std::max(step.compute, step.comm) + after.comm;
   }
   for (int p = 0; p < topo.grid_size(); ++p) {
     out.procs[static_cast<std::size_t>(p)].bytes =
@@ -190,63 +212,88 @@ Prediction predict_summa(const Layout& a, const Layout& b, const Layout& c, cons
       }
     }
   }
-  // A's panel travels along the process's row of the grid, B's along its column; a 1-D
-  // topology's rows are single processes.
-  const int row_len = topo.axes() >= 2 ? topo.dim(1) : 1;
-  const int col_len = topo.dim(0);
   std::vector<Extent2> mine(static_cast<std::size_t>(procs));
-  std::vector<int> row_far(procs), col_far(procs);
+  std::vector<Shape> c_block(static_cast<std::size_t>(procs));
   for (int p = 0; p < topo.grid_size(); ++p) {
     mine[static_cast<std::size_t>(p)] = held(c, p);
-    std::vector<int> row, col;
-    const Index ij = topo.coords(p);
-    for (int x = 0; x < row_len && topo.axes() >= 2; ++x) {
-      Index other = ij;
-      other[1] = x;
-      row.push_back(topo.proc_at(other));
-    }
-    for (int x = 0; x < col_len; ++x) {
-      Index other = ij;
-      other[0] = x;
-      col.push_back(topo.proc_at(other));
-    }
-    row_far[p] = detail::farthest_in_line(machine, p, row);
-    col_far[p] = detail::farthest_in_line(machine, p, col);
+    if (c.active(p)) c_block[static_cast<std::size_t>(p)] = c.block(p);
   }
   Prediction out;
   out.procs.resize(static_cast<std::size_t>(procs));
   const index_t steps = (m + run.panel - 1) / run.panel;
   const double eb = double(run.element_bytes);
-  std::vector<StepMax> steps_max(static_cast<std::size_t>(steps));
+  // Per step: each process's product (and its packing, which its CPU does), what it receives
+  // and sends of the panels, and the part of that a rendezvous carries (not overlapped).
+  std::vector<double> compute(procs), transfer(procs), rendezvous(procs);
+  std::vector<StepMax> overlapped(static_cast<std::size_t>(steps)),
+      serial(static_cast<std::size_t>(steps));
   for (index_t s = 0; s < steps; ++s) {
-    const double w = double(std::min(run.panel, m - s * run.panel));
-    StepMax& step = steps_max[static_cast<std::size_t>(s)];
+    const index_t k0 = s * run.panel;
+    const Sig inner(k0, std::min(k0 + run.panel, m));
+    const double w = double(inner.size());
+    std::fill(compute.begin(), compute.end(), 0.0);
+    std::fill(transfer.begin(), transfer.end(), 0.0);
+    std::fill(rendezvous.begin(), rendezvous.end(), 0.0);
     for (int p = 0; p < topo.grid_size(); ++p) {
       const Extent2& e = mine[static_cast<std::size_t>(p)];
       if (e.rows == 0) continue;
+      const Shape& own = c_block[static_cast<std::size_t>(p)];
       const double flops = 2 * e.rows * w * e.cols;
       const double launch = machine.launch_seconds(p);  // one product a step
-      const double compute =
+      compute[p] +=
           machine.compute_seconds(p, Kernel::gemm, flops,
                                   bytes_of(e.rows * w + w * e.cols + e.rows * e.cols, run)) +
           launch;
-      const double comm = detail::tree_rounds(row_len) *
-                              machine.message_seconds(row_far[p], p, 1, e.rows * w * eb) +
-                          detail::tree_rounds(col_len) *
-                              machine.message_seconds(col_far[p], p, 1, w * e.cols * eb) +
-                          machine.staging_seconds(p, (e.rows + e.cols) * w * eb);
-      step.record(machine, p, out.procs[static_cast<std::size_t>(p)], flops, compute, comm, launch);
+      out.procs[static_cast<std::size_t>(p)].flops += flops;
+      out.procs[static_cast<std::size_t>(p)].launch_s += launch;
+      // hit-summa fetches A's panel over its rows and B's over its columns from their owners,
+      // unless it holds them.
+      const std::array<std::pair<const Layout*, Shape>, 2> wanted = {
+          std::pair{&a, Shape{own[0], inner}}, std::pair{&b, Shape{inner, own[1]}}};
+      double received = 0;
+      for (const auto& [layout, want] : wanted) {
+        if (layout->active(p) && layout->block(p).includes(want)) continue;
+        for (const int q : layout->procs_meeting(want)) {
+          const Shape& from = layout->block(q);
+          const Shape piece = want.intersect(from);
+          if (piece.empty()) continue;
+          const double bytes = double(piece.size()) * eb;
+          // Within a node the receiver copies the message (MPICH's single copy); between nodes
+          // the owner's link carries each of its messages in turn.
+          const double t = machine.message_seconds(q, p, 1, bytes);
+          const bool sender_busy = machine.node_of(q) != machine.node_of(p);
+          transfer[p] += t;
+          if (sender_busy) transfer[q] += t;
+          if (bytes > eager_message_bytes) {
+            rendezvous[p] += t;
+            if (sender_busy) rendezvous[q] += t;
+          }
+          compute[p] += machine.gather_seconds(p, contiguous_runs(piece, want), bytes);
+          compute[q] += machine.gather_seconds(q, contiguous_runs(piece, from), bytes);
+          if (q != p) received += bytes;
+        }
+      }
+      transfer[p] += machine.staging_seconds(p, received);
     }
-    out.compute_s += step.compute;
-    out.comm_s += step.comm;
+    for (int p = 0; p < topo.grid_size(); ++p) {
+      ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
+      cost.compute_s += compute[p];
+      cost.comm_s += transfer[p];
+      overlapped[std::size_t(s)].add(machine, p, compute[p], transfer[p] - rendezvous[p]);
+      serial[std::size_t(s)].add(0, rendezvous[p]);
+    }
+    out.compute_s += overlapped[std::size_t(s)].compute;
+    out.comm_s += overlapped[std::size_t(s)].comm + serial[std::size_t(s)].comm;
   }
-  // With lookahead the panels of step s+1 travel during the product of step s.
-  for (std::size_t s = 0; s < steps_max.size(); ++s) {
-    const double next = s + 1 < steps_max.size() ? steps_max[s + 1].comm : 0.0;
+  // With lookahead the panels of step s+1 travel during the product of step s, those of them
+  // that MPI delivers eagerly; a rendezvous waits for the next MPI call.
+  for (std::size_t s = 0; s < overlapped.size(); ++s) {
+    const StepMax& now = overlapped[s];
     if (run.lookahead) {
-      out.predicted_s += (s == 0 ? steps_max[0].comm : 0.0) + std::max(steps_max[s].compute, next);
+      const double next = s + 1 < overlapped.size() ? overlapped[s + 1].comm : 0.0;
+      out.predicted_s += (s == 0 ? now.comm : 0.0) + std::max(now.compute, next) + serial[s].comm;
     } else {
-      out.predicted_s += steps_max[s].compute + steps_max[s].comm;
+      out.predicted_s += now.compute + std::max(now.comm, serial[s].comm);
     }
   }
   const double lookahead_buffers = run.lookahead ? 2.0 : 1.0;

@@ -90,6 +90,59 @@ TEST(Predict, OneDimensionalSplitOnAOneToThreeBinding) {
   EXPECT_GT(even.imbalance, 1.4);
 }
 
+// The same 2×2 Cannon on 1000×1000 matrices: a block is 2 MB, more than MPI sends eagerly, so
+// its shift moves in a rendezvous after the product instead of during it. A product is 0.25 s
+// (and a 1 µs launch); a block's message 10 µs + 2 ms. Process (1,1) receives both blocks in the
+// alignment and every process both at the end of step 0.
+TEST(Predict, CannonRendezvousShiftsFollowTheProduct) {
+  Machine m = machine_of("cpu*4", 4);
+  m.set_network(one_node_network(1e-5, 1e9));
+  m.set_host_flops(Kernel::gemm, 1e9);
+  const Layout l = layout_of("blocks", "square", Shape::extents({1000, 1000}), m);
+  const Prediction p = predict_cannon(l, l, l, m, RunShape{});
+  const double message = 1e-5 + 2e6 / 1e9, product = 0.25 + 1e-6;
+  EXPECT_NEAR(p.predicted_s, 2 * message + product + 2 * message + product, 1e-12);
+}
+
+// SUMMA on 8×8 matrices, one panel of 8, on a 2×2 grid. `cyclic` gives each process every other
+// row and column: the pieces of A's panel it receives (one from itself) are 4×4 elements that lie
+// apart in its 4×8 panel, 16 runs each; B's are 4 rows of 4 side by side, 4 runs each. `blocks`
+// receives A's pieces as 4 rows of 4 and B's whole. Each run costs default_run_seconds, each
+// byte 1 / default_pack_bandwidth, on the receiving process's CPU; the owners send whole blocks.
+TEST(Predict, SummaPaysForTheRunsOfStridedPanelPieces) {
+  Machine m = machine_of("cpu*4", 4);
+  const Shape s = Shape::extents({8, 8});
+  RunShape run;
+  run.panel = 8;
+  const Layout cyclic = layout_of("cyclic", "mesh2d", s, m);
+  const Layout blocks = layout_of("blocks", "mesh2d", s, m);
+  const Prediction pc = predict_summa(cyclic, cyclic, cyclic, m, run);
+  const Prediction pb = predict_summa(blocks, blocks, blocks, m, run);
+  const double piece = 16 * 8 / default_pack_bandwidth(), r = default_run_seconds();
+  const double cyclic_gather = 2 * (16 * r + piece) + 2 * (4 * r + piece);
+  const double blocks_gather = 2 * (4 * r + piece);
+  for (int proc = 0; proc < 4; ++proc) {
+    EXPECT_NEAR(pc.procs[std::size_t(proc)].compute_s - pb.procs[std::size_t(proc)].compute_s,
+                cyclic_gather - blocks_gather, 1e-15)
+        << "process " << proc;
+  }
+  EXPECT_GT(pc.predicted_s, pb.predicted_s);
+}
+
+// Jacobi on 102×102 in 51×51 blocks of a 2×2 grid at 1 Gflop/s, one iteration: process 0's
+// interior is 50×50 cells (10 µs), its sweep three launches (3 µs), and of its two faces the one
+// across columns is 51 single values, packed to send and unpacked on receipt.
+TEST(Predict, JacobiPacksTheFacesThatAreStrided) {
+  Machine m = machine_of("cpu*4", 4);
+  m.set_host_flops(Kernel::stencil, 1e9);
+  RunShape run;
+  run.iterations = 1;
+  const Prediction p =
+      predict_jacobi(layout_of("blocks", "mesh2d", Shape::extents({102, 102}), m), m, run);
+  const double face = 51 * default_run_seconds() + 51 * 8 / default_pack_bandwidth();
+  EXPECT_NEAR(p.procs[0].compute_s, 10e-6 + 3e-6 + 2 * face, 1e-12);
+}
+
 TEST(Predict, RanksSharingADeviceShareItsSpeedAndMemory) {
   Machine m = machine_of("emu:0(slowdown=2,mem=1MiB)*2,cpu*2", 4);
   EXPECT_EQ(m.sharers(0), 2);
@@ -292,14 +345,15 @@ TEST(Advise, AGpuWithoutModelsIsFasterThanAHostCore) {
   EXPECT_GT(l.block(0).size(), 1026 * 1026 / 2) << best.spec.layout;
 }
 
-// Jacobi on four equal host processes whose messages cost 100 µs each: `blocks` on `mesh2d` and
+// Jacobi on four equal host processes whose messages cost 2 ms each: `blocks` on `mesh2d` and
 // on `array` give every process the same work and at most two neighbours, so their makespans
-// differ by the bytes alone (under the tie tolerance); the line sends 6 messages an iteration
-// where the square sends 8, so its total cost is smaller and it ranks first.
+// differ by the bytes and the square's strided faces alone (under the tie tolerance); the line
+// sends 6 messages an iteration where the square sends 8, so its total cost is smaller and it
+// ranks first.
 TEST(Advise, NearlyEqualMakespansRankByTotalCost) {
   auto& env = Environment::current();
   Machine m = machine_of("cpu*4", 4);
-  m.set_network(one_node_network(100e-6, 5e9));
+  m.set_network(one_node_network(2e-3, 5e9));
   DenseProblem problem;
   problem.app = App::jacobi;
   problem.shape = Shape::extents({1026, 1026});
