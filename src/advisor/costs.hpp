@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "hit/advisor/prediction.hpp"
@@ -38,15 +39,70 @@ struct StepMax {
     device += c / sharing;
     add(device, m);
   }
-  // One process's part of the step: added to its totals and to the step's maxima. `launch`:
-  // the part of `c` that is launch overhead.
-  void record(const Machine& machine, int proc, ProcessCost& cost, double flops, double c, double m,
-              double launch = 0) {
-    cost.flops += flops;
-    cost.compute_s += c;
-    cost.launch_s += launch;
-    cost.comm_s += m;
-    add(machine, proc, c, m);
+
+  // One process's part of a step whose compute depends on the others': `kernel` seconds with the
+  // node's cores to itself (Machine::own_seconds, and any packing its CPU does), `launch`
+  // seconds of launch overhead beyond it, `comm` seconds of messages, on a problem of
+  // `problem_bytes`.
+  struct Part {
+    int proc = 0;
+    double kernel = 0;
+    double launch = 0;
+    double comm = 0;
+    double flops = 0;
+    std::uint64_t problem_bytes = 0;
+  };
+  std::vector<Part> parts;
+
+  // Closes the step: stretches each part's kernel by its node's contention for cores, adds the
+  // parts to the maxima and to `procs` (times `repeat`, for a step that repeats unchanged).
+  //
+  // A node's processes compete for its cores only while they compute together: the step takes
+  // at least its longest kernel and at least the CPU work of all of them over the cores
+  // (a host kernel's whole time, an emulated device's 1/slowdown of its own). Its host kernels
+  // stretch by the second over the first when it is larger: a process that waits for a slower
+  // one most of the step (while that one sleeps out its slowdown) loses nothing, as many equal
+  // processes on fewer cores lose by cores / processes.
+  void close(const Machine& machine, std::vector<ProcessCost>& procs, double repeat = 1) {
+    std::map<int, double> work, longest, node_stretch;
+    if (machine.shares_cores()) {
+      std::map<int, std::pair<double, const Part*>> device;  // group -> own time, a part of it
+      for (const Part& part : parts) {
+        const double sharing = machine.sharing_factor(part.proc);
+        if (sharing > 1) {
+          auto& d = device[machine.device_group(part.proc)];
+          d.first += part.kernel / sharing;
+          d.second = &part;
+          continue;
+        }
+        const int node = machine.node_of(part.proc);
+        work[node] += part.kernel * machine.core_share(part.proc, part.problem_bytes);
+        longest[node] = std::max(longest[node], part.kernel);
+      }
+      for (const auto& [group, d] : device) {
+        const int node = machine.node_of(d.second->proc);
+        work[node] += d.first * machine.core_share(d.second->proc, d.second->problem_bytes);
+        longest[node] = std::max(longest[node], d.first);
+      }
+      for (const auto& [node, w] : work) {
+        const double cores = double(machine.host_cores());
+        node_stretch[node] = longest[node] > 0 ? std::max(1.0, w / (cores * longest[node])) : 1.0;
+      }
+    }
+    for (const Part& part : parts) {
+      const auto it = node_stretch.find(machine.node_of(part.proc));
+      const double stretch = it == node_stretch.end()
+                                 ? 1.0
+                                 : machine.stretch_of(part.proc, it->second, part.problem_bytes);
+      const double c = part.kernel * stretch + part.launch;
+      ProcessCost& cost = procs[static_cast<std::size_t>(part.proc)];
+      cost.flops += part.flops * repeat;
+      cost.compute_s += c * repeat;
+      cost.launch_s += part.launch * repeat;
+      cost.comm_s += part.comm * repeat;
+      add(machine, part.proc, c, part.comm);
+    }
+    parts.clear();
   }
 };
 

@@ -274,8 +274,8 @@ double Machine::speed_weight(int proc, std::uint64_t problem_bytes) const {
   return 1.0 / params_[static_cast<std::size_t>(proc)].slowdown.at(problem_bytes);
 }
 
-double Machine::compute_seconds(int proc, Kernel kernel, double flops,
-                                std::uint64_t problem_bytes) const {
+double Machine::own_seconds(int proc, Kernel kernel, double flops,
+                            std::uint64_t problem_bytes) const {
   if (flops <= 0) return 0.0;
   double seconds = 0;
   const auto p = static_cast<std::size_t>(proc);
@@ -286,25 +286,46 @@ double Machine::compute_seconds(int proc, Kernel kernel, double flops,
         device(proc).kind == DeviceKind::cuda ? gpu_flops(kernel) : host_flops(kernel);
     seconds = flops / (rate * speed_weight(proc, problem_bytes));
     seconds *= sharing_factor(proc);
-    seconds *= contention_factor(proc, problem_bytes);
   }
   if (!calibration_factor_.empty()) seconds *= calibration_factor_[p];
   return seconds;
 }
 
-double Machine::contention_factor(int proc, std::uint64_t problem_bytes) const {
+double Machine::compute_seconds(int proc, Kernel kernel, double flops,
+                                std::uint64_t problem_bytes) const {
+  const double own = own_seconds(proc, kernel, flops, problem_bytes);
+  return has_models() ? own : own * contention_factor(proc, problem_bytes);
+}
+
+double Machine::core_share(int proc, std::uint64_t problem_bytes) const {
+  switch (device(proc).kind) {
+    case DeviceKind::cpu:
+      return 1.0;
+    case DeviceKind::emu:
+      return speed_weight(proc, problem_bytes);
+    case DeviceKind::cuda:
+      return 0.0;
+  }
+  return 1.0;
+}
+
+double Machine::stretch_of(int proc, double node_stretch, std::uint64_t problem_bytes) const {
   const DeviceKind kind = device(proc).kind;
-  const double demand = host_demand_[static_cast<std::size_t>(node_of(proc))];
-  if (kind == DeviceKind::cuda || host_cores_ <= 0 || demand <= host_cores_) return 1.0;
-  // The host kernels of the node stretch by the cores they want over the cores there are. An
-  // emulated device's time is its host kernel's times its slowdown: stretched as well when it
+  if (kind == DeviceKind::cuda || node_stretch <= 1) return 1.0;
+  // An emulated device's time is its host kernel's times its slowdown: stretched as well when it
   // counts elapsed time, but with `clock=cpu` only where the stretched kernel outlasts it.
-  const double stretch = demand / host_cores_;
   const DeviceParams& params = params_[static_cast<std::size_t>(proc)];
   if (kind == DeviceKind::emu && params.cpu_clock) {
-    return std::max(1.0, stretch / params.slowdown.at(problem_bytes));
+    return std::max(1.0, node_stretch / params.slowdown.at(problem_bytes));
   }
-  return stretch;
+  return node_stretch;
+}
+
+double Machine::contention_factor(int proc, std::uint64_t problem_bytes) const {
+  const double demand = host_demand_[static_cast<std::size_t>(node_of(proc))];
+  if (host_cores_ <= 0 || demand <= host_cores_) return 1.0;
+  // The host kernels of the node stretch by the cores they want over the cores there are.
+  return stretch_of(proc, demand / host_cores_, problem_bytes);
 }
 
 double Machine::launch_seconds(int proc) const {

@@ -75,20 +75,19 @@ Prediction predict_jacobi(const Layout& grid, const Machine& machine, const RunS
     // A sweep is one launch for the points that need no ghost and one for each face next to a
     // neighbour (hit-jacobi overlaps the halo with the first).
     const double launch = (1 + neighbours) * machine.launch_seconds(p);
-    const double compute =
-        machine.compute_seconds(p, Kernel::stencil, flops,
-                                static_cast<std::uint64_t>(2 * with_ghosts * eb)) +
-        launch + packing;
+    const auto problem = static_cast<std::uint64_t>(2 * with_ghosts * eb);
+    const double kernel = machine.own_seconds(p, Kernel::stencil, flops, problem) + packing;
     // The faces leave and enter the device's copy of the grid every iteration.
     comm += machine.staging_seconds(p, faces);
-    ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
-    cost.flops = flops * run.iterations;
-    cost.compute_s = compute * run.iterations;
-    cost.launch_s = launch * run.iterations;
-    cost.comm_s = comm * run.iterations;
-    cost.bytes = static_cast<std::uint64_t>(2 * with_ghosts * eb);  // two grids, ghosts included
-    iteration.add(machine, p, compute, comm);
+    out.procs[static_cast<std::size_t>(p)].bytes = problem;  // two grids, ghosts included
+    iteration.parts.push_back({.proc = p,
+                               .kernel = kernel,
+                               .launch = launch,
+                               .comm = comm,
+                               .flops = flops,
+                               .problem_bytes = problem});
   }
+  iteration.close(machine, out.procs, double(run.iterations));
   out.compute_s = iteration.compute * run.iterations;
   out.comm_s = iteration.comm * run.iterations;
   out.predicted_s = std::max(iteration.compute, iteration.comm) * run.iterations;

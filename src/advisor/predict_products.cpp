@@ -2,9 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <set>
-#include <utility>
 
 #include "costs.hpp"
 #include "hit/core/checked.hpp"
@@ -155,6 +153,7 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
                 (b_bytes > eager_message_bytes ? from_b : 0.0);
   }
   std::vector<double> last_inner(procs, -1.0), last_compute(procs, 0.0);
+  std::vector<std::uint64_t> last_problem(procs, 0);
   for (int s = 0; s < q; ++s) {
     StepMax step, after;
     for (int p = 0; p < topo.grid_size(); ++p) {
@@ -165,20 +164,23 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
       // A process's products differ only where the inner width does (one or two widths on
       // most layouts): the last one's time is kept.
       if (inner != last_inner[p]) {
-        const auto problem = bytes_of(rows[p] * inner + inner * cols[p] + rows[p] * cols[p], run);
+        last_problem[p] = bytes_of(rows[p] * inner + inner * cols[p] + rows[p] * cols[p], run);
         last_inner[p] = inner;
-        last_compute[p] = machine.compute_seconds(p, Kernel::gemm, flops, problem);
+        last_compute[p] = machine.own_seconds(p, Kernel::gemm, flops, last_problem[p]);
       }
-      const double launch = machine.launch_seconds(p);  // one product a step
-      const double compute = last_compute[p] + launch;
       const double comm = s + 1 < q ? shift[p] : 0.0;  // the next blocks travel meanwhile
-      step.record(machine, p, out.procs[static_cast<std::size_t>(p)], flops, compute,
-                  comm - (s + 1 < q ? serial[p] : 0.0), launch);
+      step.parts.push_back({.proc = p,
+                            .kernel = last_compute[p],
+                            .launch = machine.launch_seconds(p),  // one product a step
+                            .comm = comm - (s + 1 < q ? serial[p] : 0.0),
+                            .flops = flops,
+                            .problem_bytes = last_problem[p]});
       if (s + 1 < q) {
         out.procs[static_cast<std::size_t>(p)].comm_s += serial[p];
         after.add(0, serial[p]);
       }
     }
+    step.close(machine, out.procs);
     out.compute_s += step.compute;
     out.comm_s += step.comm + after.comm;
     out.predicted_s += std::max(step.compute, step.comm) + after.comm;
@@ -191,6 +193,51 @@ Prediction predict_cannon(const Layout& a, const Layout& b, const Layout& c, con
   detail::finish(out, machine);
   return out;
 }
+
+namespace {
+
+// One SUMMA step's per-process figures: the product and the packing (its CPU does both), what
+// it receives and sends of the panels, and the part of that a rendezvous carries.
+struct SummaStep {
+  std::vector<double> kernel, launch, flops, transfer, rendezvous;
+  std::vector<std::uint64_t> problem;
+  explicit SummaStep(int procs)
+      : kernel(procs),
+        launch(procs),
+        flops(procs),
+        transfer(procs),
+        rendezvous(procs),
+        problem(procs) {}
+
+  // Process p fetches `want` of `layout` from its owners, as hit-summa does: one message per
+  // owner (none where p holds it all), packed where the piece lies in several runs.
+  void fetch(const Machine& machine, const Layout& layout, int p, const Shape& want, double eb) {
+    if (layout.active(p) && layout.block(p).includes(want)) return;
+    double received = 0;
+    for (const int q : layout.procs_meeting(want)) {
+      const Shape& from = layout.block(q);
+      const Shape piece = want.intersect(from);
+      if (piece.empty()) continue;
+      const double bytes = double(piece.size()) * eb;
+      // Within a node the receiver copies the message (MPICH's single copy); between nodes
+      // the owner's link carries each of its messages in turn.
+      const double t = machine.message_seconds(q, p, 1, bytes);
+      const bool sender_busy = machine.node_of(q) != machine.node_of(p);
+      transfer[p] += t;
+      if (sender_busy) transfer[q] += t;
+      if (bytes > eager_message_bytes) {
+        rendezvous[p] += t;
+        if (sender_busy) rendezvous[q] += t;
+      }
+      kernel[p] += machine.gather_seconds(p, contiguous_runs(piece, want), bytes);
+      kernel[q] += machine.gather_seconds(q, contiguous_runs(piece, from), bytes);
+      if (q != p) received += bytes;
+    }
+    transfer[p] += machine.staging_seconds(p, received);
+  }
+};
+
+}  // namespace
 
 Prediction predict_summa(const Layout& a, const Layout& b, const Layout& c, const Machine& machine,
                          const RunShape& run) {
@@ -222,66 +269,39 @@ Prediction predict_summa(const Layout& a, const Layout& b, const Layout& c, cons
   out.procs.resize(static_cast<std::size_t>(procs));
   const index_t steps = (m + run.panel - 1) / run.panel;
   const double eb = double(run.element_bytes);
-  // Per step: each process's product (and its packing, which its CPU does), what it receives
-  // and sends of the panels, and the part of that a rendezvous carries (not overlapped).
-  std::vector<double> compute(procs), transfer(procs), rendezvous(procs);
   std::vector<StepMax> overlapped(static_cast<std::size_t>(steps)),
       serial(static_cast<std::size_t>(steps));
   for (index_t s = 0; s < steps; ++s) {
     const index_t k0 = s * run.panel;
     const Sig inner(k0, std::min(k0 + run.panel, m));
     const double w = double(inner.size());
-    std::fill(compute.begin(), compute.end(), 0.0);
-    std::fill(transfer.begin(), transfer.end(), 0.0);
-    std::fill(rendezvous.begin(), rendezvous.end(), 0.0);
+    SummaStep now(procs);
     for (int p = 0; p < topo.grid_size(); ++p) {
       const Extent2& e = mine[static_cast<std::size_t>(p)];
       if (e.rows == 0) continue;
       const Shape& own = c_block[static_cast<std::size_t>(p)];
-      const double flops = 2 * e.rows * w * e.cols;
-      const double launch = machine.launch_seconds(p);  // one product a step
-      compute[p] +=
-          machine.compute_seconds(p, Kernel::gemm, flops,
-                                  bytes_of(e.rows * w + w * e.cols + e.rows * e.cols, run)) +
-          launch;
-      out.procs[static_cast<std::size_t>(p)].flops += flops;
-      out.procs[static_cast<std::size_t>(p)].launch_s += launch;
-      // hit-summa fetches A's panel over its rows and B's over its columns from their owners,
-      // unless it holds them.
-      const std::array<std::pair<const Layout*, Shape>, 2> wanted = {
-          std::pair{&a, Shape{own[0], inner}}, std::pair{&b, Shape{inner, own[1]}}};
-      double received = 0;
-      for (const auto& [layout, want] : wanted) {
-        if (layout->active(p) && layout->block(p).includes(want)) continue;
-        for (const int q : layout->procs_meeting(want)) {
-          const Shape& from = layout->block(q);
-          const Shape piece = want.intersect(from);
-          if (piece.empty()) continue;
-          const double bytes = double(piece.size()) * eb;
-          // Within a node the receiver copies the message (MPICH's single copy); between nodes
-          // the owner's link carries each of its messages in turn.
-          const double t = machine.message_seconds(q, p, 1, bytes);
-          const bool sender_busy = machine.node_of(q) != machine.node_of(p);
-          transfer[p] += t;
-          if (sender_busy) transfer[q] += t;
-          if (bytes > eager_message_bytes) {
-            rendezvous[p] += t;
-            if (sender_busy) rendezvous[q] += t;
-          }
-          compute[p] += machine.gather_seconds(p, contiguous_runs(piece, want), bytes);
-          compute[q] += machine.gather_seconds(q, contiguous_runs(piece, from), bytes);
-          if (q != p) received += bytes;
-        }
-      }
-      transfer[p] += machine.staging_seconds(p, received);
+      now.flops[p] = 2 * e.rows * w * e.cols;
+      now.launch[p] = machine.launch_seconds(p);  // one product a step
+      now.problem[p] = bytes_of(e.rows * w + w * e.cols + e.rows * e.cols, run);
+      now.kernel[p] += machine.own_seconds(p, Kernel::gemm, now.flops[p], now.problem[p]);
+      // A's panel over its rows of C, B's over its columns.
+      now.fetch(machine, a, p, Shape{own[0], inner}, eb);
+      now.fetch(machine, b, p, Shape{inner, own[1]}, eb);
     }
+    StepMax& step = overlapped[std::size_t(s)];
     for (int p = 0; p < topo.grid_size(); ++p) {
-      ProcessCost& cost = out.procs[static_cast<std::size_t>(p)];
-      cost.compute_s += compute[p];
-      cost.comm_s += transfer[p];
-      overlapped[std::size_t(s)].add(machine, p, compute[p], transfer[p] - rendezvous[p]);
-      serial[std::size_t(s)].add(0, rendezvous[p]);
+      if (now.kernel[p] > 0 || now.transfer[p] > 0) {
+        step.parts.push_back({.proc = p,
+                              .kernel = now.kernel[p],
+                              .launch = now.launch[p],
+                              .comm = now.transfer[p] - now.rendezvous[p],
+                              .flops = now.flops[p],
+                              .problem_bytes = now.problem[p]});
+      }
+      out.procs[static_cast<std::size_t>(p)].comm_s += now.rendezvous[p];
+      serial[std::size_t(s)].add(0, now.rendezvous[p]);
     }
+    step.close(machine, out.procs);
     out.compute_s += overlapped[std::size_t(s)].compute;
     out.comm_s += overlapped[std::size_t(s)].comm + serial[std::size_t(s)].comm;
   }

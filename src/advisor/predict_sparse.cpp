@@ -117,22 +117,24 @@ Prediction predict_cg(const SparseLayout& layout, std::span<const std::vector<Pe
     // Four launches an iteration: the product's rows that need no halo, the others once it has
     // arrived, and the two vector updates (each with its dot product).
     const double launch = 4 * machine.launch_seconds(p);
-    const double compute =
-        machine.compute_seconds(p, Kernel::spmv, flops, static_cast<std::uint64_t>(bytes)) + launch;
+    const auto problem = static_cast<std::uint64_t>(bytes);
+    const double kernel = machine.own_seconds(p, Kernel::spmv, flops, problem);
     double comm = 0, moved = 0;
     for (const PeerTraffic& t : halo[std::size_t(p)]) {
       if (t.received > 0) comm += machine.message_seconds(t.peer, p, 1, double(t.received) * eb);
       moved += double(t.sent + t.received) * eb;
     }
     comm += machine.staging_seconds(p, moved);
-    ProcessCost& cost = out.procs[std::size_t(p)];
-    cost.flops = flops * run.iterations;
-    cost.compute_s = compute * run.iterations;
-    cost.launch_s = launch * run.iterations;
-    cost.comm_s = comm * run.iterations;
-    cost.bytes = static_cast<std::uint64_t>(bytes + double(s.rows + 1) * 8 + double(s.ghosts) * eb);
-    iteration.add(machine, p, compute, comm);
+    out.procs[std::size_t(p)].bytes =
+        static_cast<std::uint64_t>(bytes + double(s.rows + 1) * 8 + double(s.ghosts) * eb);
+    iteration.parts.push_back({.proc = p,
+                               .kernel = kernel,
+                               .launch = launch,
+                               .comm = comm,
+                               .flops = flops,
+                               .problem_bytes = problem});
   }
+  iteration.close(machine, out.procs, double(run.iterations));
   // Two reductions an iteration (the step length and the residual), binomial trees.
   const double reductions = 2 * 2 * detail::tree_rounds(active) *
                             machine.message_seconds(0, far == 0 ? (procs > 1 ? 1 : 0) : far, 1, 8);

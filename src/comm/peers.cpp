@@ -79,6 +79,34 @@ void require_aligned(int rank, const Shape& mine, int peer, const Shape& theirs,
   }
 }
 
+// The halo finds a block's neighbours by topology arithmetic: along topology axis k, the block
+// next to it along shape axis k. A layout that splits a shape axis over another topology axis
+// (`columns2d`, `dimBlocks:dim=1` on a line) has neighbours that arithmetic does not find: its
+// faces would stay stale. Refused, on the side where it shows.
+[[noreturn]] void refuse_unmatched(const Layout& layout, int rank, const Shape& mine,
+                                   const std::string& why) {
+  throw Error(ErrorKind::shape,
+              "halo exchanges faces along shape axis k with the neighbours along topology axis "
+              "k: layout '" +
+                  layout.spec() + "' on " + layout.topology().str() + " gives rank " +
+                  std::to_string(rank) + " the block " + mine.str() + ", " + why +
+                  " (use a layout that splits shape axis k over topology axis k, such as blocks)");
+}
+
+// `theirs` lies next to `mine` on side `dir` of shape axis `axis`, or, wrapping around, at the
+// other end of the shape.
+bool adjacent(const Shape& shape, const Shape& mine, const Shape& theirs, int axis, int dir) {
+  const Sig& own = mine[axis];
+  const Sig& other = theirs[axis];
+  const Sig& whole = shape[axis];
+  if (dir > 0) {
+    return other.begin() == own.last() + own.stride() ||
+           (own.last() == whole.last() && other.begin() == whole.begin());
+  }
+  return other.last() + other.stride() == own.begin() ||
+         (own.begin() == whole.begin() && other.last() == whole.last());
+}
+
 }  // namespace
 
 std::vector<HaloFace> halo_faces(const Layout& layout, int rank, index_t width, bool corners,
@@ -86,7 +114,15 @@ std::vector<HaloFace> halo_faces(const Layout& layout, int rank, index_t width, 
   std::vector<HaloFace> out;
   if (rank >= layout.procs() || !layout.active(rank)) return out;
   const Shape mine = layout.block(rank);
+  const Shape& shape = layout.shape();
   const int axes = std::min(layout.topology().axes(), mine.rank());
+  for (int k = axes; k < mine.rank(); ++k) {
+    if (mine[k].size() != shape[k].size()) {
+      refuse_unmatched(layout, rank, mine,
+                       "which has neighbours along shape axis " + std::to_string(k) +
+                           ", for which the topology has no axis");
+    }
+  }
   for (int k = 0; k < axes; ++k) {
     // Along axis k: the slab spans, on other axes j, the interior, or with corners the ghost
     // range of axes already exchanged (j < k), which forwards the diagonal cells.
@@ -99,8 +135,26 @@ std::vector<HaloFace> halo_faces(const Layout& layout, int rank, index_t width, 
     const index_t st = own.stride();
     for (int dir : {-1, +1}) {
       const auto neighbour = layout.neighbor(rank, k, dir, periodic);
-      if (!neighbour) continue;
-      require_aligned(rank, mine, *neighbour, layout.block(*neighbour), k, width);
+      const bool at_edge =
+          dir < 0 ? own.begin() == shape[k].begin() : own.last() == shape[k].last();
+      if (!neighbour) {
+        if (!at_edge) {
+          refuse_unmatched(layout, rank, mine,
+                           "which has no neighbour " + std::string(dir < 0 ? "before" : "after") +
+                               " it along topology axis " + std::to_string(k) +
+                               " but does not reach the shape's edge along shape axis " +
+                               std::to_string(k));
+        }
+        continue;
+      }
+      const Shape theirs = layout.block(*neighbour);
+      if (!adjacent(shape, mine, theirs, k, dir)) {
+        refuse_unmatched(layout, rank, mine,
+                         "whose neighbour along topology axis " + std::to_string(k) + ", rank " +
+                             std::to_string(*neighbour) + " with " + theirs.str() +
+                             ", is not next to it along shape axis " + std::to_string(k));
+      }
+      require_aligned(rank, mine, *neighbour, theirs, k, width);
       // My boundary on side `dir` travels in direction `dir`; my ghost on side `dir` is filled
       // by data travelling in direction -dir.
       const Sig boundary = dir < 0 ? Sig(own.begin(), own.begin() + width * st, st)

@@ -143,6 +143,30 @@ TEST(Predict, JacobiPacksTheFacesThatAreStrided) {
   EXPECT_NEAR(p.procs[0].compute_s, 10e-6 + 3e-6 + 2 * face, 1e-12);
 }
 
+// Jacobi on 404×102 split into four row blocks, one iteration at 1 Gflop/s on two host cores.
+// Process 1 updates 101×100 cells (40.4 µs alone) in three launches (3 µs). Beside a `clock=cpu`
+// device 6× slower (240 µs for its 100×100 cells), the node's CPU work in the step (the host
+// kernels' 120.8 µs and the device's 40 µs) fits in two cores over its 240 µs: process 1 keeps
+// its time. Four host processes want 160.8 µs of CPU in a step of 40.4 µs: on two cores their
+// kernels stretch by 160.8 / 80.8.
+TEST(Predict, AProcessThatWaitsForASlowerOneKeepsItsCores) {
+  RunShape run;
+  run.iterations = 1;
+  const Shape s = Shape::extents({404, 102});
+  Machine beside = machine_of("emu:0(slowdown=6,clock=cpu),cpu*3", 4);
+  beside.set_host_flops(Kernel::stencil, 1e9);
+  beside.set_host_cores(2);
+  const Prediction slack = predict_jacobi(layout_of("blocks", "array", s, beside), beside, run);
+  EXPECT_NEAR(slack.procs[1].compute_s, 40.4e-6 + 3e-6, 1e-12);
+  EXPECT_NEAR(slack.procs[0].compute_s, 240e-6 + 100e-6, 1e-12);
+  Machine equal = machine_of("cpu*4", 4);
+  equal.set_host_flops(Kernel::stencil, 1e9);
+  equal.set_host_cores(2);
+  const Prediction busy = predict_jacobi(layout_of("blocks", "array", s, equal), equal, run);
+  EXPECT_NEAR(busy.procs[1].compute_s, 160.8e-6 / 80.8e-6 * 40.4e-6 + 3e-6, 1e-12);
+  EXPECT_NEAR(busy.predicted_s, busy.procs[1].compute_s, 1e-12);
+}
+
 TEST(Predict, RanksSharingADeviceShareItsSpeedAndMemory) {
   Machine m = machine_of("emu:0(slowdown=2,mem=1MiB)*2,cpu*2", 4);
   EXPECT_EQ(m.sharers(0), 2);

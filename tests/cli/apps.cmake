@@ -100,6 +100,11 @@ hit_app_error(cannon bad_devices "unknown device kind 'gpu'" "--n|8|--devices|gp
 hit_app_error(cannon incompatible_layouts "A's row blocks to equal C's" "--n|8|--layout-a|cyclic")
 hit_app_error(jacobi too_small "--n: '2' is not a whole number from 3 to" "--n|2")
 hit_app_error(jacobi strided_layout "halo needs contiguous blocks" "--n|20|--layout|cyclic")
+# A layout whose neighbours topology arithmetic does not find: refused, not run with stale faces.
+hit_app_error(jacobi unmatched_layout "rank 2 with \\[0:10\\]\\[10:20\\], is not next to it along shape axis 0"
+              "--n|20|--topology|mesh2d|--layout|columns2d")
+hit_app_error(jacobi unsplit_axis "neighbours along shape axis 1, for which the topology has no axis"
+              "--n|20|--topology|array|--layout|dimBlocks:dim=1")
 hit_app_error(jacobi bad_topology "unknown topology plug-in 'torus'" "--n|20|--topology|torus")
 hit_app_error(jacobi balance_mode "--balance: auto not in {off,cpm,fpm}" "--n|20|--balance|auto")
 hit_app_error(jacobi balance_eps "--balance-eps: '0' is not a number above 0" "--n|20|--balance|fpm|--balance-eps|0")

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "../layouts/layout_checks.hpp"
 #include "hit/comm_traffic.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
 #include "hit/topology.hpp"
-#include "../layouts/layout_checks.hpp"
 
 namespace {
 
@@ -255,6 +255,34 @@ TEST(HaloTraffic, CornersAndWrapAndRefusals) {
   EXPECT_THROW((void)hit::halo_traffic(l, 0, {.width = 4}), hit::Error);
   EXPECT_THROW((void)hit::halo_traffic(l, 0, {.width = 0}), hit::Error);
   EXPECT_TRUE(hit::halo_traffic(make("blocks", "array", 5, "[0:2]"), 3).empty());  // inactive
+}
+
+// Layouts that split a shape axis over another topology axis (or over none): topology
+// arithmetic would miss neighbours and leave faces stale, so the halo refuses them, on at least
+// one rank, naming the axis. Layouts that match stay served, wrap-around and a single process
+// along an axis included.
+TEST(HaloTraffic, RefusesLayoutsWhoseNeighboursTheTopologyDoesNotFind) {
+  const std::vector<std::pair<std::string, std::string>> unmatched = {
+      {"columns2d", "array"}, {"columns2d", "mesh2d"}, {"dimBlocks:dim=1", "array"}};
+  for (const auto& [spec, topo] : unmatched) {
+    const Layout l = make(spec, topo, 4, "[0:64][0:64]");
+    int refused = 0;
+    for (int r = 0; r < 4; ++r) {
+      try {
+        (void)hit::halo_traffic(l, r);
+      } catch (const hit::Error& e) {
+        ++refused;
+        EXPECT_NE(std::string(e.what()).find("along shape axis"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_GT(refused, 0) << spec << " on " << topo;
+  }
+  const Layout line = make("blocks", "mesh:dims=1x4", 4, "[0:8][0:8]");
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_NO_THROW((void)hit::halo_traffic(line, r, {.width = 1, .periodic = true}));
+  }
+  EXPECT_NO_THROW((void)hit::halo_traffic(
+      make("hierarchical:ranks_per_node=2", "array", 4, "[0:64][0:64]"), 1));
 }
 
 }  // namespace

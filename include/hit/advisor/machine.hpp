@@ -135,6 +135,19 @@ class Machine {
   // time when it has one, else the host's (or a GPU's) speed times speed_weight, divided among the
   // device's sharers and the node's host cores; times the calibration's factor.
   double compute_seconds(int proc, Kernel kernel, double flops, std::uint64_t problem_bytes) const;
+  // The same without the contention for the node's cores: the time `proc` takes when the cores
+  // suffice. The step predictions stretch it by the contention of each step (detail::StepMax).
+  double own_seconds(int proc, Kernel kernel, double flops, std::uint64_t problem_bytes) const;
+  // Whether compute stretches when the node's cores are oversubscribed: --host-cores given and
+  // no performance models (a model measured the device as the run binds it).
+  bool shares_cores() const noexcept { return host_cores_ > 0 && !has_models(); }
+  // The cores `proc` keeps busy while its kernel runs: 1 for a host process, 1/slowdown for an
+  // emulated device (it sleeps out the rest), 0 for a GPU.
+  double core_share(int proc, std::uint64_t problem_bytes) const;
+  // `proc`'s stretch when its node's host kernels stretch by `node_stretch`: that for host
+  // processes and emulated devices that count elapsed time; with `clock=cpu` an emulated device
+  // only where the stretch exceeds its slowdown; 1 for a GPU.
+  double stretch_of(int proc, double node_stretch, std::uint64_t problem_bytes) const;
   // The factor compute_seconds applies when the node's host cores are oversubscribed: the
   // cores its processes keep busy while computing (a host process one, an emulated device
   // 1/slowdown, shared or not) over --host-cores, for host processes and emulated devices that

@@ -48,9 +48,10 @@ endif()
 message(STATUS "external plug-in ${plugin}: ok")
 
 # The advisor enumerates the registry: the plug-in loaded from HIT_PLUGIN_PATH is ranked (or
-# rejected with its reason) beside the built-in ones.
-run("the plug-in in the advisor's ranking" ${env} "${tool}" --advise --app jacobi
-    --shape [0:66][0:66] --procs 4 --json)
+# rejected with its reason) beside the built-in ones. SUMMA fetches its panels from wherever they
+# lie; Jacobi's halo refuses reversed blocks (their neighbours are not the topology's).
+run("the plug-in in the advisor's ranking" ${env} "${tool}" --advise --app summa
+    --shape [0:64][0:64] --panel 16 --procs 4 --json)
 string(JSON count LENGTH "${out}" candidates)
 set(found "")
 math(EXPR last "${count} - 1")
@@ -61,6 +62,6 @@ foreach(i RANGE ${last})
     set(found "${command}")
   endif()
 endforeach()
-if(NOT found MATCHES "hit-jacobi .*--layout reverseBlocks")
+if(NOT found MATCHES "hit-summa .*--layout reverseBlocks")
   message(FATAL_ERROR "the advisor did not rank the plug-in's layout: ${out}")
 endif()
