@@ -60,7 +60,7 @@ double default_launch_seconds(DeviceKind kind) noexcept;
 double default_run_seconds() noexcept;
 // The rate at which a process packs or unpacks a strided message through MPI's buffers: a copy
 // that a contiguous message does not need (within a node MPICH copies it once, by the
-// receiver).
+// receiver). Assumed (one memory copy's order of magnitude), not measured apart from the runs.
 double default_pack_bandwidth() noexcept;
 
 // The largest message MPI delivers while its sender goes on (MPICH's shared-memory cell): a
