@@ -1,6 +1,6 @@
 #pragma once
-// What the predictions of src/advisor share: the per-process sums, the closing figures
-// (imbalance, memory fit) and the cost of a broadcast along a line of processes.
+// What the predictions of src/advisor share: the per-step sums, the closing figures (imbalance,
+// memory fit) and the rounds of a broadcast tree.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -137,18 +137,6 @@ inline void finish(Prediction& p, const Machine& machine) {
 // ⌈log2 n⌉: the rounds of a binomial-tree broadcast over n processes.
 inline double tree_rounds(int n) {
   return n > 1 ? std::ceil(std::log2(double(n))) : 0.0;
-}
-
-// A process of `line` (ranks) on another node than `proc` when there is one, else another
-// process of the line, else `proc`: the costliest link a broadcast over the line uses.
-inline int farthest_in_line(const Machine& machine, int proc, const std::vector<int>& line) {
-  int other = proc;
-  for (int q : line) {
-    if (q == proc) continue;
-    if (machine.node_of(q) != machine.node_of(proc)) return q;
-    other = q;
-  }
-  return other;
 }
 
 }  // namespace hit::advisor::detail

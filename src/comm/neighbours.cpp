@@ -1,6 +1,7 @@
 // The builders whose peers are topology neighbours: shift, halo and bcast (hit/comm.hpp).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "builder_support.hpp"
 #include "hit/core/collective.hpp"
@@ -73,20 +74,27 @@ Comm shift(const Layout& layout, const CommTile& ct, int axis, int offset,
 
 namespace {
 
-// Every rank agrees whether the tiles suit a halo of `width` before any builds messages.
-void check_halo(const Layout& layout, const CommContext& ctx, const TileData& tile, index_t width,
-                bool active) {
+// Every rank agrees whether the tiles and the layout suit a halo before any builds messages: a
+// layout whose neighbours topology arithmetic does not find may show it on one rank only. The
+// faces of this rank (none when inactive).
+std::vector<HaloFace> checked_faces(const Layout& layout, const CommContext& ctx,
+                                    const TileData& tile, const HaloOptions& options, bool active) {
+  std::vector<HaloFace> faces;
   collectively(ctx.comm, [&] {
     if (!active) return;
     require_tile_matches(layout, ctx.rank, tile, "halo");
     require_halo_block(layout, ctx.rank, tile.shape);
-    if (tile.ghost < width) {
-      throw Error(ErrorKind::invalid_argument, "halo of width " + std::to_string(width) +
+    if (tile.ghost < options.width) {
+      throw Error(ErrorKind::invalid_argument, "halo of width " + std::to_string(options.width) +
                                                    " needs a tile with ghost borders of at least " +
-                                                   std::to_string(width) + ", the tile has " +
-                                                   std::to_string(tile.ghost));
+                                                   std::to_string(options.width) +
+                                                   ", the tile has " + std::to_string(tile.ghost));
     }
+    // The same faces halo_traffic() reports (hit/comm_traffic.hpp): neighbours by topology
+    // arithmetic, O(log P).
+    faces = halo_faces(layout, ctx.rank, options.width, options.corners, options.periodic);
   });
+  return faces;
 }
 
 }  // namespace
@@ -100,13 +108,9 @@ Comm halo(const Layout& layout, const CommTile& ct, const HaloOptions& options) 
   const int tag = next_tag_base(ctx.env);
   require_halo_width(options.width);
   const bool active = ctx.rank < layout.procs() && layout.active(ctx.rank);
-  check_halo(layout, ctx, tile, options.width, active);
+  const std::vector<HaloFace> faces = checked_faces(layout, ctx, tile, options, active);
   if (!active) return Comm(plan);
   pin(*plan, ct);
-  // The same faces halo_traffic() reports (hit/comm_traffic.hpp): neighbours by topology
-  // arithmetic, O(log P).
-  const std::vector<HaloFace> faces =
-      halo_faces(layout, ctx.rank, options.width, options.corners, options.periodic);
   const int axes = std::min(layout.topology().axes(), tile.shape.rank());
   Phase shared_phase;
   auto face = faces.begin();
