@@ -5,35 +5,103 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "hit/core/error.hpp"
 #include "hit/fpm/statistics.hpp"
 
 namespace hit::advisor {
 
+namespace {
+
+// One process of one run: its predicted kernels and launches and its measured compute.
+struct Point {
+  double kernels = 0;
+  double launches = 0;
+  double measured = 0;
+};
+
+// The kernels' factor alone: the median of measured / predicted, the predicted launches taken
+// out of the measured (at most nine tenths of it: a launch overhead assumed too large must not
+// leave nothing to scale).
+double ratio_factor(const std::vector<Point>& points) {
+  std::vector<double> ratios;
+  ratios.reserve(points.size());
+  for (const Point& p : points) {
+    ratios.push_back(std::max(p.measured - p.launches, 0.1 * p.measured) / p.kernels);
+  }
+  return fpm::median(ratios);
+}
+
+// f and g of measured ≈ f · kernels + g · launches, least squares of the relative residuals,
+// where the points tell them apart: the launches' time relative to the kernels' differs at least
+// twofold between them (one share cannot: any split of its time between the two terms fits), and
+// reaches a fifth somewhere. Below that, the run-to-run noise of the measured compute (10-20 %
+// on a shared host) would move g by more than itself, and differences the model leaves out (the
+// cores' contention at other shares) would be taken for launches.
+std::optional<std::pair<double, double>> joint_factors(const std::vector<Point>& points) {
+  constexpr double identifiable = 0.2;
+  double lo = INFINITY, hi = 0;
+  for (const Point& p : points) {
+    const double share = p.launches / p.kernels;
+    lo = std::min(lo, share);
+    hi = std::max(hi, share);
+  }
+  if (!(lo > 0) || hi < 2 * lo || hi < identifiable) return std::nullopt;
+  // Normal equations of Σ ((f k + g l) / m − 1)².
+  double kk = 0, kl = 0, ll = 0, k1 = 0, l1 = 0;
+  for (const Point& p : points) {
+    const double k = p.kernels / p.measured, l = p.launches / p.measured;
+    kk += k * k;
+    kl += k * l;
+    ll += l * l;
+    k1 += k;
+    l1 += l;
+  }
+  const double det = kk * ll - kl * kl;
+  if (!(det > 1e-12 * kk * ll)) return std::nullopt;
+  const double f = (k1 * ll - l1 * kl) / det;
+  const double g = (l1 * kk - k1 * kl) / det;
+  if (!(f > 0) || !(g > 0)) return std::nullopt;
+  return std::pair{f, g};
+}
+
+}  // namespace
+
 Calibration fit_calibration(std::span<const RunSample> runs) {
   if (runs.empty()) throw Error(ErrorKind::invalid_argument, "calibration needs a measured run");
-  std::map<std::string, std::vector<double>> by_key;
-  std::vector<double> all;
+  std::map<std::string, std::vector<Point>> by_key;
+  std::vector<Point> all;
   for (const RunSample& r : runs) {
     const std::size_t n = r.device_keys.size();
-    if (r.predicted_compute.size() != n || r.measured_compute.size() != n) {
+    if (r.predicted_compute.size() != n || r.measured_compute.size() != n ||
+        (!r.predicted_launch.empty() && r.predicted_launch.size() != n)) {
       throw Error(ErrorKind::invalid_argument,
-                  fmt::format("a calibration run has {} devices but {} predicted and {} measured "
-                              "compute times",
-                              n, r.predicted_compute.size(), r.measured_compute.size()));
+                  fmt::format("a calibration run has {} devices but {} predicted compute, {} "
+                              "launch and {} measured compute times",
+                              n, r.predicted_compute.size(), r.predicted_launch.size(),
+                              r.measured_compute.size()));
     }
     for (std::size_t p = 0; p < n; ++p) {
       if (r.predicted_compute[p] <= 0 || r.measured_compute[p] <= 0) continue;
-      const double ratio = r.measured_compute[p] / r.predicted_compute[p];
-      by_key[r.device_keys[p]].push_back(ratio);
-      all.push_back(ratio);
+      const Point point{.kernels = r.predicted_compute[p],
+                        .launches = r.predicted_launch.empty() ? 0.0 : r.predicted_launch[p],
+                        .measured = r.measured_compute[p]};
+      by_key[r.device_keys[p]].push_back(point);
+      all.push_back(point);
     }
   }
   Calibration c;
   c.runs = static_cast<int>(runs.size());
-  for (auto& [key, ratios] : by_key) c.compute[key] = fpm::median(ratios);
-  if (!all.empty()) c.compute_other = fpm::median(all);
+  for (const auto& [key, points] : by_key) {
+    if (const auto fg = joint_factors(points)) {
+      c.compute[key] = fg->first;
+      c.launch[key] = fg->second;
+    } else {
+      c.compute[key] = ratio_factor(points);
+    }
+  }
+  if (!all.empty()) c.compute_other = ratio_factor(all);
   return c;
 }
 

@@ -258,6 +258,7 @@ double Machine::gpu_flops(Kernel kernel) const {
 void Machine::set_calibration(Calibration calibration) {
   calibration_ = std::move(calibration);
   calibration_factor_.assign(devices_.size(), 1.0);
+  launch_factor_.assign(devices_.size(), 1.0);
   if (calibration_.runs == 0) return;
   // Keyed once per process here: compute_seconds runs per process and step.
   for (int p = 0; p < procs(); ++p) {
@@ -265,6 +266,10 @@ void Machine::set_calibration(Calibration calibration) {
     const auto it = calibration_.compute.find(key);
     calibration_factor_[static_cast<std::size_t>(p)] =
         it == calibration_.compute.end() ? calibration_.compute_other : it->second;
+    const auto launch = calibration_.launch.find(key);
+    if (launch != calibration_.launch.end()) {
+      launch_factor_[static_cast<std::size_t>(p)] = launch->second;
+    }
   }
 }
 
@@ -329,7 +334,9 @@ double Machine::contention_factor(int proc, std::uint64_t problem_bytes) const {
 }
 
 double Machine::launch_seconds(int proc) const {
-  return default_launch_seconds(device(proc).kind);
+  const double seconds = default_launch_seconds(device(proc).kind);
+  return launch_factor_.empty() ? seconds
+                                : seconds * launch_factor_[static_cast<std::size_t>(proc)];
 }
 
 const fpm::LinkCost& Machine::link(int from, int to) const {

@@ -264,6 +264,45 @@ TEST(Predict, CannonRefusesSeveralBlocksAndNonSquareGrids) {
   EXPECT_THROW((void)predict_cannon(line, line, line, m, RunShape{}), Error);
 }
 
+// Two shares whose launches weigh differently relative to the kernels tell the launches'
+// factor from the kernels': measured = 0.5 · kernels + 2 · launches exactly.
+TEST(Calibration, FitsLaunchesApartWhereSharesTellThemApart) {
+  RunSample even, small;
+  even.device_keys = small.device_keys = {"emu(slowdown=4)", "cpu"};
+  even.predicted_compute = {10e-3, 10e-3};
+  even.predicted_launch = {1e-3, 1e-5};  // a tenth of the kernels
+  small.predicted_compute = {2e-3, 20e-3};
+  small.predicted_launch = {1e-3, 1e-5};  // half of them
+  even.measured_compute = {0.5 * 10e-3 + 2 * 1e-3, 0.3 * 10e-3 + 1e-5};
+  small.measured_compute = {0.5 * 2e-3 + 2 * 1e-3, 0.3 * 20e-3 + 1e-5};
+  const RunSample both[] = {even, small};
+  const Calibration c = fit_calibration(both);
+  EXPECT_NEAR(c.compute.at("emu(slowdown=4)"), 0.5, 1e-12);
+  EXPECT_NEAR(c.launch.at("emu(slowdown=4)"), 2.0, 1e-9);
+  // The host's launches are a thousandth of its kernels: the ratio alone, launches left as assumed.
+  EXPECT_NEAR(c.compute.at("cpu"), 0.3, 1e-12);
+  EXPECT_EQ(c.launch.count("cpu"), 0U);
+
+  // One share cannot tell them apart: the ratio, the launches taken out of the measured.
+  const Calibration one = fit_calibration(std::span(&small, 1));
+  EXPECT_EQ(one.launch.count("emu(slowdown=4)"), 0U);
+  EXPECT_NEAR(one.compute.at("emu(slowdown=4)"), (3e-3 - 1e-3) / 2e-3, 1e-12);
+
+  // A fit that would make the launches free (the small share relatively faster) is refused.
+  RunSample odd = small;
+  odd.measured_compute[0] = 1e-3;  // 10 f + g = 7 and 2 f + g = 1: g = -0.5
+  const RunSample mixed[] = {even, odd};
+  EXPECT_EQ(fit_calibration(mixed).launch.count("emu(slowdown=4)"), 0U);
+
+  // The launch factor scales the device's launches, not its kernels.
+  Machine m = machine_of("emu:0(slowdown=4),cpu", 2);
+  const double launch = m.launch_seconds(0), kernel = m.compute_seconds(0, Kernel::gemm, 1e9, 0);
+  m.set_calibration(c);
+  EXPECT_DOUBLE_EQ(m.launch_seconds(0), 2.0 * launch);
+  EXPECT_DOUBLE_EQ(m.compute_seconds(0, Kernel::gemm, 1e9, 0), 0.5 * kernel);
+  EXPECT_DOUBLE_EQ(m.launch_seconds(1), default_launch_seconds(DeviceKind::cpu));
+}
+
 TEST(Calibration, FitsComputePerDevice) {
   RunSample r;
   r.device_keys = {"cpu", "cpu", "emu(slowdown=2)"};

@@ -217,12 +217,12 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
     advisor::RunSample s;
     for (int q = 0; q < m.machine.procs(); ++q) {
       // The factor scales the kernels: the launches' overhead, which a smaller share does not
-      // shrink, is taken out of both sides (at most nine tenths of what was measured).
+      // shrink, is kept apart (fit_calibration).
       const advisor::ProcessCost& cost = predicted.procs.at(std::size_t(q));
-      const double measured = m.compute_s.at(std::size_t(q));
       s.device_keys.push_back(m.machine.device_key(q));
       s.predicted_compute.push_back((cost.compute_s - cost.launch_s) / m.machine.sharing_factor(q));
-      s.measured_compute.push_back(std::max(measured - cost.launch_s, 0.1 * measured));
+      s.predicted_launch.push_back(cost.launch_s);
+      s.measured_compute.push_back(m.compute_s.at(std::size_t(q)));
     }
     samples.push_back(std::move(s));
   }
@@ -279,8 +279,11 @@ std::string command_of(const AdviseOptions& o, const AdviseInput& in, const Inpu
 json calibration_json(const advisor::Calibration& c) {
   json compute = json::object();
   for (const auto& [key, f] : c.compute) compute[key] = f;
+  json launch = json::object();
+  for (const auto& [key, f] : c.launch) launch[key] = f;
   return {{"runs", c.runs},
           {"compute", compute},
+          {"launch", launch},
           {"compute_other", c.compute_other},
           {"message_s", c.message_s}};
 }

@@ -18,13 +18,20 @@ struct RunSample {
   // Per process, seconds: the prediction without the turns taken on a shared device
   // (Machine::sharing_factor), since a result's compute_s leaves out the wait for the device.
   std::vector<double> predicted_compute;
+  // Per process, seconds: the launches' overhead the prediction adds to its compute (empty: none).
+  std::vector<double> predicted_launch;
   std::vector<double> measured_compute;  // the result's compute_s
 };
 
 // The compute factors: per device key, the median over its processes of measured / predicted
-// compute; for other devices the median over every process. Processes without compute give no
-// ratio. The message overhead is left at 0: fit it with fit_message_overhead once the
-// compute factors apply. Error(invalid_argument) for no sample or sizes that disagree.
+// compute, the predicted launches' overhead taken out of the measured first (leaving at least
+// a tenth of it); for other devices the median over every process. Processes without compute
+// give no ratio. Where a key's samples come from shares far apart (the launches' part of the
+// prediction differs at least twofold relative to the kernels'), the kernels' factor f and the
+// launches' g are fitted together instead: measured ≈ f · kernels + g · launches, least squares
+// of the relative residuals, kept when both are positive. The message overhead is left at 0: fit
+// it with fit_message_overhead once the compute factors apply. Error(invalid_argument) for no
+// sample or sizes that disagree.
 Calibration fit_calibration(std::span<const RunSample> runs);
 
 // The time each message of a run costs beyond the network's latency and bandwidth: the run's

@@ -77,9 +77,12 @@ fpm::LinkCost assumed_link(fpm::LinkClass link) noexcept;
 // beyond the network's (fit_message_overhead).
 struct Calibration {
   std::map<std::string, double> compute;  // device key -> factor
-  double compute_other = 1;               // for a device no run measured: the median factor
-  double message_s = 0;                   // added to every message's latency, seconds (>= 0)
-  int runs = 0;                           // results the factors come from (0: no calibration)
+  // Device key -> factor on its launches' overhead (default_launch_seconds), where results at
+  // shares far enough apart tell it from the kernels' factor; absent: 1.
+  std::map<std::string, double> launch;
+  double compute_other = 1;  // for a device no run measured: the median factor
+  double message_s = 0;      // added to every message's latency, seconds (>= 0)
+  int runs = 0;              // results the factors come from (0: no calibration)
 };
 
 class Machine {
@@ -157,8 +160,8 @@ class Machine {
   // The factor compute_seconds applies for the turns `proc` takes on a shared device: its
   // sharers without models (a model measured the device as the run binds it), else 1.
   double sharing_factor(int proc) const;
-  // Seconds one launch of `proc` costs beyond its kernel (default_launch_seconds of its
-  // device), not scaled by the calibration's compute factor.
+  // Seconds one launch of `proc` costs beyond its kernel: default_launch_seconds of its device,
+  // times the calibration's launch factor for it (not its compute factor).
   double launch_seconds(int proc) const;
   // The link cost between two processes (from the network model, else assumed).
   const fpm::LinkCost& link(int from, int to) const;
@@ -189,6 +192,7 @@ class Machine {
   std::array<double, 3> gpu_flops_{};
   Calibration calibration_;
   std::vector<double> calibration_factor_;  // per process, from calibration_.compute
+  std::vector<double> launch_factor_;       // per process, from calibration_.launch
 };
 
 }  // namespace hit::advisor
