@@ -666,8 +666,12 @@ def markdown(r):
     met = sum(1 for _, c in all_cases if c["stats"]["regret_met"])
     rho_met = sum(1 for _, c in all_cases if c["stats"]["spearman_met"])
     rho_na = sum(1 for _, c in all_cases if c["stats"]["spearman_met"] is None)
-    lines += ["", f"Regret goal met in {met} of {len(all_cases)} cases; Spearman goal in {rho_met} "
-              f"of {len(all_cases) - rho_na} where it is defined.", ""]
+    before = ""
+    if r.get("refine_runs"):
+        first = sum(1 for _, c in all_cases if c["stats"].get("regret_calibrated_met"))
+        before = f" ({first} before learning from its choice)"
+    lines += ["", f"Regret goal met in {met} of {len(all_cases)} cases{before}; Spearman goal in "
+              f"{rho_met} of {len(all_cases) - rho_na} where it is defined.", ""]
 
     # Where the model is wrong: per plug-in, and the worst candidates.
     ok = [(n, case, c) for n, case in all_cases for c in case["candidates"]
@@ -724,7 +728,10 @@ def markdown(r):
         c0 = ex["candidates"][0]
         lines += ["", "Commands (one scenario and application; the others differ in their "
                   "options): the advisor `" + ex["advise_command"] + "`, calibrated `"
-                  + ex["advise_calibrated_command"] + "`; a candidate `" + c0["shown_command"] + "`"]
+                  + ex["advise_calibrated_command"] + "`"
+                  + (", after learning from its choice `" + ex["advise_refined_command"] + "`"
+                     if ex.get("advise_refined_command") else "")
+                  + "; a candidate `" + c0["shown_command"] + "`"]
         on_nodes = next((case for n, case in all_cases if r["scenarios"][n].get("nodes")), None)
         if on_nodes:
             lines[-1] += ("; on two emulated nodes `" + on_nodes["candidates"][0]["shown_command"]
