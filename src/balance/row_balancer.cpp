@@ -199,6 +199,10 @@ RowBalancer::RowBalancer(Environment& env, Layout initial, BalanceOptions option
   probe_pending_ = options_.models.empty() && options_.every > probe_iterations;
   next_step_ = (probe_pending_ ? probe_iterations : options_.every) - 1;
   initial_rows_ = rows;
+  // The gain test charges a move for the memory it allocates: what the blocks reach now. Every
+  // rank computes it here for all of them, a rank without rows included: the test must come out
+  // the same on every rank, or one moves its rows while the others wait at the halo.
+  allocated_rows_ = detail::allocated_rows(reach_, rows, options_.reserve);
   ctx_.eps = options_.eps;
   ctx_.window = options_.window_steps;
   // The first iteration on a share stages its tile: not the device's speed. A step of three or

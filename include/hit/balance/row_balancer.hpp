@@ -267,8 +267,6 @@ std::shared_ptr<Tile<T>> RowBalancer::storage_for_block(index_t ghost, double re
 template <class T>
 Tile<T> RowBalancer::tile(index_t ghost) {
   if (!layout_.active(env_->rank())) return Tile<T>();
-  // The gain test charges a move for the memory it allocates: what the blocks reach now.
-  if (reach_.empty()) allocated_rows_ = detail::allocated_rows(reach_, rows(), options_.reserve);
   return storage_for_block<T>(ghost, options_.mode == BalanceMode::off ? 0.0 : options_.reserve)
       ->within(layout_.block(env_->rank()), ghost);
 }
