@@ -150,6 +150,61 @@ TEST(RowBalancer, ARankGoesToZeroRowsAndComesBack) {
   EXPECT_TRUE(back) << "rank 1 never got rows back";
 }
 
+// A rank the stored models leave without rows takes part in every later gain test as the others
+// do: every step, the ranks agree whether rows move. (A rank that started without rows once priced
+// moves from other memory figures than the rest, and one rank moved while another waited at its
+// halo: a hang.)
+TEST(RowBalancer, ARankStartingWithoutRowsAgreesOnEveryStep) {
+  Environment& env = Environment::current();
+  if (env.size() < 2) GTEST_SKIP() << "needs a rank without rows beside one with rows";
+  const Layout start = row_blocks(96, 7);
+  std::vector<fpm::Model> models;
+  for (int r = 0; r < env.size(); ++r) {
+    // One row of rank 1 (0.2 s) outlasts all 96 on another rank (0.096 s).
+    models.push_back(fpm::Model::constant_speed(r == 1 ? 5.0 : 1000.0));
+  }
+  RowBalancer b(
+      env, start,
+      {.mode = BalanceMode::fpm, .every = 1, .eps = 0.02, .window_steps = 1, .models = models},
+      400);
+  ASSERT_EQ(b.rows()[1], 0) << "the stored models should leave rank 1 without rows";
+  Resident<double> u = b.resident<double>(1);
+  Resident<double> v = b.resident<double>(1);
+  // Rank 1 is as fast as the others, not as its model says; the others slow down thirtyfold, which
+  // its model does not outlast, and recover.
+  std::vector<double> cost = costs({1e-3});
+  const auto others_cost = [&](double c) {
+    for (std::size_t r = 0; r < cost.size(); ++r) {
+      if (r != 1) cost[r] = c;
+    }
+  };
+  int moves = 0;
+  for (int it = 0; it < 80; ++it) {
+    if (it == 30) others_cost(30e-3);
+    if (it == 55) others_cost(1e-3);
+    const bool moved = b.after_iteration(it, time_of(b, cost));
+    int mine = moved ? 1 : 0, fewest = 0, most = 0;
+    MPI_Allreduce(&mine, &fewest, 1, MPI_INT, MPI_MIN, env.comm());
+    MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, env.comm());
+    ASSERT_EQ(fewest, most) << "the ranks disagree whether to move at iteration " << it;
+    if (moved) {
+      b.move(u, 1);
+      b.move(v, 1);
+      ++moves;
+      // What the next gain test charges for going back to the start: alike on every rank.
+      std::vector<std::int64_t> even;
+      for (int r = 0; r < env.size(); ++r) even.push_back(start.block(r)[0].size());
+      const double price = b.predicted_move_seconds(b.rows(), even);
+      double low = 0, high = 0;
+      MPI_Allreduce(&price, &low, 1, MPI_DOUBLE, MPI_MIN, env.comm());
+      MPI_Allreduce(&price, &high, 1, MPI_DOUBLE, MPI_MAX, env.comm());
+      ASSERT_EQ(low, high) << "the ranks price a move differently after iteration " << it;
+    }
+  }
+  EXPECT_GT(b.rows()[1], 0) << "rank 1 never got rows";
+  EXPECT_GE(moves, 2);
+}
+
 // Binds each rank to its own emulated device, so that a Resident has a device copy whose
 // transfers are counted (the binding is restored afterwards).
 class RowBalancerOnDevice : public ::testing::Test {

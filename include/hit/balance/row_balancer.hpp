@@ -145,6 +145,12 @@ class RowBalancer {
   };
   const std::vector<Step>& trace() const noexcept { return trace_; }
   const std::vector<Rebalance>& rebalances() const noexcept { return rebalances_; }
+  // The seconds the gain test predicts for moving from `from` rows per rank to `to`, at the rates
+  // of the moves so far (0 before the first): the same on every rank, as the test must be.
+  double predicted_move_seconds(const std::vector<std::int64_t>& from,
+                                const std::vector<std::int64_t>& to) const {
+    return ctx_.move_cost ? ctx_.move_cost(from, to) : 0.0;
+  }
   // Starts the report afresh (rebalances, trace, steps, seconds), keeping the models and the
   // layout: an application that repeats its run (warm-up, timed repetitions) reports the last.
   void restart_report();
