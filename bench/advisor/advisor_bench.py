@@ -197,6 +197,21 @@ def run_program(argv, env_extra, base_env, timeout):
         return None, f"no JSON result ({e})"
 
 
+def saved_runs(argv, env_extra, base_env, timeout, count, path_of):
+    """`count` runs of one command, each result saved to path_of(run): (their results, the
+    files, None), or what they had when a run failed and why."""
+    results, files = [], []
+    for run in range(count):
+        result, why = run_program(argv, env_extra, base_env, timeout)
+        if result is None:
+            return results, files, why
+        results.append(result)
+        files.append(path_of(run))
+        with open(files[-1], "w") as f:
+            json.dump(result, f)
+    return results, files, None
+
+
 def advise(bindir, app, problem, sc, iters, network, calibrate=None, panel=None):
     """hit-layout --advise's JSON, and its command line."""
     argv = [os.path.join(bindir, "hit-layout"), "--advise", "--app", app]
@@ -247,6 +262,13 @@ def default_candidate(advice, app):
 
 
 # --- one scenario and application -----------------------------------------------------------
+
+def chosen(c):
+    """A choice of the advisor as the statistics record it."""
+    return {"layout": c["layout"], "topology": c["topology"],
+            "measured_s": c["measured"]["median"] if c["status"] == "ok" else None,
+            "status": c["status"]}
+
 
 def ties_first(cands):
     """Candidates the advisor ranks as tied with its first: makespans within TIE_TOLERANCE of the
@@ -311,17 +333,13 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
     argv, env_extra = argv_of(source["command"], args.bin, timed)
     # The calibrating runs of the default layout: several, so that one slow run does not move
     # every prediction of the case (the advisor takes the medians over them).
-    calib_files = []
-    for run in range(args.calibration_runs):
-        result, why = run_program(argv, env_extra, base_env, args.timeout)
-        if result is None:
-            raise SystemExit(f"{name}/{app}: the calibrating layout failed: {why}\n"
-                             f"{shlex.join(argv)}")
-        if run == 0:
-            first = result
-        calib_files.append(os.path.join(tmpdir, f"{name}-{app}-{args.calibrate_from}-{run}.json"))
-        with open(calib_files[-1], "w") as f:
-            json.dump(result, f)
+    results, calib_files, why = saved_runs(
+        argv, env_extra, base_env, args.timeout, args.calibration_runs,
+        lambda run: os.path.join(tmpdir, f"{name}-{app}-{args.calibrate_from}-{run}.json"))
+    if why is not None:
+        raise SystemExit(f"{name}/{app}: the calibrating layout failed: {why}\n"
+                         f"{shlex.join(argv)}")
+    first = results[0]
     calib_file = " ".join(calib_files)
     if app == "cg" and args.calibrate_from == "default":
         # hit-cg iterates to its tolerance: the advisor is told how many iterations that takes
@@ -335,14 +353,9 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
     refined, refined_argv, refine_files, refine_failure = None, None, [], None
     if args.refine_runs > 0:
         fargv, fenv = argv_of(cal["candidates"][0]["command"], args.bin, timed)
-        for run in range(args.refine_runs):
-            result, why = run_program(fargv, fenv, base_env, args.timeout)
-            if result is None:
-                refine_failure = why
-                break
-            refine_files.append(os.path.join(tmpdir, f"{name}-{app}-choice-{run}.json"))
-            with open(refine_files[-1], "w") as f:
-                json.dump(result, f)
+        _, refine_files, refine_failure = saved_runs(
+            fargv, fenv, base_env, args.timeout, args.refine_runs,
+            lambda run: os.path.join(tmpdir, f"{name}-{app}-choice-{run}.json"))
         if refine_failure is None:
             refined, refined_argv = advise(args.bin, app, problem, sc, iters, network,
                                            calibrate=" ".join(calib_files + refine_files),
@@ -472,13 +485,7 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
         "spearman_uncal": rank_correlation(ok_uncal, "predicted_uncal_s", "rank_uncal"),
         "spearman_makespans": spearman([c["predicted_s"] for c in ok_cal],
                                        [c["measured"]["median"] for c in ok_cal]),
-        "choice": {"layout": choice["layout"], "topology": choice["topology"],
-                   "measured_s": choice["measured"]["median"] if choice["status"] == "ok" else None,
-                   "status": choice["status"]},
-        "choice_uncal": {"layout": uncal_choice["layout"], "topology": uncal_choice["topology"],
-                         "measured_s": uncal_choice["measured"]["median"]
-                         if uncal_choice["status"] == "ok" else None,
-                         "status": uncal_choice["status"]},
+        "choice": chosen(choice), "choice_uncal": chosen(uncal_choice),
         "best": {"layout": best["layout"], "topology": best["topology"],
                  "measured_s": best["measured"]["median"]} if best else None,
         "regret_selection": regret(choice), "regret_uncal_selection": regret(uncal_choice),
@@ -488,11 +495,7 @@ def measure_case(args, name, sc, app, size, network, tmpdir, base_env):
     }
     if refined_choice is not None:
         stats.update({
-            "choice_refined": {"layout": refined_choice["layout"],
-                               "topology": refined_choice["topology"],
-                               "measured_s": refined_choice["measured"]["median"]
-                               if refined_choice["status"] == "ok" else None,
-                               "status": refined_choice["status"]},
+            "choice_refined": chosen(refined_choice),
             "regret_refined_selection": regret(refined_choice),
             "regret_refined": settled(refined_choice),
             "playoff_refined": playoff(refined_choice)})

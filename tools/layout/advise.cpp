@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -277,13 +278,15 @@ std::string command_of(const AdviseOptions& o, const AdviseInput& in, const Inpu
 }
 
 json calibration_json(const advisor::Calibration& c) {
-  json compute = json::object();
-  for (const auto& [key, f] : c.compute) compute[key] = f;
-  json launch = json::object();
-  for (const auto& [key, f] : c.launch) launch[key] = f;
+  // A map of device key -> factor is a JSON object, empty or not.
+  const auto object = [](const std::map<std::string, double>& factors) {
+    json out = json::object();
+    for (const auto& [key, f] : factors) out[key] = f;
+    return out;
+  };
   return {{"runs", c.runs},
-          {"compute", compute},
-          {"launch", launch},
+          {"compute", object(c.compute)},
+          {"launch", object(c.launch)},
           {"compute_other", c.compute_other},
           {"message_s", c.message_s}};
 }
