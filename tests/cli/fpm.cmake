@@ -75,7 +75,7 @@ add_test(NAME cli.fpm.build.spmv
 set_tests_properties(cli.fpm.build.spmv PROPERTIES LABELS cli TIMEOUT 120
                      ENVIRONMENT OPENBLAS_NUM_THREADS=1)
 # End to end: spmv models of two emulated devices, one 4 times slower, make the sparse layout
-# metis:models= give the slower one about a quarter of the faster one's rows in hit-cg.
+# metis:models= give the slower one the rows the models' partition says: clearly fewer.
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
   add_test(NAME cli.fpm.spmv_models_metis

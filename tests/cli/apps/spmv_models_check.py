@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Models of the spmv kernel drive the sparse layout, end to end: `hit-fpm build --kernel spmv` on
-two emulated devices, the second 4 times slower, writes one model per rank; `hit-cg` on
-poisson3d:n=32 with `--layout metis:models=` of those files gives the slower process about a
-quarter of the faster one's rows (without the models, METIS splits the rows evenly: ratio 1), and
-as many as `hit-fpm partition` of the same models says, within METIS's tolerance.
+two emulated devices, the second 4 times slower, writes one model per rank whose times at the
+largest size differ about 4 times; `hit-cg` on poisson3d:n=64 with `--layout metis:models=` of
+those files gives the slower process clearly fewer rows (without the models, METIS splits the rows
+evenly: ratio 1), and as many as `hit-fpm partition` of the same models says, within METIS's
+tolerance.
 
 The devices run at 2 and 8 times a core's speed with `clock=cpu,cores=1`: their times are the CPU
 time of the body times the slowdown, so a host shared with other jobs (more ranks than cores, a
 build beside the tests) does not make one device look slower than it is; the factor 2 on the faster
-one absorbs a body preempted for up to its own length. The measured ratio lies below 4 (each
-launch's fixed cost is not slowed down), about 3 to 3.5 on a 2-core machine.
+one absorbs a body preempted for up to its own length.
+
+Why the row ratio is not asserted near 4: the slower device's share (about 60000 rows) keeps more
+of its matrix in cache than the faster one's (about 200000), so its time per row at its share is
+lower than at the faster one's; measured on a 2-core machine, the ratio lies between 2.5 and 3.6.
+The models' own times at one size carry the factor 4 (3.8 to 3.9 measured).
 
 usage: spmv_models_check.py MPIEXEC HIT_FPM HIT_CG WORK_DIR
 """
@@ -22,8 +27,8 @@ mpiexec = sys.argv[1]
 fpm, cg, work = (os.path.abspath(a) for a in sys.argv[2:5])
 os.makedirs(work, exist_ok=True)
 devices = "emu:0(slowdown=2,clock=cpu,cores=1),emu:1(slowdown=8,clock=cpu,cores=1)"
-matrix = "poisson3d:n=32"  # 32768 rows of the kernel's row structure
-rows_total = 32 ** 3
+matrix = "poisson3d:n=64"  # 262144 rows of the kernel's row structure
+rows_total = 64 ** 3
 models = [os.path.join(work, f"spmv{r}.csv") for r in (0, 1)]
 
 
@@ -34,7 +39,7 @@ def run(cmd):
     return out.stdout
 
 
-run([mpiexec, "-n", "2", fpm, "build", "--kernel", "spmv", "--min", "2000", "--max", "30000",
+run([mpiexec, "-n", "2", fpm, "build", "--kernel", "spmv", "--min", "20000", "--max", "260000",
      "--points", "5", "--max-time", "0.2", "--devices", devices, "--quiet",
      "--out", os.path.join(work, "spmv{rank}.csv")])
 for m in models:
@@ -53,12 +58,26 @@ problems = []
 if sum(rows) != rows_total:
     problems.append(f"the parts hold {sum(rows)} rows, not {rows_total}")
 ratio = rows[0] / max(rows[1], 1)
-if not 2.5 <= ratio <= 6.0:
-    problems.append(f"fast/slow rows = {ratio:.2f}, not about 4 (2.5 to 6)")
+if not 2.0 <= ratio <= 8.0:
+    problems.append(f"fast/slow rows = {ratio:.2f}, not clearly uneven (2 to 8)")
+
+
+def largest_point(model):
+    points = [line.split(",") for line in open(model) if line[:1].isdigit()]
+    d, t = max((int(p[0]), float(p[1])) for p in points)
+    return d, t
+
+
+(d0, t0), (d1, t1) = (largest_point(m) for m in models)
+slowdown = t1 / t0
+if d0 != d1 or not 2.5 <= slowdown <= 6.0:
+    problems.append(f"the models time {d0} and {d1} units in {t0:.3g} and {t1:.3g} s: the slower "
+                    f"device {slowdown:.2f} times slower, not about 4 (2.5 to 6)")
 for r in (0, 1):
     if abs(rows[r] - expected[r]) > 0.1 * expected[r]:
         problems.append(f"rank {r} holds {rows[r]} rows, the models' partition says {expected[r]}")
-print(f"rows {rows} (ratio {ratio:.2f}), hit-fpm partition {expected}")
+print(f"rows {rows} (ratio {ratio:.2f}), hit-fpm partition {expected}, models' slowdown "
+      f"{slowdown:.2f} at {d0} units")
 if problems:
     print("\n".join("FAILED: " + p for p in problems))
     for m in models:
