@@ -100,7 +100,8 @@ DENSE_APPS = ["jacobi", "cannon", "summa"]
 
 # Problem sizes: n of the dense apps (jacobi: also its iterations; summa: its panel, 256 unless
 # given), K of poisson2d:n=K. Chosen so that the default layout's run takes 0.1-0.5 s on a 2-core
-# machine (hit-cg: about 0.5 s) and the whole benchmark about 15 minutes. cliff: rank 0's even share
+# machine (hit-cg: about 0.6 s; at K = 128, 0.18 s, its runs spread 39 % against 17 % at 256, which
+# left its five candidates inside each other's noise) and the whole benchmark about 25 minutes. cliff: rank 0's even share
 # stages more than 8 MiB per launch (jacobi on 2x2: two 802x802 grids, 9.8 MiB; cannon on 2x2: A, B
 # and C blocks of 640x640, 9.4 MiB; summa on 2x2 with 512-wide panels: a 704x704 block of C and
 # two 704x512 panels, 9.3 MiB) and a small enough share stages less (jacobi: fewer than 327 of 1600
@@ -112,7 +113,7 @@ SIZES = {
               "summa": {"n": 1408, "panel": 512}},
     "nodes": {"jacobi": {"n": 1024, "iters": 100}, "cannon": {"n": 1280}, "summa": {"n": 1280}},
     "shared": {"jacobi": {"n": 1024, "iters": 100}, "cannon": {"n": 1280}, "summa": {"n": 1280}},
-    "sparse": {"cg": {"k": 128}},
+    "sparse": {"cg": {"k": 256}},
 }
 QUICK_SIZES = {
     "homogeneous": {"jacobi": {"n": 256, "iters": 10}, "cannon": {"n": 256}, "summa": {"n": 256}},

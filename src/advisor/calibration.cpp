@@ -105,6 +105,33 @@ Calibration fit_calibration(std::span<const RunSample> runs) {
   return c;
 }
 
+Calibration refined(const Calibration& applied, const Calibration& correction) {
+  if (applied.runs == 0) return correction;
+  Calibration c = correction;
+  c.compute_other = applied.compute_other * correction.compute_other;
+  for (auto& [key, factor] : c.compute) {
+    const auto it = applied.compute.find(key);
+    factor *= it == applied.compute.end() ? applied.compute_other : it->second;
+  }
+  for (const auto& [key, factor] : applied.launch) {
+    const auto it = correction.launch.find(key);
+    c.launch[key] = factor * (it == correction.launch.end() ? 1.0 : it->second);
+  }
+  return c;
+}
+
+bool settled(const Calibration& correction, double tolerance) {
+  const auto near_one = [&](double f) { return std::abs(f - 1) <= tolerance; };
+  if (!near_one(correction.compute_other)) return false;
+  for (const auto& [key, f] : correction.compute) {
+    if (!near_one(f)) return false;
+  }
+  for (const auto& [key, f] : correction.launch) {
+    if (!near_one(f)) return false;
+  }
+  return true;
+}
+
 double fit_message_overhead(double predicted_s, double messages, double measured_s) {
   if (!(messages > 0) || !(measured_s > predicted_s)) return 0.0;
   return (measured_s - predicted_s) / messages;

@@ -14,6 +14,68 @@
 
 namespace hit::advisor::detail {
 
+// One process's kernel of a step as a node's cores see it: `cpu` seconds of a core, done by
+// `wall` seconds after it starts when it has the core whenever it wants one (an emulated device
+// sleeps out the rest). With `cpu_clock` the device times its CPU work (`clock=cpu`): waiting for
+// a core within its wall time costs it nothing; otherwise every wait is stretched with the rest.
+struct CoreJob {
+  double cpu = 0;
+  double wall = 0;
+  bool cpu_clock = false;
+};
+
+// When each job first has a core and when it ends.
+struct CoreSpan {
+  double start = 0;
+  double end = 0;
+};
+
+// When each of `jobs`, all wanting a core at once, starts and ends on `cores` cores shared
+// round-robin in turns of at most `slice` seconds (the scheduler's time slice: a process keeps
+// its core that long unless it sleeps), served in the order given. 0 cores: one per job.
+inline std::vector<CoreSpan> shared_cores_spans(const std::vector<CoreJob>& jobs, int cores,
+                                                double slice) {
+  struct Turn {
+    std::size_t job = 0;
+    double ready = 0;  // when its previous turn ended
+  };
+  std::vector<double> left(jobs.size());
+  std::vector<CoreSpan> spans(jobs.size(), CoreSpan{-1.0, 0.0});
+  std::vector<Turn> queue;  // first in, first served
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    left[j] = jobs[j].cpu;
+    if (jobs[j].cpu > 0) {
+      queue.push_back({j, 0.0});
+    } else {
+      spans[j] = {0.0, jobs[j].wall};  // a GPU's kernel needs no host core
+    }
+  }
+  if (queue.empty()) return spans;
+  if (cores <= 0 || std::size_t(cores) > queue.size()) cores = int(queue.size());
+  std::vector<double> free_at(std::size_t(cores), 0.0);
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const auto core = std::min_element(free_at.begin(), free_at.end());
+    const auto [j, ready] = queue[head];
+    const double now = std::max(*core, ready);
+    CoreSpan& span = spans[j];
+    if (span.start < 0) span.start = now;
+    const double turn = slice > 0 ? std::min(slice, left[j]) : left[j];
+    left[j] -= turn;
+    *core = now + turn;
+    if (left[j] > 1e-12 * jobs[j].cpu) {
+      queue.push_back({j, *core});
+      continue;
+    }
+    const CoreJob& job = jobs[j];
+    span.end = *core;
+    if (job.wall > job.cpu) {
+      span.end = job.cpu_clock ? std::max(span.end, span.start + job.wall)
+                               : span.start + (span.end - span.start) * job.wall / job.cpu;
+    }
+  }
+  return spans;
+}
+
 // Per-step maxima over the processes, summed over the steps by the caller.
 struct StepMax {
   double compute = 0;
@@ -54,53 +116,77 @@ struct StepMax {
   };
   std::vector<Part> parts;
 
-  // Closes the step: stretches each part's kernel by its node's contention for cores, adds the
-  // parts to the maxima and to `procs` (times `repeat`, for a step that repeats unchanged).
+  // Adds `part`'s figures, its compute `c`, to its process (times `repeat`).
+  static void account(std::vector<ProcessCost>& procs, const Part& part, double c, double repeat) {
+    ProcessCost& cost = procs[static_cast<std::size_t>(part.proc)];
+    cost.flops += part.flops * repeat;
+    cost.compute_s += c * repeat;
+    cost.launch_s += part.launch * repeat;
+    cost.comm_s += part.comm * repeat;
+  }
+
+  // Closes the step: stretches each part by its node's contention for cores, adds the parts to
+  // the maxima and to `procs` (times `repeat`, for a step that repeats unchanged).
   //
-  // A node's processes compete for its cores only while they compute together: the step takes
-  // at least its longest kernel and at least the CPU work of all of them over the cores
-  // (a host kernel's whole time, an emulated device's 1/slowdown of its own). Its host kernels
-  // stretch by the second over the first when it is larger: a process that waits for a slower
-  // one most of the step (while that one sleeps out its slowdown) loses nothing, as many equal
-  // processes on fewer cores lose by cores / processes.
+  // A node's processes compete for its cores only while they compute together. Each part lasts
+  // what the node's scheduler makes of the step's kernels (shared_cores_spans): a host
+  // kernel wants a core its whole time, an emulated device 1/slowdown of its own and sleeps out
+  // the rest, and every launch's hand-off wants one too. Kernels longer than the scheduler's
+  // slice share the cores fluidly (the step takes their CPU work over the cores, or the longest
+  // kernel); shorter ones run to their end once they have a core, so three equal kernels on two
+  // cores take two of their lengths, not one and a half. A process that waits for a slower one
+  // most of the step (while that one sleeps out its slowdown) loses nothing. The ranks that take
+  // turns on a device are one job, the sum of their own kernels.
   void close(const Machine& machine, std::vector<ProcessCost>& procs, double repeat = 1) {
-    std::map<int, double> work, longest, node_stretch;
-    if (machine.shares_cores()) {
-      std::map<int, std::pair<double, const Part*>> device;  // group -> own time, a part of it
+    if (!machine.shares_cores()) {
       for (const Part& part : parts) {
-        const double sharing = machine.sharing_factor(part.proc);
-        if (sharing > 1) {
-          auto& d = device[machine.device_group(part.proc)];
-          d.first += part.kernel / sharing;
-          d.second = &part;
-          continue;
-        }
-        const int node = machine.node_of(part.proc);
-        work[node] += part.kernel * machine.core_share(part.proc, part.problem_bytes);
-        longest[node] = std::max(longest[node], part.kernel);
+        const double c = part.kernel + part.launch;
+        account(procs, part, c, repeat);
+        add(machine, part.proc, c, part.comm);
       }
-      for (const auto& [group, d] : device) {
-        const int node = machine.node_of(d.second->proc);
-        work[node] += d.first * machine.core_share(d.second->proc, d.second->problem_bytes);
-        longest[node] = std::max(longest[node], d.first);
-      }
-      for (const auto& [node, w] : work) {
-        const double cores = double(machine.host_cores());
-        node_stretch[node] = longest[node] > 0 ? std::max(1.0, w / (cores * longest[node])) : 1.0;
-      }
+      parts.clear();
+      return;
     }
-    for (const Part& part : parts) {
-      const auto it = node_stretch.find(machine.node_of(part.proc));
-      const double stretch = it == node_stretch.end()
-                                 ? 1.0
-                                 : machine.stretch_of(part.proc, it->second, part.problem_bytes);
-      const double c = part.kernel * stretch + part.launch;
-      ProcessCost& cost = procs[static_cast<std::size_t>(part.proc)];
-      cost.flops += part.flops * repeat;
-      cost.compute_s += c * repeat;
-      cost.launch_s += part.launch * repeat;
-      cost.comm_s += part.comm * repeat;
-      add(machine, part.proc, c, part.comm);
+    struct Job {
+      CoreJob cores;
+      std::vector<std::size_t> parts;
+    };
+    std::map<int, std::vector<Job>> nodes;
+    std::map<int, std::size_t> group_job;  // shared device group -> its job on its node
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const Part& part = parts[i];
+      const double sharing = machine.sharing_factor(part.proc);
+      std::vector<Job>& jobs = nodes[machine.node_of(part.proc)];
+      Job* job = nullptr;
+      if (sharing > 1) {
+        const auto [it, fresh] =
+            group_job.try_emplace(machine.device_group(part.proc), jobs.size());
+        if (fresh) jobs.emplace_back();
+        job = &jobs[it->second];
+      } else {
+        job = &jobs.emplace_back();
+      }
+      job->cores.cpu += part.kernel / sharing * machine.core_share(part.proc, part.problem_bytes) +
+                        part.launch / sharing;
+      job->cores.wall += (part.kernel + part.launch) / sharing;
+      job->cores.cpu_clock = machine.counts_cpu_time(part.proc);
+      job->parts.push_back(i);
+    }
+    // A process's compute is its kernel's span from the moment it has a core (what its own
+    // clock sees); the step lasts until the last kernel ends.
+    for (const auto& [node, jobs] : nodes) {
+      std::vector<CoreJob> wanted;
+      for (const Job& job : jobs) wanted.push_back(job.cores);
+      const std::vector<CoreSpan> spans =
+          shared_cores_spans(wanted, machine.host_cores(), machine.scheduler_slice_seconds());
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const double wall = jobs[j].cores.wall;
+        const double stretch = wall > 0 ? (spans[j].end - spans[j].start) / wall : 1.0;
+        for (std::size_t i : jobs[j].parts) {
+          account(procs, parts[i], (parts[i].kernel + parts[i].launch) * stretch, repeat);
+          add(spans[j].end, parts[i].comm);
+        }
+      }
     }
     parts.clear();
   }

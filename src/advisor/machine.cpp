@@ -95,6 +95,11 @@ double default_launch_seconds(DeviceKind kind) noexcept {
   return 1e-6;
 }
 
+double default_scheduler_slice_seconds(int cores) noexcept {
+  const int counted = std::clamp(cores, 1, 8);
+  return 0.75e-3 * (1 + std::floor(std::log2(double(counted))));
+}
+
 double default_run_seconds() noexcept {
   return 13e-9;
 }
@@ -312,6 +317,10 @@ double Machine::core_share(int proc, std::uint64_t problem_bytes) const {
       return 0.0;
   }
   return 1.0;
+}
+
+bool Machine::counts_cpu_time(int proc) const {
+  return device(proc).kind == DeviceKind::emu && params_[static_cast<std::size_t>(proc)].cpu_clock;
 }
 
 double Machine::stretch_of(int proc, double node_stretch, std::uint64_t problem_bytes) const {

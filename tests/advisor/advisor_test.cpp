@@ -145,10 +145,11 @@ TEST(Predict, JacobiPacksTheFacesThatAreStrided) {
 
 // Jacobi on 404×102 split into four row blocks, one iteration at 1 Gflop/s on two host cores.
 // Process 1 updates 101×100 cells (40.4 µs alone) in three launches (3 µs). Beside a `clock=cpu`
-// device 6× slower (240 µs for its 100×100 cells), the node's CPU work in the step (the host
-// kernels' 120.8 µs and the device's 40 µs) fits in two cores over its 240 µs: process 1 keeps
-// its time. Four host processes want 160.8 µs of CPU in a step of 40.4 µs: on two cores their
-// kernels stretch by 160.8 / 80.8.
+// device 6× slower (240 µs for its 100×100 cells, 100 µs for its two launches), the host
+// kernels (43.4, 43.4 and 42 µs) run one after the other on the second core while the device's
+// 140 µs of CPU take the first: the step lasts the device's 340 µs and process 1 keeps its time.
+// Four host processes on two cores run two kernels each, one after the other (their kernels are
+// far shorter than the scheduler's slice): 42 + 43.4 µs, each kernel its own length.
 TEST(Predict, AProcessThatWaitsForASlowerOneKeepsItsCores) {
   RunShape run;
   run.iterations = 1;
@@ -163,8 +164,57 @@ TEST(Predict, AProcessThatWaitsForASlowerOneKeepsItsCores) {
   equal.set_host_flops(Kernel::stencil, 1e9);
   equal.set_host_cores(2);
   const Prediction busy = predict_jacobi(layout_of("blocks", "array", s, equal), equal, run);
-  EXPECT_NEAR(busy.procs[1].compute_s, 160.8e-6 / 80.8e-6 * 40.4e-6 + 3e-6, 1e-12);
-  EXPECT_NEAR(busy.predicted_s, busy.procs[1].compute_s, 1e-12);
+  EXPECT_NEAR(slack.predicted_s, 340e-6, 1e-12);
+  EXPECT_NEAR(busy.procs[1].compute_s, 40.4e-6 + 3e-6, 1e-12);
+  EXPECT_NEAR(busy.predicted_s, 42e-6 + 43.4e-6, 1e-12);
+}
+
+// The node's scheduler by hand: kernels shorter than the slice run to their end once they have a
+// core, longer ones take turns of a slice; an emulated device with `clock=cpu` waits for a core
+// within its slowed time, one that counts elapsed time stretches what it waited; a GPU needs no
+// host core.
+TEST(SharedCores, ShortKernelsRunToTheirEndLongOnesTakeTurns) {
+  using detail::CoreJob;
+  using detail::shared_cores_spans;
+  const auto last_end = [](const std::vector<detail::CoreSpan>& spans) {
+    double end = 0;
+    for (const auto& s : spans) end = std::max(end, s.end);
+    return end;
+  };
+  // Three 1 ms kernels on two cores, 1.5 ms slices: two of their lengths, not 1.5.
+  const std::vector<CoreJob> short_ones(3, CoreJob{.cpu = 1e-3, .wall = 1e-3});
+  const auto run_through = shared_cores_spans(short_ones, 2, 1.5e-3);
+  EXPECT_DOUBLE_EQ(last_end(run_through), 2e-3);
+  EXPECT_DOUBLE_EQ(run_through[2].start, 1e-3);
+  EXPECT_DOUBLE_EQ(run_through[2].end - run_through[2].start, 1e-3);
+  // Three 3 ms kernels in 0.5 ms turns keep both cores busy to the end: 9 ms over 2 cores.
+  const std::vector<CoreJob> long_ones(3, CoreJob{.cpu = 3e-3, .wall = 3e-3});
+  EXPECT_NEAR(last_end(shared_cores_spans(long_ones, 2, 0.5e-3)), 4.5e-3, 1e-15);
+  // Enough cores: every kernel its own length.
+  EXPECT_DOUBLE_EQ(last_end(shared_cores_spans(long_ones, 3, 0.5e-3)), 3e-3);
+  EXPECT_DOUBLE_EQ(last_end(shared_cores_spans(long_ones, 0, 0.5e-3)), 3e-3);
+  // One core: a clock=cpu device (1 ms of CPU, 6 ms slowed) first, two host kernels after it.
+  const std::vector<CoreJob> beside = {CoreJob{.cpu = 1e-3, .wall = 6e-3, .cpu_clock = true},
+                                       CoreJob{.cpu = 1e-3, .wall = 1e-3},
+                                       CoreJob{.cpu = 1e-3, .wall = 1e-3}};
+  const auto b = shared_cores_spans(beside, 1, 1.5e-3);
+  EXPECT_DOUBLE_EQ(b[0].end, 6e-3);
+  EXPECT_DOUBLE_EQ(b[2].start, 2e-3);
+  EXPECT_DOUBLE_EQ(b[2].end, 3e-3);
+  // The same device counting elapsed time, after a host kernel: it starts at 1 ms and its 1 ms
+  // of CPU, slowed 6x, ends at 7 ms.
+  const std::vector<CoreJob> after = {CoreJob{.cpu = 1e-3, .wall = 1e-3},
+                                      CoreJob{.cpu = 1e-3, .wall = 6e-3}};
+  EXPECT_DOUBLE_EQ(shared_cores_spans(after, 1, 1.5e-3)[1].end, 7e-3);
+  // A GPU's kernel takes no core from the host kernels.
+  const std::vector<CoreJob> gpu = {CoreJob{.cpu = 0, .wall = 5e-3},
+                                    CoreJob{.cpu = 1e-3, .wall = 1e-3}};
+  const auto g = shared_cores_spans(gpu, 1, 1.5e-3);
+  EXPECT_DOUBLE_EQ(g[0].end, 5e-3);
+  EXPECT_DOUBLE_EQ(g[1].end, 1e-3);
+  // Linux's slice on two cores: 0.75 ms times 1 + log2 2.
+  EXPECT_DOUBLE_EQ(default_scheduler_slice_seconds(2), 1.5e-3);
+  EXPECT_DOUBLE_EQ(default_scheduler_slice_seconds(64), 3e-3);
 }
 
 TEST(Predict, RanksSharingADeviceShareItsSpeedAndMemory) {
@@ -262,6 +312,36 @@ TEST(Predict, CannonRefusesSeveralBlocksAndNonSquareGrids) {
   EXPECT_THROW((void)predict_cannon(cyclic, cyclic, cyclic, m, RunShape{}), Error);
   const Layout line = layout_of("blocks", "array", s, m);
   EXPECT_THROW((void)predict_cannon(line, line, line, m, RunShape{}), Error);
+}
+
+// A correction fitted with factors applied multiplies them: a key the applied calibration lacks
+// starts from its factor for other devices; a launch factor the correction does not refit stays.
+TEST(Calibration, ACorrectionMultipliesTheFactorsItWasFittedWith) {
+  Calibration applied;
+  applied.runs = 3;
+  applied.compute = {{"cpu", 0.5}};
+  applied.compute_other = 0.6;
+  applied.launch = {{"emu(slowdown=4)", 2.0}};
+  Calibration correction;
+  correction.runs = 3;
+  correction.compute = {{"cpu", 1.2}, {"emu(slowdown=4)", 0.9}};
+  correction.compute_other = 1.1;
+  correction.message_s = 1e-6;
+  const Calibration c = refined(applied, correction);
+  EXPECT_DOUBLE_EQ(c.compute.at("cpu"), 0.6);
+  EXPECT_DOUBLE_EQ(c.compute.at("emu(slowdown=4)"), 0.54);
+  EXPECT_DOUBLE_EQ(c.compute_other, 0.66);
+  EXPECT_DOUBLE_EQ(c.launch.at("emu(slowdown=4)"), 2.0);
+  EXPECT_DOUBLE_EQ(c.message_s, 1e-6);
+  // Nothing applied yet: the correction is the calibration.
+  EXPECT_DOUBLE_EQ(refined(Calibration{}, correction).compute.at("cpu"), 1.2);
+  EXPECT_FALSE(settled(correction, 0.005));
+  Calibration small;
+  small.compute = {{"cpu", 1.004}};
+  small.compute_other = 0.996;
+  EXPECT_TRUE(settled(small, 0.005));
+  small.launch = {{"cpu", 1.01}};
+  EXPECT_FALSE(settled(small, 0.005));
 }
 
 // Two shares whose launches weigh differently relative to the kernels tell the launches'

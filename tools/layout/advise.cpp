@@ -196,6 +196,10 @@ Measured measured_run(const json& r, const std::string& file, const Inputs& in,
   return m;
 }
 
+// At most this many fits of the --calibrate results (calibrate): four settled them to half a
+// percent on the benchmark's runs.
+constexpr int calibration_rounds = 8;
+
 // The fit of the --calibrate results: the compute factors from every process's compute, then
 // each message's overhead from each result's makespan beyond its prediction (the median over
 // the results). `iterations` becomes the first result's count (jacobi, cg) when
@@ -212,22 +216,31 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
           fmt::format("--calibrate {}: not a program's --json result ({})", file, e.what()));
     }
   }
-  std::vector<advisor::RunSample> samples;
-  for (const Measured& m : runs) {
-    const advisor::Prediction predicted = m.predict(m.machine);
-    advisor::RunSample s;
-    for (int q = 0; q < m.machine.procs(); ++q) {
-      // The factor scales the kernels: the launches' overhead, which a smaller share does not
-      // shrink, is kept apart (fit_calibration).
-      const advisor::ProcessCost& cost = predicted.procs.at(std::size_t(q));
-      s.device_keys.push_back(m.machine.device_key(q));
-      s.predicted_compute.push_back((cost.compute_s - cost.launch_s) / m.machine.sharing_factor(q));
-      s.predicted_launch.push_back(cost.launch_s);
-      s.measured_compute.push_back(m.compute_s.at(std::size_t(q)));
+  // The factors scale the kernels, and what contention for cores makes of a kernel depends on
+  // its length: fit again with the factors found so far applied until they settle.
+  advisor::Calibration c;
+  for (int round = 0; round < calibration_rounds; ++round) {
+    std::vector<advisor::RunSample> samples;
+    for (const Measured& m : runs) {
+      advisor::Machine machine = m.machine;
+      if (c.runs > 0) machine.set_calibration(c);
+      const advisor::Prediction predicted = m.predict(machine);
+      advisor::RunSample s;
+      for (int q = 0; q < machine.procs(); ++q) {
+        // The factor scales the kernels: the launches' overhead, which a smaller share does
+        // not shrink, is kept apart (fit_calibration).
+        const advisor::ProcessCost& cost = predicted.procs.at(std::size_t(q));
+        s.device_keys.push_back(machine.device_key(q));
+        s.predicted_compute.push_back((cost.compute_s - cost.launch_s) / machine.sharing_factor(q));
+        s.predicted_launch.push_back(cost.launch_s);
+        s.measured_compute.push_back(m.compute_s.at(std::size_t(q)));
+      }
+      samples.push_back(std::move(s));
     }
-    samples.push_back(std::move(s));
+    const advisor::Calibration correction = advisor::fit_calibration(samples);
+    c = advisor::refined(c, correction);
+    if (advisor::settled(correction, 0.005)) break;
   }
-  advisor::Calibration c = advisor::fit_calibration(samples);
   std::vector<double> factors;
   for (const Measured& m : runs) {
     const auto predicted = [&](double message_s) {

@@ -34,6 +34,17 @@ struct RunSample {
 // sample or sizes that disagree.
 Calibration fit_calibration(std::span<const RunSample> runs);
 
+// The calibration that applies `correction` on top of `applied`: a correction fitted from
+// predictions made with `applied` (per device key, its compute and launch factors multiply,
+// a key `applied` lacks taking its compute_other, and compute_other multiplies). The message
+// overhead is the correction's. The advisor fits its factors again with the factors found so far
+// applied until they settle, since what contention makes of a kernel depends on its length (a
+// kernel shorter than the scheduler's slice runs to its end once it has a core).
+Calibration refined(const Calibration& applied, const Calibration& correction);
+
+// Whether `correction` changes no factor by more than `tolerance` (relative).
+bool settled(const Calibration& correction, double tolerance);
+
 // The time each message of a run costs beyond the network's latency and bandwidth: the run's
 // measured makespan beyond its prediction (`predicted_s`, the compute factors applied), over the
 // messages the prediction puts on the critical path (`messages`: its communication on the

@@ -53,6 +53,11 @@ double default_gpu_flops(Kernel kernel) noexcept;
 // however small its share: it is why a sliver of a grid on an accelerator is not free.
 double default_launch_seconds(DeviceKind kind) noexcept;
 
+// The time slice of the host's scheduler on a node of `cores` cores: how long a process keeps
+// a core another one wants unless it sleeps. Linux's fair scheduler gives 0.75 ms times
+// 1 + log2 of the cores (at most 8 counted); 0 cores: one core.
+double default_scheduler_slice_seconds(int cores) noexcept;
+
 // What gathering or scattering one contiguous run of a message costs its process beyond the
 // bytes (MPI's datatype engine walking a strided piece: one call per run, a cache line or a page
 // touched per run once the runs lie apart). Measured with hit-summa on cyclic against blocks
@@ -144,6 +149,13 @@ class Machine {
   // Whether compute stretches when the node's cores are oversubscribed: --host-cores given and
   // no performance models (a model measured the device as the run binds it).
   bool shares_cores() const noexcept { return host_cores_ > 0 && !has_models(); }
+  // How long a process keeps a shared core (default_scheduler_slice_seconds of --host-cores).
+  double scheduler_slice_seconds() const noexcept {
+    return default_scheduler_slice_seconds(host_cores_);
+  }
+  // Whether `proc`'s device times its kernels by their CPU time (an emulated device with
+  // `clock=cpu`): waiting for a core then costs it nothing within its slowed time.
+  bool counts_cpu_time(int proc) const;
   // The cores `proc` keeps busy while its kernel runs: 1 for a host process, 1/slowdown for an
   // emulated device (it sleeps out the rest), 0 for a GPU.
   double core_share(int proc, std::uint64_t problem_bytes) const;
