@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <queue>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct CoreSpan {
   double end = 0;
 };
 
+// The most turns one schedule takes (shared_cores_spans): where the kernels are so many slices
+// long that it would take more, the turns grow. Kernels that long share the cores fluidly, so
+// longer turns change the schedule's end by a turn per kernel at most.
+inline constexpr double max_core_turns = 1 << 20;
+
 // When each of `jobs`, all wanting a core at once, starts and ends on `cores` cores shared
 // round-robin in turns of at most `slice` seconds (the scheduler's time slice: a process keeps
 // its core that long unless it sleeps), served in the order given. 0 cores: one per job.
@@ -42,32 +48,39 @@ inline std::vector<CoreSpan> shared_cores_spans(const std::vector<CoreJob>& jobs
   std::vector<double> left(jobs.size());
   std::vector<CoreSpan> spans(jobs.size(), CoreSpan{-1.0, 0.0});
   std::vector<Turn> queue;  // first in, first served
+  double turns = 0;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     left[j] = jobs[j].cpu;
     if (jobs[j].cpu > 0) {
       queue.push_back({j, 0.0});
+      turns += slice > 0 ? std::ceil(jobs[j].cpu / slice) : 1.0;
     } else {
       spans[j] = {0.0, jobs[j].wall};  // a GPU's kernel needs no host core
     }
   }
-  if (queue.empty()) return spans;
-  if (cores <= 0 || std::size_t(cores) > queue.size()) cores = int(queue.size());
-  std::vector<double> free_at(std::size_t(cores), 0.0);
+  if (cores <= 0 || std::size_t(cores) >= queue.size()) {
+    for (const Turn& t : queue) spans[t.job] = {0.0, std::max(jobs[t.job].cpu, jobs[t.job].wall)};
+    return spans;
+  }
+  if (slice > 0 && turns > max_core_turns) slice *= turns / max_core_turns;
+  // The cores' next free moments, earliest first.
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (int c = 0; c < cores; ++c) free_at.push(0.0);
   for (std::size_t head = 0; head < queue.size(); ++head) {
-    const auto core = std::min_element(free_at.begin(), free_at.end());
     const auto [j, ready] = queue[head];
-    const double now = std::max(*core, ready);
+    const double now = std::max(free_at.top(), ready);
+    free_at.pop();
     CoreSpan& span = spans[j];
     if (span.start < 0) span.start = now;
     const double turn = slice > 0 ? std::min(slice, left[j]) : left[j];
     left[j] -= turn;
-    *core = now + turn;
+    free_at.push(now + turn);
     if (left[j] > 1e-12 * jobs[j].cpu) {
-      queue.push_back({j, *core});
+      queue.push_back({j, now + turn});
       continue;
     }
     const CoreJob& job = jobs[j];
-    span.end = *core;
+    span.end = now + turn;
     if (job.wall > job.cpu) {
       span.end = job.cpu_clock ? std::max(span.end, span.start + job.wall)
                                : span.start + (span.end - span.start) * job.wall / job.cpu;

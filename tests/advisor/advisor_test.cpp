@@ -212,6 +212,10 @@ TEST(SharedCores, ShortKernelsRunToTheirEndLongOnesTakeTurns) {
   const auto g = shared_cores_spans(gpu, 1, 1.5e-3);
   EXPECT_DOUBLE_EQ(g[0].end, 5e-3);
   EXPECT_DOUBLE_EQ(g[1].end, 1e-3);
+  // Kernels a million slices long: the turns grow to keep the schedule short, and the cores
+  // still share them fluidly.
+  const std::vector<CoreJob> very_long(3, CoreJob{.cpu = 1500.0, .wall = 1500.0});
+  EXPECT_NEAR(last_end(shared_cores_spans(very_long, 2, 1.5e-3)), 2250.0, 2250.0 * 1e-3);
   // Linux's slice on two cores: 0.75 ms times 1 + log2 2.
   EXPECT_DOUBLE_EQ(default_scheduler_slice_seconds(2), 1.5e-3);
   EXPECT_DOUBLE_EQ(default_scheduler_slice_seconds(64), 3e-3);
