@@ -317,6 +317,10 @@ void RowBalancer::account_move(double seconds, std::uint64_t bytes, bool holds, 
   // one is charged for the memory it needs, not for every row at the rate of a move that
   // allocated (which overstates a large move and kept a slowed device's share from following).
   const auto units = static_cast<double>(balance::units_moved(rows_of(previous_), r.rows));
+  // Every rank must take the same branch, or the ranks' next gain tests price moves differently
+  // and one moves while another waits at its halo: the tile counts are summed above, and
+  // allocated_rows_ is computed by every rank from the agreed rows and every block's reach (never
+  // from its own tile).
   if (r.tiles_moved == r.tiles_in_place || allocated_rows_ == 0) {
     if (units > 0) cross_rate_ = r.seconds / units;
   } else {
