@@ -6,7 +6,7 @@ drift affects them alike; every figure is the median of the runs with its min-ma
 headline numbers are ratios of throughput. Writes the "summa" section of docs/benchmarks.md and
 bench/results/summa.json.
 
-    python3 bench/summa/summa_bench.py [--build build] [--n 4096] [--panel 256] [--runs 3]
+    python3 bench/summa/summa_bench.py [--build build] [--n 4096] [--panel 256] [--runs 7]
 """
 import argparse
 import datetime
@@ -27,7 +27,7 @@ def main():
     ap.add_argument("--panel", type=int, default=256)
     ap.add_argument("--wide-panel", type=int, default=1024,
                     help="on square grids, hit-summa also runs with this panel, against hit-cannon")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "summa.json"))
     args = ap.parse_args()
