@@ -196,6 +196,13 @@ Measured measured_run(const json& r, const std::string& file, const Inputs& in,
   return m;
 }
 
+// A measured run re-predicted on the layout it ran, `calibration` applied (none: runs == 0).
+advisor::Prediction predicted_with(const Measured& m, const advisor::Calibration& calibration) {
+  advisor::Machine machine = m.machine;
+  machine.set_calibration(calibration);
+  return m.predict(machine);
+}
+
 // At most this many fits of the --calibrate results (calibrate): four settled them to half a
 // percent on the benchmark's runs.
 constexpr int calibration_rounds = 8;
@@ -222,9 +229,8 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
   for (int round = 0; round < calibration_rounds; ++round) {
     std::vector<advisor::RunSample> samples;
     for (const Measured& m : runs) {
-      advisor::Machine machine = m.machine;
-      if (c.runs > 0) machine.set_calibration(c);
-      const advisor::Prediction predicted = m.predict(machine);
+      const advisor::Machine& machine = m.machine;
+      const advisor::Prediction predicted = predicted_with(m, c);
       advisor::RunSample s;
       for (int q = 0; q < machine.procs(); ++q) {
         // The factor scales the kernels: the launches' overhead, which a smaller share does
@@ -244,11 +250,9 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
   std::vector<double> factors;
   for (const Measured& m : runs) {
     const auto predicted = [&](double message_s) {
-      advisor::Machine machine = m.machine;
       advisor::Calibration with = c;
       with.message_s = message_s;
-      machine.set_calibration(with);
-      return m.predict(machine);
+      return predicted_with(m, with);
     };
     const advisor::Prediction base = predicted(0);
     factors.push_back(advisor::fit_message_overhead(base.predicted_s,
