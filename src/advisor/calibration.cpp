@@ -132,9 +132,22 @@ bool settled(const Calibration& correction, double tolerance) {
   return true;
 }
 
-double fit_message_overhead(double predicted_s, double messages, double measured_s) {
-  if (!(messages > 0) || !(measured_s > predicted_s)) return 0.0;
-  return (measured_s - predicted_s) / messages;
+double fit_message_overhead(const MessageSample& run) {
+  double measured_compute = 0, predicted_compute = 0;
+  for (const ProcessMessages& p : run.procs) {
+    measured_compute = std::max(measured_compute, p.measured_compute);
+    predicted_compute = std::max(predicted_compute, p.predicted_compute);
+  }
+  const double compute_excess = std::max(measured_compute - predicted_compute, 0.0);
+  const double residual = run.measured_s - run.predicted_s - compute_excess;
+  if (!(run.messages > 0) || !(residual > 0)) return 0.0;
+  double overhead = residual / run.messages;
+  for (const ProcessMessages& p : run.procs) {
+    if (p.messages > 0) {
+      overhead = std::min(overhead, std::max(p.measured_comm - p.predicted_comm, 0.0) / p.messages);
+    }
+  }
+  return overhead;
 }
 
 }  // namespace hit::advisor

@@ -419,9 +419,33 @@ TEST(Calibration, FitsComputePerDevice) {
 // The measured makespan beyond the prediction, over the critical path's messages: 2 s
 // predicted, 3 s measured, 4 messages: 0.25 s each. A run no slower than predicted gives 0.
 TEST(Calibration, MessageOverheadFromTheMakespanBeyondThePrediction) {
-  EXPECT_DOUBLE_EQ(fit_message_overhead(2.0, 4.0, 3.0), 0.25);
-  EXPECT_DOUBLE_EQ(fit_message_overhead(2.0, 4.0, 1.5), 0.0);
-  EXPECT_DOUBLE_EQ(fit_message_overhead(2.0, 0.0, 3.0), 0.0);
+  EXPECT_DOUBLE_EQ(
+      fit_message_overhead({.predicted_s = 2, .messages = 4, .measured_s = 3, .procs = {}}), 0.25);
+  EXPECT_DOUBLE_EQ(
+      fit_message_overhead({.predicted_s = 2, .messages = 4, .measured_s = 1.5, .procs = {}}), 0.0);
+  EXPECT_DOUBLE_EQ(
+      fit_message_overhead({.predicted_s = 2, .messages = 0, .measured_s = 3, .procs = {}}), 0.0);
+  // The slowest process computed 0.6 s beyond the slowest predicted (1.6 against 1.0, though
+  // its device's median matched): that is compute, and 0.4 s of the 1 s is left to 4 messages.
+  MessageSample run{.predicted_s = 2, .messages = 4, .measured_s = 3, .procs = {}};
+  run.procs = {{.measured_compute = 1.0,
+                .measured_comm = 2.0,
+                .predicted_compute = 1.0,
+                .predicted_comm = 1.0,
+                .messages = 4},
+               {.measured_compute = 1.6,
+                .measured_comm = 1.4,
+                .predicted_compute = 1.0,
+                .predicted_comm = 1.0,
+                .messages = 4}};
+  EXPECT_DOUBLE_EQ(fit_message_overhead(run), 0.1);
+  // A process that spent 0.2 s beyond its predicted communication on its 4 messages bounds a
+  // message's overhead by 0.05 s, whatever the makespan left.
+  run.procs[1].measured_comm = 1.2;
+  EXPECT_DOUBLE_EQ(fit_message_overhead(run), 0.05);
+  // One that communicated less than predicted leaves nothing to messages.
+  run.procs[0].measured_comm = 0.9;
+  EXPECT_DOUBLE_EQ(fit_message_overhead(run), 0.0);
   // On a prediction: Cannon 2x2 sends 2 messages per step on its critical path (one step of
   // shifts, and the alignment's two), so one second more per message adds 4 s of communication.
   Machine m = machine_of("cpu*4", 4);

@@ -139,6 +139,7 @@ struct Measured {
   std::function<advisor::Prediction(const advisor::Machine&)> predict;
   double time_s = 0;
   std::vector<double> compute_s;  // per process
+  std::vector<double> comm_s;     // per process
   int iterations = -1;            // jacobi and cg: the run's
 };
 
@@ -156,8 +157,11 @@ Measured measured_run(const json& r, const std::string& file, const Inputs& in,
                 fmt::format("--calibrate {}: a result of {}, not of --app {}", file,
                             app.empty() ? "an unknown program" : "hit-" + app, to_string(in.app)));
   }
-  Measured m{setup.make(result_devices(r, file)), {}, r.at("time_s").get<double>(), {}, -1};
-  for (const auto& rank : r.at("per_rank")) m.compute_s.push_back(rank.at("compute_s"));
+  Measured m{setup.make(result_devices(r, file)), {}, r.at("time_s").get<double>(), {}, {}, -1};
+  for (const auto& rank : r.at("per_rank")) {
+    m.compute_s.push_back(rank.at("compute_s"));
+    m.comm_s.push_back(rank.at("comm_s"));
+  }
   advisor::RunShape run = in.dense.run;
   run.element_bytes = element_bytes(r.value("type", "double"));
   const advisor::CandidateSpec spec = result_spec(r, in.app);
@@ -255,8 +259,23 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
       return predicted_with(m, with);
     };
     const advisor::Prediction base = predicted(0);
-    factors.push_back(advisor::fit_message_overhead(base.predicted_s,
-                                                    predicted(1).comm_s - base.comm_s, m.time_s));
+    const advisor::Prediction one = predicted(1);
+    advisor::MessageSample sample{.predicted_s = base.predicted_s,
+                                  .messages = one.comm_s - base.comm_s,
+                                  .measured_s = m.time_s,
+                                  .procs = {}};
+    for (std::size_t q = 0; q < base.procs.size(); ++q) {
+      // Compared as fit_calibration compares: without the turns on a shared device.
+      const advisor::ProcessCost& cost = base.procs[q];
+      const double compute =
+          (cost.compute_s - cost.launch_s) / m.machine.sharing_factor(int(q)) + cost.launch_s;
+      sample.procs.push_back({.measured_compute = m.compute_s.at(q),
+                              .measured_comm = m.comm_s.at(q),
+                              .predicted_compute = compute,
+                              .predicted_comm = cost.comm_s,
+                              .messages = one.procs[q].comm_s - cost.comm_s});
+    }
+    factors.push_back(advisor::fit_message_overhead(sample));
   }
   c.message_s = fpm::median(factors);
   if (o.iters < 0 && runs.front().iterations >= 0) iterations = runs.front().iterations;

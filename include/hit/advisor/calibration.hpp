@@ -45,15 +45,42 @@ Calibration refined(const Calibration& applied, const Calibration& correction);
 // Whether `correction` changes no factor by more than `tolerance` (relative).
 bool settled(const Calibration& correction, double tolerance);
 
+// One process of a measured run beside its prediction (the compute factors applied, no message
+// overhead), seconds; `messages` is its communication with one second added to every message,
+// less its communication without.
+struct ProcessMessages {
+  double measured_compute = 0;
+  double measured_comm = 0;  // the result's comm_s: its messages and its waits for other processes
+  double predicted_compute = 0;
+  double predicted_comm = 0;
+  double messages = 0;
+};
+
+// One measured run for the message fit, predicted as above: the makespans, the messages on the
+// predicted critical path (as for a process), and each process (empty: not known).
+struct MessageSample {
+  double predicted_s = 0;
+  double messages = 0;
+  double measured_s = 0;
+  std::vector<ProcessMessages> procs;
+};
+
 // The time each message of a run costs beyond the network's latency and bandwidth: the run's
-// measured makespan beyond its prediction (`predicted_s`, the compute factors applied), over the
-// messages the prediction puts on the critical path (`messages`: its communication on the
-// critical path with one second added to every message, less the communication without);
-// 0 when the run was not slower than predicted. The overhead is per message, not per byte: what a
-// model of the network leaves out of a run is mostly what each message waits for (a core to come
-// free on a shared host, a progress engine, a rendezvous), which a longer message does not
-// lengthen. Charging the residual to the critical path's messages without their overlap keeps a
-// compute-bound run from stretching its messages to the whole makespan.
-double fit_message_overhead(double predicted_s, double messages, double measured_s);
+// measured makespan beyond its prediction, less what its slowest process computed beyond the
+// slowest predicted one, over the critical path's messages; and no more than the measured
+// communication beyond the predicted of any process, over that process's messages. 0 when the
+// run was not slower than predicted. The overhead is per message, not per byte: what a model
+// of the network leaves out is mostly what each message waits for (a progress engine, a
+// rendezvous), which a longer message does not lengthen. Charging the residual to the critical
+// path's messages without their overlap keeps a compute-bound run from stretching its messages
+// to the whole makespan.
+// Why the two corrections: the compute factors are medians over a device's processes, so a
+// process that computed slower than its device's median (a core shared with the system, a
+// farther memory node) leaves its extra compute in the residual; and a process that waited
+// least for the others bounds what a message costs, where the residual of a run whose steps are
+// long also holds each step's wait for its slowest process of the moment (on an H200 beside
+// three cores, 10 ms steps made 1.4 ms a message of it, where the run's busiest host process
+// spent 0.3 ms a message in communication).
+double fit_message_overhead(const MessageSample& run);
 
 }  // namespace hit::advisor
