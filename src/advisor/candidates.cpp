@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -196,7 +197,18 @@ std::vector<CandidateSpec> sparse_candidates(Environment& env, const Machine& ma
     std::vector<std::string> specs{name};
     if (name == "rows") {
       specs.push_back("rows:by=nonzeros");
-      if (!even) specs.push_back("rows:by=nonzeros,w=" + w);
+      if (!even) {
+        specs.push_back("rows:by=nonzeros,w=" + w);
+        // The speeds are taken at an even share, where a device's per-row time is not the one
+        // at the share they give it (launches weigh more on a small share, a share that fits a
+        // cache runs faster): the weights raised to powers around one let the prediction find
+        // where the balance lies, as the blocksLB factors do for the dense layouts.
+        for (double power : sparse_weight_powers) {
+          std::vector<double> skewed = speeds;
+          for (double& x : skewed) x = std::pow(x, power);
+          specs.push_back("rows:by=nonzeros,w=" + weights_text(skewed));
+        }
+      }
     } else if (name == "metis" && !even) {
       specs.push_back("metis:w=" + w);
       if (!options.model_files.empty()) {

@@ -345,6 +345,16 @@ json advice_json(const Report& r) {
                  {"comm_s", p.comm_s},           {"imbalance", p.imbalance},
                  {"max_bytes", p.max_bytes},     {"fits", p.fits}};
     if (!p.fits) item["fit_note"] = p.fit_note;
+    if (r.o.per_process) {
+      json procs = json::array();
+      for (const advisor::ProcessCost& q : p.procs) {
+        procs.push_back({{"compute_s", q.compute_s},
+                         {"launch_s", q.launch_s},
+                         {"comm_s", q.comm_s},
+                         {"bytes", q.bytes}});
+      }
+      item["procs"] = std::move(procs);
+    }
     item["command"] = command_of(r.o, r.in, r.x, c.spec, r.devices, r.machine.procs());
     candidates.push_back(std::move(item));
   }
@@ -431,6 +441,9 @@ void add_advise_options(CLI::App& app, AdviseOptions& o) {
       ->check(CLI::PositiveNumber);
   app.add_option("--top", o.top, "with --advise: rows of the table (default: all)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--per-process", o.per_process,
+               "with --advise --json: each candidate's predicted compute, launches, "
+               "communication and memory per process");
   app.add_option("--calibrate", o.calibrate,
                  "with --advise: results (a program's --json output) of runs on this machine, "
                  "to correct the predictions")

@@ -20,7 +20,8 @@ struct AdviseOptions {
   int iters = -1;       // jacobi and cg; -1: the --calibrate results' count, else 100
   long long inner = 0;  // cannon and summa: m (0: n)
   long long panel = 256;
-  int top = 0;  // rows of the table (0: all)
+  int top = 0;               // rows of the table (0: all)
+  bool per_process = false;  // --json: each candidate's processes
   std::vector<std::string> calibrate;
 };
 

@@ -82,10 +82,32 @@ def main():
             assert any("A's column blocks to equal B's row blocks" in r["reason"]
                        for r in doc["rejected"]), doc["rejected"]
 
+    # --per-process: each candidate's processes. The critical path's compute is the slowest
+    # process's of each step, summed, so it is at least any process's whole compute; the 4x
+    # slower device computes longer than a host process in the even split.
+    doc = advise("--app", "jacobi", "--shape", "[0:1026][0:1026]", "--procs", "4", "--devices",
+                 HETERO, "--per-process")
+    assert "procs" not in advise("--app", "jacobi", "--shape", "[0:258][0:258]", "--procs", "4",
+                                 "--devices", HETERO)["candidates"][0]
+    for c in doc["candidates"]:
+        procs = c["procs"]
+        assert len(procs) == 4, c
+        assert c["compute_s"] >= max(p["compute_s"] for p in procs) * (1 - 1e-9), c
+        assert all(0 <= p["launch_s"] <= p["compute_s"] and p["comm_s"] >= 0 for p in procs), c
+        assert max(p["bytes"] for p in procs) == c["max_bytes"], c
+    even = [c for c in doc["candidates"] if c["layout"] == "blocks"][0]["procs"]
+    assert even[0]["compute_s"] > 2 * even[1]["compute_s"], even
+
     # CG on a generated matrix: the sparse plug-ins, the same ranking under mpiexec -n 2.
     one = advise("--app", "cg", "--generate", "poisson2d:n=48", "--procs", "4", "--devices", HETERO)
     check_ranked(one, "cg", 4)
     assert {c["layout"].split(":")[0] for c in one["candidates"]} >= {"rows", "metis"}, one
+    # The 4x slower device's weight in the row splits by nonzeros: its speed (1/4) raised to the
+    # powers around one, so the prediction can find the balance between them.
+    slow = sorted(float(c["layout"].split("w=")[1].split(",")[0]) for c in one["candidates"]
+                  if c["layout"].startswith("rows:by=nonzeros,w="))
+    want = sorted(0.25 ** p for p in (0.5, 0.75, 1, 1.25, 1.5))
+    assert len(slow) == len(want) and all(abs(a - b) < 1e-3 * b for a, b in zip(slow, want)), slow
     two = advise("--app", "cg", "--generate", "poisson2d:n=48", "--procs", "4", "--devices", HETERO,
                  procs=2)
     assert [c["layout"] for c in one["candidates"]] == [c["layout"] for c in two["candidates"]]
