@@ -207,6 +207,12 @@ advisor::Prediction predicted_with(const Measured& m, const advisor::Calibration
   return m.predict(machine);
 }
 
+// A process's predicted kernels as a result's compute_s measures them: without the turns on a
+// shared device (compute_s leaves out the wait for it) and without the launches' overhead.
+double kernels_alone(const advisor::Machine& machine, const advisor::ProcessCost& cost, int proc) {
+  return (cost.compute_s - cost.launch_s) / machine.sharing_factor(proc);
+}
+
 // At most this many fits of the --calibrate results (calibrate): four settled them to half a
 // percent on the benchmark's runs.
 constexpr int calibration_rounds = 8;
@@ -241,7 +247,7 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
         // not shrink, is kept apart (fit_calibration).
         const advisor::ProcessCost& cost = predicted.procs.at(std::size_t(q));
         s.device_keys.push_back(machine.device_key(q));
-        s.predicted_compute.push_back((cost.compute_s - cost.launch_s) / machine.sharing_factor(q));
+        s.predicted_compute.push_back(kernels_alone(machine, cost, q));
         s.predicted_launch.push_back(cost.launch_s);
         s.measured_compute.push_back(m.compute_s.at(std::size_t(q)));
       }
@@ -265,15 +271,13 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
                                   .measured_s = m.time_s,
                                   .procs = {}};
     for (std::size_t q = 0; q < base.procs.size(); ++q) {
-      // Compared as fit_calibration compares: without the turns on a shared device.
       const advisor::ProcessCost& cost = base.procs[q];
-      const double compute =
-          (cost.compute_s - cost.launch_s) / m.machine.sharing_factor(int(q)) + cost.launch_s;
-      sample.procs.push_back({.measured_compute = m.compute_s.at(q),
-                              .measured_comm = m.comm_s.at(q),
-                              .predicted_compute = compute,
-                              .predicted_comm = cost.comm_s,
-                              .messages = one.procs[q].comm_s - cost.comm_s});
+      sample.procs.push_back(
+          {.measured_compute = m.compute_s.at(q),
+           .measured_comm = m.comm_s.at(q),
+           .predicted_compute = kernels_alone(m.machine, cost, int(q)) + cost.launch_s,
+           .predicted_comm = cost.comm_s,
+           .messages = one.procs[q].comm_s - cost.comm_s});
     }
     factors.push_back(advisor::fit_message_overhead(sample));
   }
