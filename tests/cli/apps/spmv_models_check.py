@@ -70,9 +70,11 @@ def largest_point(model):
 
 (d0, t0), (d1, t1) = (largest_point(m) for m in models)
 slowdown = t1 / t0
-if d0 != d1 or not 2.5 <= slowdown <= 6.0:
+# 2.0, not 2.5: a fresh clone's whole suite (ctest -j2) once measured 2.22 (3.0-4.5 in 8 runs
+# before); equal devices would give about 1, so the bound still tells the slowdown apart.
+if d0 != d1 or not 2.0 <= slowdown <= 6.0:
     problems.append(f"the models time {d0} and {d1} units in {t0:.3g} and {t1:.3g} s: the slower "
-                    f"device {slowdown:.2f} times slower, not about 4 (2.5 to 6)")
+                    f"device {slowdown:.2f} times slower, not about 4 (2 to 6)")
 for r in (0, 1):
     if abs(rows[r] - expected[r]) > 0.1 * expected[r]:
         problems.append(f"rank {r} holds {rows[r]} rows, the models' partition says {expected[r]}")
