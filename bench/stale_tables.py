@@ -19,6 +19,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What every measured program is built from.
 LIBRARY = ["src", "include", "plugins", "CMakeLists.txt", "examples/common"]
 
+# Library code that only hit-layout runs (the advisor): a change there cannot move the figures of
+# a section that does not run hit-layout, though the library holds it.
+LAYOUT_ONLY = ["src/advisor", "include/hit/advisor"]
+
 # The files each section's figures depend on, beyond the library, and the command that re-measures it.
 SECTIONS = {
     "comm": (["examples/cannon", "examples/jacobi", "bench/ref/cannon.cpp", "bench/ref/jacobi.cpp",
@@ -66,13 +70,14 @@ def sections(text):
         yield name, text[m.end():end if end >= 0 else len(text)]
 
 
-def changed_since(commit, paths):
-    """The files among `paths` that differ between `commit` and the working tree, or None when
-    the commit is unknown to this repository."""
+def changed_since(commit, paths, excluded=()):
+    """The files among `paths` (less those under `excluded`) that differ between `commit` and the
+    working tree, or None when the commit is unknown to this repository."""
     if git("cat-file", "-e", commit + "^{commit}").returncode != 0:
         return None
     existing = [p for p in paths if os.path.exists(os.path.join(ROOT, p))]
-    out = git("diff", "--name-only", commit, "--", *existing)
+    out = git("diff", "--name-only", commit, "--", *existing,
+              *[f":(exclude){p}" for p in excluded])
     # A benchmark's own results (bench/*/results/) are what it measured, not code it measured.
     return [l for l in out.stdout.splitlines() if l and "/results/" not in l]
 
@@ -92,7 +97,8 @@ def main():
             stale += 1
             continue
         commit = commits[0]
-        changed = changed_since(commit, LIBRARY + deps)
+        changed = changed_since(commit, LIBRARY + deps,
+                                () if "tools/layout" in deps else LAYOUT_ONLY)
         if changed is None:
             print(f"unknown {name}: commit {commit} is not in this repository's history")
             continue
