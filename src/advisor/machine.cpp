@@ -104,6 +104,10 @@ double default_run_seconds() noexcept {
   return 13e-9;
 }
 
+double default_strided_row_seconds() noexcept {
+  return 0.25e-6;
+}
+
 double default_pack_bandwidth() noexcept {
   return 4e9;
 }

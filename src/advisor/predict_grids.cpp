@@ -55,16 +55,18 @@ Prediction predict_jacobi(const Layout& grid, const Machine& machine, const RunS
     // neighbours): a layout Jacobi cannot run on is not predicted.
     const std::vector<PeerTraffic> halo = halo_traffic(grid, p);
     const Shape block = grid.block(p);
-    const double flops = 4 * interior_cells(block, grid.shape());
     Shape ghosted = block;
     double with_ghosts = 1;
     for (int k = 0; k < block.rank(); ++k) with_ghosts *= double(ghosted.sig(k).size() + 2);
-    double comm = 0, faces = 0, neighbours = 0, packing = 0;
+    double comm = 0, faces = 0, neighbours = 0, packing = 0, strided_rows = 0;
     for (const PeerTraffic& t : halo) {
       if (t.peer == p) continue;
       comm += machine.message_seconds(t.peer, p, 1, double(t.received) * eb);
       faces += double(t.received + t.sent) * eb;
       if (t.received > 0) ++neighbours;
+      // The sweep of the face next to the peer: strided across a later axis, a row at a time.
+      const double face_rows = face_runs(block, grid.block(t.peer), t.received);
+      if (face_rows > 1) strided_rows += face_rows;
       // Sent from the block's edge and received into its ghosts, by the process's CPU: a face
       // across a later axis is strided there.
       packing += machine.gather_seconds(p, face_runs(block, grid.block(t.peer), t.sent),
@@ -72,6 +74,11 @@ Prediction predict_jacobi(const Layout& grid, const Machine& machine, const RunS
                  machine.gather_seconds(p, face_runs(block, grid.block(t.peer), t.received),
                                         double(t.received) * eb);
     }
+    // A strided face's rows are priced as the stencil flops a host core sweeps in that time, so
+    // that they run at the process's speed (an emulated device's slowdown multiplies them too).
+    const double flops =
+        4 * interior_cells(block, grid.shape()) +
+        strided_rows * default_strided_row_seconds() * machine.host_flops(Kernel::stencil);
     // A sweep is one launch for the points that need no ghost and one for each face next to a
     // neighbour (hit-jacobi overlaps the halo with the first).
     const double launch = (1 + neighbours) * machine.launch_seconds(p);

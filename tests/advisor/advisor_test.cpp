@@ -131,16 +131,27 @@ TEST(Predict, SummaPaysForTheRunsOfStridedPanelPieces) {
 
 // Jacobi on 102×102 in 51×51 blocks of a 2×2 grid at 1 Gflop/s, one iteration: process 0's
 // interior is 50×50 cells (10 µs), its sweep three launches (3 µs), and of its two faces the one
-// across columns is 51 single values, packed to send and unpacked on receipt.
-TEST(Predict, JacobiPacksTheFacesThatAreStrided) {
-  Machine m = machine_of("cpu*4", 4);
-  m.set_host_flops(Kernel::stencil, 1e9);
+// across columns is 51 single values, packed to send and unpacked on receipt, and swept a row at
+// a time (51 strided rows). On a device 4× slower the sweep's rows slow down with its cells, the
+// packing (by the process's CPU) does not, and its three launches cost an emulated device's.
+TEST(Predict, JacobiPacksAndSweepsTheFacesThatAreStrided) {
   RunShape run;
   run.iterations = 1;
-  const Prediction p =
-      predict_jacobi(layout_of("blocks", "mesh2d", Shape::extents({102, 102}), m), m, run);
+  const Shape s = Shape::extents({102, 102});
   const double face = 51 * default_run_seconds() + 51 * 8 / default_pack_bandwidth();
-  EXPECT_NEAR(p.procs[0].compute_s, 10e-6 + 3e-6 + 2 * face, 1e-12);
+  const double sweep = 10e-6 + 51 * default_strided_row_seconds();
+  Machine m = machine_of("cpu*4", 4);
+  m.set_host_flops(Kernel::stencil, 1e9);
+  const Prediction p = predict_jacobi(layout_of("blocks", "mesh2d", s, m), m, run);
+  EXPECT_NEAR(p.procs[0].compute_s, sweep + 3e-6 + 2 * face, 1e-12);
+  Machine slow = machine_of("emu:0(slowdown=4),cpu*3", 4);
+  slow.set_host_flops(Kernel::stencil, 1e9);
+  const Prediction q = predict_jacobi(layout_of("blocks", "mesh2d", s, slow), slow, run);
+  EXPECT_NEAR(q.procs[0].compute_s,
+              4 * sweep + 3 * default_launch_seconds(DeviceKind::emu) + 2 * face, 1e-12);
+  // Split into row blocks the faces are rows: nothing strided to pack or sweep.
+  const Prediction rows = predict_jacobi(layout_of("blocks", "array", s, m), m, run);
+  EXPECT_NEAR(rows.procs[0].compute_s, 4 * 25 * 100 * 1e-9 + 2e-6, 1e-12);  // rows 1-25
 }
 
 // Jacobi on 404×102 split into four row blocks, one iteration at 1 Gflop/s on two host cores.

@@ -63,6 +63,13 @@ double default_scheduler_slice_seconds(int cores) noexcept;
 // touched per run once the runs lie apart). Measured with hit-summa on cyclic against blocks
 // layouts (a panel piece of single elements per run): about 13 ns a run on an AMD EPYC.
 double default_run_seconds() noexcept;
+// What sweeping one row of a strided stencil face costs on a host core beyond its cells' flops:
+// a face across a later axis (the column face of a 2-D block) holds one cell per row, and each
+// row reads and writes cache lines of its own. Measured with hit-jacobi on an emulated device 14x
+// slower than the host (`clock=cpu`, which multiplies the kernel's CPU time): rank 0's 128x640
+// block beside its 64x1280 one at the same cells took 0.49 ms more an iteration, one launch and
+// a 127-row column face more, about 0.25 us a row on an AMD EPYC.
+double default_strided_row_seconds() noexcept;
 // The rate at which a process packs or unpacks a strided message through MPI's buffers: a copy
 // that a contiguous message does not need (within a node MPICH copies it once, by the
 // receiver). Assumed (one memory copy's order of magnitude), not measured apart from the runs.
