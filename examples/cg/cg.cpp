@@ -89,6 +89,7 @@ int solve(Environment& env, const Options& o) {
   const CsrRows<T> block = o.input.load<T>(env, "--matrix");
   const double input_s = input_timer.seconds();
   require_square(block, o.input.name());
+  require_positive_diagonal(env, block, o.input.name());
   check_outputs(env, o);
   const index_t n = block.global_rows;
   const std::vector<fpm::Model> stored =

@@ -4,16 +4,21 @@
 // and for small matrices x against a serial dense Cholesky solve) and the report.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "../common/harness.hpp"
 #include "../common/sparse_gather.hpp"
 #include "../common/sparse_input.hpp"
 #include "../common/sparse_setup.hpp"
+#include "../common/values.hpp"
 #include "cg.hpp"
 #include "hit/hit.hpp"
 
@@ -30,6 +35,57 @@ void require_square(const CsrRows<T>& block, const std::string& name) {
                                 std::to_string(block.global_rows) + " x " +
                                 std::to_string(block.global_cols));
   }
+}
+
+// A symmetric positive definite matrix has a positive diagonal (a_ii = e_i^T A e_i > 0): a row
+// without one (an empty row, a zero or negative diagonal) makes the system singular or indefinite,
+// and CG would either break down later, blaming the curvature, or converge to another solution
+// than the one asked for. Refused before the layout, naming the first rows (1-based, as the file
+// numbers them) and how many there are, on every process alike.
+template <class T>
+void require_positive_diagonal(Environment& env, const CsrRows<T>& block, const std::string& name) {
+  struct Found {  // this process's rows without a positive diagonal: how many, the first ones
+    std::int64_t count = 0;
+    std::array<index_t, 5> rows{};
+    double first_value = 0;
+  };
+  Found mine;
+  for (index_t r = 0; r < block.rows(); ++r) {
+    const auto cols = block.columns(r);
+    const index_t row = block.names[static_cast<std::size_t>(r)];
+    const auto at = std::lower_bound(cols.begin(), cols.end(), row);
+    const T diagonal =
+        (at != cols.end() && *at == row) ? block.row_values(r)[at - cols.begin()] : T(0);
+    if (diagonal > 0) continue;
+    if (mine.count == 0) mine.first_value = static_cast<double>(diagonal);
+    if (mine.count < std::ssize(mine.rows)) mine.rows[static_cast<std::size_t>(mine.count)] = row;
+    ++mine.count;
+  }
+  // Gathered in rank order: block rows ascend with the rank, so the first found come first.
+  std::int64_t total = 0;
+  std::vector<index_t> shown;
+  std::optional<double> first_value;
+  for (const Found& f : allgather(mine, env.comm())) {
+    total += f.count;
+    if (f.count > 0 && !first_value) first_value = f.first_value;
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(f.count, std::ssize(f.rows)); ++i) {
+      if (shown.size() < f.rows.size()) shown.push_back(f.rows[static_cast<std::size_t>(i)]);
+    }
+  }
+  if (total == 0) return;
+  std::string rows;
+  for (const index_t r : shown) rows += (rows.empty() ? "" : ", ") + std::to_string(r + 1);
+  if (total > std::ssize(shown)) rows += ", ...";
+  const std::string what =
+      *first_value == 0
+          ? "has no diagonal entry (or a zero one)"
+          : "has the diagonal " + fmt::format("{:g}", *first_value) + ", not positive";
+  throw Error::everywhere(
+      ErrorKind::invalid_argument,
+      "CG needs a symmetric positive definite matrix, whose diagonal is positive: row " +
+          std::to_string(shown.front() + 1) + " of " + name + " " + what + " (" +
+          std::to_string(total) + (total == 1 ? " such row: " : " such rows: ") + rows +
+          "; 1-based, as a Matrix Market file numbers them)");
 }
 
 inline void check_outputs(Environment& env, const Options& o) {
@@ -53,29 +109,14 @@ std::vector<T> right_hand_side(Environment& env, const Options& o, const CsrRows
                                 env.comm());
 }
 
-// Dense Cholesky solve of the gathered matrix on rank 0 (double): max |x - x*| / max |x*| over
-// the unknowns that appear in the matrix (an empty row and column leaves its unknown free: CG
-// keeps it at 0, and the dense solve skips it).
+// Dense Cholesky solve of the gathered matrix on rank 0 (double): max |x - x*| / max |x*|
+// (every row has a positive diagonal: require_positive_diagonal).
 template <class T>
 double serial_solve_error(Environment& env, const CsrRows<T>& block, std::span<const double> b,
                           const std::vector<double>& x) {
-  const index_t n = block.global_rows;
-  const std::vector<double> full = app::gather_dense(block, env.comm());
+  const auto m = static_cast<std::size_t>(block.global_rows);
+  std::vector<double> a = app::gather_dense(block, env.comm());
   if (env.rank() != 0) return 0;
-  std::vector<std::size_t> used;
-  for (index_t i = 0; i < n; ++i) {
-    const auto row = std::span<const double>(full).subspan(static_cast<std::size_t>(i * n),
-                                                           static_cast<std::size_t>(n));
-    if (std::any_of(row.begin(), row.end(), [](double v) { return v != 0; })) {
-      used.push_back(static_cast<std::size_t>(i));
-    }
-  }
-  const std::size_t m = used.size();
-  std::vector<double> a(m * m);
-  for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < m; ++j)
-      a[i * m + j] = full[used[i] * static_cast<std::size_t>(n) + used[j]];
-  }
   const auto at = [&](std::size_t i, std::size_t j) -> double& { return a[i * m + j]; };
   for (std::size_t j = 0; j < m; ++j) {
     double d = at(j, j);
@@ -88,8 +129,7 @@ double serial_solve_error(Environment& env, const CsrRows<T>& block, std::span<c
       at(i, j) = s / at(j, j);
     }
   }
-  std::vector<double> y(m);
-  for (std::size_t i = 0; i < m; ++i) y[i] = b[used[i]];
+  std::vector<double> y(b.begin(), b.end());
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t k = 0; k < i; ++k) y[i] -= at(i, k) * y[k];
     y[i] /= at(i, i);
@@ -98,13 +138,7 @@ double serial_solve_error(Environment& env, const CsrRows<T>& block, std::span<c
     for (std::size_t k = i + 1; k < m; ++k) y[i] -= at(k, i) * y[k];
     y[i] /= at(i, i);
   }
-  double err = 0;
-  double scale = 0;
-  for (std::size_t i = 0; i < m; ++i) {
-    err = std::max(err, std::abs(x[used[i]] - y[i]));
-    scale = std::max(scale, std::abs(y[i]));
-  }
-  return scale > 0 ? err / scale : err;
+  return app::max_relative_difference(x, y);
 }
 
 // --check: ||b - A x|| / ||b|| from the input rows (global columns, plain loops: none of the

@@ -10,6 +10,8 @@
 
 int main(int argc, char** argv) {
   return hit::run_program(argc, argv, "hit-cg", [](hit::Environment& env, int ac, char** av) {
+    // The dot products reduce over a process's whole rows at once: no outOfCore partition.
+    env.set_out_of_core_available(false);
     hit::cg::Options o;
     CLI::App cli("Conjugate gradients for a sparse symmetric positive definite matrix A x = b");
     o.input.add_to(cli, "--matrix",
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
                  "matrices, compare x with a serial dense solve)",
                  "draw the layout to this SVG file (generated 2-D grids)", "MATRIX");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cg")) return 0;
-    if (!layout.empty()) env.config().set("layout-matrix", layout);
+    if (!layout.empty()) env.config().set("layout-matrix", layout, "--layout");
     o.run.apply(env, "matrix");
     return hit::cg::run(env, o);
   });

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
         ->check(hit::cli::file_name());
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cholesky")) return 0;
     o.lookahead = !no_lookahead;
-    if (!layout.empty()) env.config().set("layout-a", layout);
+    if (!layout.empty()) env.config().set("layout-a", layout, "--layout");
     o.run.apply(env, "a");
     return hit::cholesky::run(env, o);
   });

@@ -63,7 +63,8 @@ struct RunOptions {
   // HIT_* variables (the partition of `label`: config key "partition-<label>").
   void apply(Environment& env, const std::string& label) const {
     if (!devices.empty()) env.config().set("devices", devices);
-    if (!partition_given.empty()) env.config().set("partition-" + label, partition_given);
+    if (!partition_given.empty())
+      env.config().set("partition-" + label, partition_given, "--partition");
   }
 };
 

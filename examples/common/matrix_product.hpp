@@ -65,8 +65,11 @@ class ProductFlags {
   void apply(Environment& env, ProductOptions& o) const {
     const char* labels[3] = {"layout-a", "layout-b", "layout-c"};
     for (int i = 0; i < 3; ++i) {
-      const std::string& chosen = layouts_[i].empty() ? layout_ : layouts_[i];
-      if (!chosen.empty()) env.config().set(labels[i], chosen);
+      const bool own = !layouts_[i].empty();
+      if (own || !layout_.empty()) {
+        env.config().set(labels[i], own ? layouts_[i] : layout_,
+                         own ? std::string("--") + labels[i] : std::string("--layout"));
+      }
     }
     if (o.m < 0) o.m = o.n;
     if (o.k < 0) o.k = o.n;

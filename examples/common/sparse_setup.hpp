@@ -93,14 +93,16 @@ inline void draw_sparse_layout(Environment& env, const std::string& svg, const S
   if (svg.empty()) return;
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
-    if (input.generate.empty()) {
+    const std::optional<GeneratorSpec> spec =
+        input.generate.empty() ? std::nullopt : std::optional(GeneratorSpec::parse(input.generate));
+    if (!spec || spec->kind != GeneratorKind::poisson2d) {
       throw Error(ErrorKind::invalid_argument,
-                  "--svg draws generated 2-D grids only (--generate poisson2d:...)");
+                  "--svg draws generated 2-D grids only (--generate poisson2d:...), not " +
+                      (spec ? "'" + spec->str() + "'" : "the file " + input.file));
     }
-    const GeneratorSpec spec = GeneratorSpec::parse(input.generate);
     write_file_atomically(svg,
-                          sparse_layout_svg(l, grid_positions(spec),
-                                            program + " " + spec.str() + " (" + l.spec() + ")"));
+                          sparse_layout_svg(l, grid_positions(*spec),
+                                            program + " " + spec->str() + " (" + l.spec() + ")"));
   });
 }
 

@@ -3,7 +3,10 @@
 // share (the references include this file too, so both compute on the very same matrices).
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace hit::app {
@@ -24,6 +27,24 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t h = v.size() / 2;
   return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// max |got[k] - want[k]| / max |want[k]| over k (the plain difference where want is all zeros),
+// infinite where either side holds a NaN or an infinity: std::max would pass a NaN over as no
+// difference at all, and a check would call a run of NaNs equal to its reference.
+inline double max_relative_difference(const std::vector<double>& got,
+                                      const std::vector<double>& want) {
+  double err = 0;
+  double scale = 0;
+  for (std::size_t k = 0; k < want.size() && k < got.size(); ++k) {
+    if (!std::isfinite(got[k]) || !std::isfinite(want[k])) {
+      return std::numeric_limits<double>::infinity();
+    }
+    err = std::max(err, std::abs(got[k] - want[k]));
+    scale = std::max(scale, std::abs(want[k]));
+  }
+  if (got.size() != want.size()) return std::numeric_limits<double>::infinity();
+  return scale > 0 ? err / scale : err;
 }
 
 }  // namespace hit::app

@@ -10,6 +10,7 @@
 
 #include "../common/sparse_gather.hpp"
 #include "../common/sparse_setup.hpp"
+#include "../common/values.hpp"
 #include "heat_ops.hpp"
 #include "hit/hit.hpp"
 
@@ -107,15 +108,7 @@ app::CheckResult check_values(Environment& env, const Options& o, const CsrRows<
   };
   const std::vector<double> got = gather(final_values);
   const std::vector<double> want = serial_heat(env, o, block, gather(start));
-  double err = 0;
-  if (env.rank() == 0) {
-    double scale = 0;
-    for (std::size_t k = 0; k < want.size(); ++k) {
-      err = std::max(err, std::abs(got[k] - want[k]));
-      scale = std::max(scale, std::abs(want[k]));
-    }
-    if (scale > 0) err /= scale;
-  }
+  double err = env.rank() == 0 ? app::max_relative_difference(got, want) : 0.0;
   broadcast(err, 0, env.comm());
   const double limit = sizeof(T) >= 8 ? 1e-12 : 1e-5;
   app::CheckResult c;

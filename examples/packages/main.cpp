@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
     o.run.add_to(cli, "compare the output with a serial computation",
                  "draw which device computed which package, and when, to this SVG file", "OUT");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-packages")) return 0;
-    if (!o.layout.empty()) env.config().set("layout-out", o.layout);
-    if (!o.schedule.empty()) env.config().set("schedule", o.schedule);
+    if (!o.layout.empty()) env.config().set("layout-out", o.layout, "--layout");
+    if (!o.schedule.empty()) env.config().set("schedule", o.schedule, "--schedule");
     o.run.apply(env, "out");
     return hit::packages::run(env, o);
   });

@@ -1,7 +1,7 @@
 #pragma once
-// Typed values of the device parameters of a binding (`mem=`, `bw=`, `slowdown=`, `cores=`) and
-// their units. The text forms are part of the `--devices` grammar (see device_binding.hpp and
-// docs/devices.md).
+// Typed values of the device parameters of a binding (`mem=`, `bw=`, `slowdown=`, `cores=`); their
+// units are hit/core/units.hpp's. The text forms are part of the `--devices` grammar (see
+// device_binding.hpp and docs/devices.md).
 
 #include <cstdint>
 #include <optional>
@@ -10,25 +10,10 @@
 #include <vector>
 
 #include "hit/core/spec.hpp"
+#include "hit/core/units.hpp"
 #include "hit/device_binding.hpp"
 
 namespace hit {
-
-// A byte count: `<number>[unit]`, the number may have a fraction, the unit is one of B, KB, MB, GB,
-// TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), letters in any case; no unit = B.
-// Throws Error(parse) naming the text and the units allowed; zero is allowed (callers that need a
-// positive size check it).
-[[nodiscard]] std::uint64_t parse_bytes(std::string_view text);
-// Exact, short text for a byte count: the largest binary unit that divides it ("64MiB"), else the
-// largest decimal one ("10GB"), else bytes ("1234B"). parse_bytes(format_bytes(b)) == b.
-[[nodiscard]] std::string format_bytes(std::uint64_t bytes);
-// Human text, rounded: "1.50 GiB".
-[[nodiscard]] std::string human_bytes(double bytes);
-
-// A transfer bandwidth in bytes per second: a byte count followed by "/s" ("10GB/s", "512MiB/s");
-// "/s" may be left out. Must be positive. Throws Error(parse).
-[[nodiscard]] double parse_bandwidth(std::string_view text);
-[[nodiscard]] std::string format_bandwidth(double bytes_per_second);
 
 // The slowdown of an emulated device as a step function of the problem size (the bytes a launch
 // stages on the device): `F` (everywhere) or `F0;F1@S1;F2@S2…` (F0 below S1, F1 from S1 up to S2,

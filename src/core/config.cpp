@@ -15,9 +15,17 @@ std::string Config::env_name(const std::string& key) {
 }
 
 std::optional<std::string> Config::get(const std::string& key) const {
-  if (auto it = values_.find(key); it != values_.end()) return it->second;
+  if (auto it = values_.find(key); it != values_.end()) return it->second.value;
   if (const char* v = std::getenv(env_name(key).c_str()); v != nullptr && *v != '\0') {
     return std::string(v);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Config::source(const std::string& key) const {
+  if (auto it = values_.find(key); it != values_.end()) return it->second.flag;
+  if (const char* v = std::getenv(env_name(key).c_str()); v != nullptr && *v != '\0') {
+    return env_name(key);
   }
   return std::nullopt;
 }

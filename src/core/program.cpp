@@ -1,6 +1,7 @@
 #include "hit/core/program.hpp"
 
 #include <cstdio>
+#include <new>
 #include <string>
 
 #include "hit/core/collective.hpp"
@@ -35,6 +36,13 @@ int run_program(int argc, char** argv, std::string_view program,
       return worst;
     } catch (const Error& e) {
       return fail(e, false);
+    } catch (const std::bad_alloc&) {
+      // Where no estimate refused the problem first: still the user's answer, not a crash.
+      return fail(Error(ErrorKind::out_of_memory,
+                        "the host ran out of memory (an allocation failed): the problem is too "
+                        "large for the memory of this node's processes; run a smaller one, or "
+                        "spread it over more nodes"),
+                  false);
     } catch (const std::exception& e) {
       return fail(e, true);
     }

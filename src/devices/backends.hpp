@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,6 +33,13 @@ std::unique_ptr<Device> make_cuda_device(const DeviceBinding& binding, int cores
 // Host memcpy of `rows` rows of `width` bytes between pitched regions.
 void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                std::size_t width, std::size_t rows) noexcept;
+
+// The ways out of a device's out-of-memory that this program can take, joined ("a, b or c"):
+// `ways`, then the outOfCore partition where the program's launches can run out of core
+// (Environment::out_of_core_available) and `out_of_core` (the launch's partition already is) is
+// false.
+[[nodiscard]] std::string memory_remedies(std::initializer_list<std::string_view> ways,
+                                          bool out_of_core = false);
 
 // The out-of-memory error of every backend: names the device, the request and what is free, and
 // says what to do about it.

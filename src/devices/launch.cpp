@@ -323,7 +323,7 @@ LaunchRecord run_launch(
           break;
         } catch (const Error& e) {
           if (e.kind() != ErrorKind::out_of_memory || !tally.allocating) throw;
-          if (residency.make_room(lock, tally, kernel)) {
+          if (residency.make_room(lock, tally, kernel, partition.out_of_core())) {
             // The others had the device meanwhile: the launch's critical section starts again.
             const auto again = steady::now();
             rec.lock_acquired = monotonic_seconds(again);

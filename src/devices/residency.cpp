@@ -234,7 +234,7 @@ void LaunchResidency::place(AllocationTally& tally) {
 }
 
 bool LaunchResidency::make_room(DeviceLockGuard& lock, const AllocationTally& tally,
-                                const std::string& kernel) {
+                                const std::string& kernel, bool out_of_core) {
   const std::uint64_t need = resident_bytes() + tally.allocated + tally.asked;
   const std::uint64_t capacity = dev_.capacity();
   const auto mine = [&] { return placed_bytes(); };
@@ -255,24 +255,28 @@ bool LaunchResidency::make_room(DeviceLockGuard& lock, const AllocationTally& ta
   if (refused_twice) {
     throw Error(ErrorKind::out_of_memory,
                 fmt::format("{}, and the device refused it with {} free: its free memory is in "
-                            "pieces too small; use the outOfCore partition or fewer ranks on it",
-                            what, human_bytes(static_cast<double>(free_bytes(dev_)))));
+                            "pieces too small; {}",
+                            what, human_bytes(static_cast<double>(free_bytes(dev_))),
+                            memory_remedies({"run fewer ranks on it"}, out_of_core)));
   }
   if (need > capacity) {
     throw Error(ErrorKind::out_of_memory,
-                fmt::format("{}, more than the device's {}: use the outOfCore partition, a device "
-                            "with more memory, or more processes (each gets a smaller part)",
-                            what, human_bytes(static_cast<double>(capacity))));
+                fmt::format("{}, more than the device's {}: {}", what,
+                            human_bytes(static_cast<double>(capacity)),
+                            memory_remedies({"use a device with more memory",
+                                             "run more processes (each gets a smaller part)"},
+                                            out_of_core)));
   }
   // 3. Alone on the device: what holds the memory is this process's (other launches' buffers, a
   //    device shared with another program).
   if (share_.ranks() <= 1) {
     throw Error(ErrorKind::out_of_memory,
                 fmt::format("{}, with {} free of {}: {} are held by this process's other device "
-                            "memory (not resident tiles); free it, or use the outOfCore partition",
+                            "memory (not resident tiles); {}",
                             what, human_bytes(static_cast<double>(free_bytes(dev_))),
                             human_bytes(static_cast<double>(capacity)),
-                            human_bytes(static_cast<double>(dev_.used()))));
+                            human_bytes(static_cast<double>(dev_.used())),
+                            memory_remedies({"free it"}, out_of_core)));
   }
   // 4. Ask the ranks sharing the device: hold nothing while waiting (so that two ranks that
   //    wait never wait for each other), say how much is wanted, and let the others use the lock

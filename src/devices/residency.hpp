@@ -79,7 +79,9 @@ class LaunchResidency {
   // After an out-of-memory error of this attempt (under the lock): makes room for a retry, or
   // throws the out-of-memory error that says what would help. `kernel` names the launch. True
   // when it gave the lock to the others meanwhile (the launch holds it again from now on).
-  bool make_room(DeviceLockGuard& lock, const AllocationTally& tally, const std::string& kernel);
+  // `out_of_core`: the launch's partition is outOfCore (its advice then leaves that out).
+  bool make_room(DeviceLockGuard& lock, const AllocationTally& tally, const std::string& kernel,
+                 bool out_of_core);
   // After the launch (under the lock): gives up idle copies when other ranks wait for room.
   void yield_if_wanted();
 

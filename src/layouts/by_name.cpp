@@ -25,8 +25,8 @@ LayoutChoice choose_layout(const Environment& env, std::string_view spec, std::s
   const std::string key = "layout-" + std::string(label);
   if (auto value = env.config().get(key)) {
     choice.spec = *value;
-    choice.origin = "layout of '" + std::string(label) + "' set to '" + choice.spec + "' by --" +
-                    key + " or " + Config::env_name(key);
+    choice.origin = "layout of '" + std::string(label) + "' set to '" + choice.spec + "' by " +
+                    env.config().source(key).value_or(Config::env_name(key));
   }
   return choice;
 }

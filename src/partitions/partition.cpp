@@ -452,13 +452,15 @@ Partition partition(std::string_view spec_text, const Shape& domain,
     const std::string key = "partition-" + label;
     if (auto value = env.config().get(key)) {
       chosen = *value;
-      origin = fmt::format("partition of '{}' set to '{}' by --{} or {}", label, chosen, key,
-                           Config::env_name(key));
+      origin = fmt::format("partition of '{}' set to '{}' by {}", label, chosen,
+                           env.config().source(key).value_or(Config::env_name(key)));
     }
   }
   try {
     const PartitionDevice device = options.device ? *options.device : PartitionDevice::of(env);
-    return make_partition(env, chosen, device, domain, options.access, options.footprint);
+    Partition made = make_partition(env, chosen, device, domain, options.access, options.footprint);
+    if (made.out_of_core()) env.note_out_of_core_partition();
+    return made;
   } catch (const Error& e) {
     if (origin.empty()) throw;
     throw Error(e.kind(), origin + ": " + e.what());

@@ -1,12 +1,16 @@
 #include "hit/sparse/generate.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <numeric>
 
 #include "hit/core/checked.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/host_memory_budget.hpp"
 #include "sparse/csr_block_rows.hpp"
 
 namespace hit {
@@ -202,7 +206,20 @@ CsrRows<T> generate_rows(const GeneratorSpec& spec, index_t first, index_t last)
 
 template <class T>
 CsrRows<T> generate_rows(const GeneratorSpec& spec, MPI_Comm comm) {
-  const auto [first, last] = detail::block_rows(generated_rows(spec), comm);
+  const index_t n = generated_rows(spec);
+  const auto [first, last] = detail::block_rows(n, comm);
+  int procs = 1;
+  MPI_Comm_size(comm, &procs);
+  // The largest block: a name and a row offset per row, a column and a value per entry, and the
+  // whole permutation and its inverse on every process when permuted.
+  const double rows = std::ceil(double(n) / procs);
+  const double entries = rows * double(2 * dimensions(spec.kind) + 1);
+  const double bytes = rows * 16 + entries * double(sizeof(index_t) + sizeof(T)) +
+                       (spec.permute_seed ? double(n) * 16 : 0.0);
+  require_host_memory(bytes,
+                      fmt::format("generate {}: its {} rows ({} on the largest of {} processes)",
+                                  spec.str(), n, static_cast<index_t>(rows), procs),
+                      comm);
   return generate_rows<T>(spec, first, last);
 }
 

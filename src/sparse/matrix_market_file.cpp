@@ -91,7 +91,8 @@ std::pair<std::size_t, bool> LineScanner::locate_line() {
     if (file_end >= file_.size()) return {buffer_len_ - from, false};
     // Keep the partial line, read more after it (a line longer than the buffer grows it).
     const std::size_t kept = buffer_len_ - from;
-    std::memmove(buffer_.data(), buffer_.data() + from, kept);
+    // An empty buffer's data() may be null, which memmove must not get even for no bytes.
+    if (kept > 0) std::memmove(buffer_.data(), buffer_.data() + from, kept);
     buffer_start_ = pos_;
     if (buffer_.size() < kept + scan_block) buffer_.resize(kept + scan_block);
     buffer_len_ = kept + file_.read_at(file_end, buffer_.data() + kept, buffer_.size() - kept);

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "hit/core/collective.hpp"
+#include "hit/core/host_memory_budget.hpp"
 #include "hit/sparse/matrix_market.hpp"
 #include "sparse/csr_block_rows.hpp"
 #include "sparse/matrix_market_file.hpp"
@@ -503,6 +504,26 @@ void agree_on_duplicates(const std::string& path, const ReadOnlyFile& file, cons
                                                 std::to_string(seen[0]));
 }
 
+// The size line decides what the block rows allocate (a name and an offset per row); the entries
+// are at most what the data holds (a line of at least 4 bytes, "1 1\n"), twice for a symmetric
+// file. Refused before any of it is allocated when the largest block exceeds the host.
+void require_room(const std::string& path, const ReadOnlyFile& file, const Header& h,
+                  std::size_t value_bytes, MPI_Comm comm) {
+  int procs = 1;
+  MPI_Comm_size(comm, &procs);
+  const double rows = std::ceil(double(h.rows) / procs);
+  const double data_lines = double(file.size() - h.data_offset) / 4;
+  const double entries =
+      std::min(double(h.entries), data_lines) * (h.symmetric != 0 ? 2 : 1) / procs;
+  const double bytes = rows * 16 + entries * double(sizeof(index_t) + value_bytes);
+  require_host_memory(bytes,
+                      at_line(path, h.size_line) + "the size line announces " +
+                          std::to_string(h.rows) + " rows and " + std::to_string(h.entries) +
+                          " entries: the block rows of the largest of " + std::to_string(procs) +
+                          " processes",
+                      comm);
+}
+
 }  // namespace
 
 template <class T>
@@ -520,6 +541,7 @@ CsrRows<T> read_matrix_market(const std::string& path, MPI_Comm comm) {
   }
   detail::agree_first(comm, failure);
   broadcast(h, 0, comm);
+  require_room(path, *file, h, sizeof(T), comm);
 
   Scan<T> scan;
   try {

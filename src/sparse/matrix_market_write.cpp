@@ -1,5 +1,6 @@
 // Collective writing of Matrix Market files, and raw vector files read and written by block rows
 // (hit/sparse/matrix_market.hpp).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <memory>
@@ -156,6 +157,16 @@ std::vector<T> read_raw_vector(const std::string& path, index_t n, MPI_Comm comm
                                          reinterpret_cast<char*>(out.data()), want);
     require(got == want, ErrorKind::io,
             "cannot read raw vector file '" + path + "': it shrank while being read");
+    // A NaN or infinity would surface much later as a wrong diagnosis (a solver blaming its
+    // matrix, a sweep printing nan): name the value where it is.
+    const auto bad = std::find_if(out.begin(), out.end(), [](T v) { return !std::isfinite(v); });
+    if (bad != out.end()) {
+      throw Error(ErrorKind::invalid_argument, "raw vector file '" + path + "' holds " +
+                                                   (std::isnan(*bad) ? "NaN" : "an infinity") +
+                                                   " at index " +
+                                                   std::to_string(first + (bad - out.begin())) +
+                                                   " (0-based): every value must be finite");
+    }
   } catch (...) {
     failure = detail::failure_of(std::current_exception());
   }

@@ -18,3 +18,14 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(cli.docs.commands_run PROPERTIES LABELS "cli" TIMEOUT 600
                        FAIL_REGULAR_EXPRESSION "FAILED")
 endif()
+
+# The sparse programs' and the advisor's pages run whole: every command but a synopsis, the files
+# they read made as the pages say.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli.docs.sparse_and_advisor_commands_all_run
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/common/doc_commands.py --all
+                   ${PROJECT_SOURCE_DIR} ${HIT_BIN} ${MPIEXEC_EXECUTABLE} docs/sparse.md
+                   docs/advisor.md)
+  set_tests_properties(cli.docs.sparse_and_advisor_commands_all_run PROPERTIES LABELS "cli"
+                       TIMEOUT 600 FAIL_REGULAR_EXPRESSION "FAILED")
+endif()

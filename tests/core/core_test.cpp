@@ -131,6 +131,21 @@ TEST(Config, CommandLineWinsOverEnvironment) {
   EXPECT_FALSE(config.get("other-key").has_value());
 }
 
+// Messages name where a value came from: the option the program spells, or the variable.
+TEST(Config, SourceNamesTheOptionOrTheVariable) {
+  hit::Config config;
+  EXPECT_FALSE(config.source("test-source").has_value());
+  ::setenv("HIT_TEST_SOURCE", "from-env", 1);
+  EXPECT_EQ(config.source("test-source").value_or(""), "HIT_TEST_SOURCE");
+  config.set("test-source", "a");
+  EXPECT_EQ(config.source("test-source").value_or(""), "--test-source");
+  config.set("test-source", "b", "--layout");
+  EXPECT_EQ(config.source("test-source").value_or(""), "--layout");
+  EXPECT_EQ(config.get("test-source").value_or(""), "b");
+  ::unsetenv("HIT_TEST_SOURCE");
+  EXPECT_EQ(config.source("test-source").value_or(""), "--layout");
+}
+
 TEST(Environment, IsAOneProcessRunWithoutMpiexec) {
   auto& env = hit::Environment::current();
   EXPECT_EQ(env.size(), 1);

@@ -16,6 +16,7 @@ using hit_test::error_of;
 using hit_test::expect_valid_layout;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 hit::Shape S(const char* text) {
   return hit::Shape::parse(text);
@@ -513,9 +514,15 @@ TEST(LayoutOverride, CommandLineAndEnvironmentReplaceTheSpecInCode) {
   env.config().set("layout-matrix-a", "nonsense");
   const std::string msg =
       error_of([&] { (void)hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-a"}); });
-  EXPECT_THAT(msg, HasSubstr("HIT_LAYOUT_MATRIX_A"));
-  EXPECT_THAT(msg, HasSubstr("'nonsense'"));
+  // The error names where the spec came from: the option that set it, else the variable.
+  EXPECT_THAT(msg, HasSubstr("layout of 'matrix-a' set to 'nonsense' by --layout-matrix-a: "));
+  EXPECT_THAT(msg, Not(HasSubstr("HIT_LAYOUT_MATRIX_A")));
   EXPECT_THAT(msg, HasSubstr("registered: "));
+  ::setenv("HIT_LAYOUT_MATRIX_B", "nonsense", 1);
+  EXPECT_THAT(
+      error_of([&] { (void)hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-b"}); }),
+      HasSubstr("set to 'nonsense' by HIT_LAYOUT_MATRIX_B: "));
+  ::unsetenv("HIT_LAYOUT_MATRIX_B");
   ::unsetenv("HIT_LAYOUT_MATRIX_A");
   env.config().set("layout-matrix-a", "blocks");
 }

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -494,6 +495,36 @@ TEST(MatrixMarketWrite, FailuresLeaveNothing) {
   hit::barrier(world());
   if (my_rank() == 0) {
     EXPECT_TRUE(dir.listing().empty());
+  }
+}
+
+// A NaN or an infinity in a raw vector is refused on every process, naming the file and the index
+// of the first (the lowest rank holding one reports), wherever the block boundaries fall.
+TEST(RawVector, NonFiniteValuesAreNamedByIndex) {
+  TempDir dir;
+  const index_t n = 11;
+  const std::string path = dir.file("b.bin");
+  for (const index_t bad : {index_t{0}, index_t{5}, n - 1}) {
+    for (const double value :
+         {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()}) {
+      if (my_rank() == 0) {
+        std::vector<double> all(static_cast<std::size_t>(n), 1.0);
+        all[static_cast<std::size_t>(bad)] = value;
+        all[static_cast<std::size_t>(n - 1)] = bad == n - 1 ? value : 2.0;  // one bad value only
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        EXPECT_EQ(std::fwrite(all.data(), sizeof(double), all.size(), f), all.size());
+        std::fclose(f);
+      }
+      hit::barrier(world());
+      const hit::Error e =
+          error_from([&] { (void)hit::read_raw_vector<double>(path, n, world()); });
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_THAT(e.what(),
+                  HasSubstr("'" + path + "' holds " + (std::isnan(value) ? "NaN" : "an infinity") +
+                            " at index " + std::to_string(bad) + " (0-based)"));
+      hit::barrier(world());
+    }
   }
 }
 

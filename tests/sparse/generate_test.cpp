@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <vector>
 
@@ -181,6 +182,33 @@ TEST(Generate, RangesAndTheCommunicatorBlock) {
   EXPECT_EQ(hit::generate_rows<double>(spec, 49, 49).rows(), 0);
   EXPECT_THROW((void)hit::generate_rows<double>(spec, 5, 50), hit::Error);
   EXPECT_THROW((void)hit::generate_rows<double>(spec, 5, 4), hit::Error);
+}
+
+// A generated problem larger than the host is refused with its figures before it is allocated;
+// HIT_HOST_MEMORY stands for the node's memory when smaller, so the bound is the same anywhere.
+TEST(Generate, RefusesBlockRowsLargerThanTheHost) {
+  ::setenv("HIT_HOST_MEMORY", "1MiB", 1);
+  // 2500 rows: 40 KB of names and offsets and 12 500 entries of 16 bytes, 240 KB in all.
+  EXPECT_EQ(
+      hit::generate_rows<double>(GeneratorSpec::parse("poisson2d:n=50"), MPI_COMM_SELF).rows(),
+      2500);
+  const std::string e = hit_test::error_of([] {
+    (void)hit::generate_rows<double>(GeneratorSpec::parse("poisson2d:n=300"), MPI_COMM_SELF);
+  });
+  EXPECT_THAT(e, HasSubstr("generate poisson2d:n=300: its 90000 rows (90000 on the largest of 1 "
+                           "processes) need at least 8.24 MiB on a process, more than the 1.00 "
+                           "MiB of host memory a process has (a node of 1.00 MiB, 1 process"));
+  // With the permutation (and its inverse) that every process holds: 230 KB, still in.
+  EXPECT_EQ(hit::generate_rows<float>(GeneratorSpec::parse("poisson2d:n=50,permute"), MPI_COMM_SELF)
+                .rows(),
+            2500);
+  ::setenv("HIT_HOST_MEMORY", "0", 1);
+  EXPECT_THAT(hit_test::error_of([] {
+                (void)hit::generate_rows<double>(GeneratorSpec::parse("poisson2d:n=2"),
+                                                 MPI_COMM_SELF);
+              }),
+              HasSubstr("HIT_HOST_MEMORY) is 0"));
+  ::unsetenv("HIT_HOST_MEMORY");
 }
 
 TEST(Generate, GridPositions) {

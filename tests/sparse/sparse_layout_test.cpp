@@ -310,9 +310,9 @@ TEST(SparseLayout, TheOverrideReplacesALabelledSpec) {
   const hit::SparseLayout l = make("metis", 2, g, {.label = "sparse-test"});
   EXPECT_EQ(l.spec(), "rows:w=1,3");
   EXPECT_EQ(l.row_count(0), 16);
-  hit::Environment::current().config().set("layout-sparse-bad", "rows:w=1");
+  hit::Environment::current().config().set("layout-sparse-bad", "rows:w=1", "--layout");
   const std::string e = error_of([&] { (void)make("metis", 2, g, {.label = "sparse-bad"}); });
-  EXPECT_NE(e.find("HIT_LAYOUT_SPARSE_BAD"), std::string::npos) << e;
+  EXPECT_NE(e.find("set to 'rows:w=1' by --layout: "), std::string::npos) << e;
   EXPECT_NE(e.find("w has 1 weights, expected 2"), std::string::npos) << e;
 }
 

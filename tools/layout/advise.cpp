@@ -8,14 +8,17 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
 
 #include "../common/cli.hpp"
+#include "advise_checks.hpp"
 #include "hit/advisor/calibration.hpp"
 #include "hit/advisor/candidates.hpp"
 #include "hit/core/collective.hpp"
@@ -225,12 +228,23 @@ advisor::Calibration calibrate(const AdviseOptions& o, const Inputs& in, const M
                                int& iterations) {
   std::vector<Measured> runs;
   for (const std::string& file : o.calibrate) {
+    const std::string prefix = "--calibrate " + file + ":";
     try {
-      runs.push_back(measured_run(json::parse(read_text(file)), file, in, setup));
+      const json result = json::parse(read_text(file));
+      validate_result(result, file);
+      runs.push_back(measured_run(result, file, in, setup));
+      // What the result names (its layout and topology) is built here, so that its errors come
+      // with the file, not later in the fit.
+      (void)runs.back().predict(runs.back().machine);
     } catch (const json::exception& e) {
       throw Error(
           ErrorKind::parse,
           fmt::format("--calibrate {}: not a program's --json result ({})", file, e.what()));
+    } catch (const Error& e) {
+      // What the result names (a layout, a topology, devices) is checked by the code that
+      // builds it: its message gains the file.
+      if (std::string_view(e.what()).starts_with(prefix)) throw;
+      throw Error(e.kind(), prefix + " " + e.what());
     }
   }
   // The factors scale the kernels, and what contention for cores makes of a kernel depends on
@@ -427,24 +441,25 @@ void add_advise_options(CLI::App& app, AdviseOptions& o) {
                  "with --advise: performance models (hit-fpm build), one file per process, "
                  "comma-separated, or one name with {rank}");
   app.add_option("--network", o.network, "with --advise: a network model (hit-fpm network)");
+  constexpr long long int_most = std::numeric_limits<int>::max();
   app.add_option("--nodes", o.nodes, "with --advise: ranks per node (default: one node)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::count(1, int_most));
   app.add_option("--host-cores", o.host_cores,
                  "with --advise: host cores per node shared by the cpu and emu processes "
                  "(default: one each)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::count(1, int_most));
   app.add_option("--iters", o.iters,
                  "with --advise: iterations of jacobi and cg (default: the --calibrate results' "
                  "count, else 100)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::count(1, int_most));
   app.add_option("--inner", o.inner,
                  "with --advise: cannon and summa: the inner dimension m (A is n×m; default n)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::count(1));
   app.add_option("--panel", o.panel, "with --advise: summa's panel width")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(cli::count(1));
   app.add_option("--top", o.top, "with --advise: rows of the table (default: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::count(1, int_most));
   app.add_flag("--per-process", o.per_process,
                "with --advise --json: each candidate's predicted compute, launches, "
                "communication and memory per process");
@@ -468,6 +483,12 @@ int advise(Environment& env, const AdviseOptions& o, const AdviseInput& in, int 
                                                "are for cg)",
                                                o.app));
   }
+  if (nprocs > max_layout_blocks) {
+    throw Error(
+        ErrorKind::invalid_argument,
+        fmt::format("--procs {}: hitmap++ allows at most {} processes", nprocs, max_layout_blocks));
+  }
+  require_room_for_dry_runs(x.app, 0, nprocs, env.comm());
   std::string devices_text = in.devices;
   if (devices_text.empty()) devices_text = env.config().get("devices").value_or("cpu");
   const std::vector<DeviceBinding> devices = parse_device_spec(devices_text, nprocs);
@@ -478,6 +499,7 @@ int advise(Environment& env, const AdviseOptions& o, const AdviseInput& in, int 
   for (const auto& f : files) setup.models.push_back(fpm::load_model(f));
   if (!o.network.empty()) setup.network = fpm::load_network_model(o.network);
   advisor::Machine machine = setup.make(devices);
+  if (setup.network) require_link_classes(*setup.network, o.network, machine, o.nodes);
 
   x.dense.run.element_bytes = element_bytes(in.type);
   x.dense.run.iterations = o.iters >= 0 ? o.iters : 100;
@@ -488,9 +510,15 @@ int advise(Environment& env, const AdviseOptions& o, const AdviseInput& in, int 
     x.matrix = generator ? generator->str() : in.matrix;
     x.rows = generator ? generate_rows<double>(*generator, env.comm())
                        : read_matrix_market<double>(in.matrix, env.comm());
+    if (x.rows->global_rows != x.rows->global_cols) {
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("--advise --app cg: hit-cg solves square matrices, {} is {} x {}",
+                              x.matrix, x.rows->global_rows, x.rows->global_cols));
+    }
   } else {
     x.dense.app = x.app;
     x.dense.shape = Shape::parse(in.shape);
+    require_runnable_shape(x.app, x.dense.shape, in.shape);
     x.dense.inner = o.inner;
   }
   if (!o.calibrate.empty()) {
@@ -511,11 +539,14 @@ int advise(Environment& env, const AdviseOptions& o, const AdviseInput& in, int 
     const double arrays = x.app == App::jacobi ? 2 : x.app == App::cholesky ? 1 : 3;
     copts.share_bytes = double(x.dense.shape.size()) * eb * arrays / nprocs;
   }
-  const advisor::Advice advice =
-      sparse ? advisor::advise_sparse(*x.rows, machine, x.dense.run,
-                                      advisor::sparse_candidates(env, machine, copts))
-             : advisor::advise_dense(x.dense, machine,
-                                     advisor::dense_candidates(env, x.app, machine, copts));
+  const std::vector<advisor::CandidateSpec> specs =
+      sparse ? advisor::sparse_candidates(env, machine, copts)
+             : advisor::dense_candidates(env, x.app, machine, copts);
+  require_room_for_dry_runs(x.app, specs.size(), nprocs, env.comm());
+  const advisor::Advice advice = sparse
+                                     ? advisor::advise_sparse(*x.rows, machine, x.dense.run, specs)
+                                     : advisor::advise_dense(x.dense, machine, specs);
+  require_candidates(advice, x.app);
   const Report report{o, in, x, machine, advice, devices_shown};
   hit::collectively(env.comm(), [&] {
     if (env.rank() != 0) return;

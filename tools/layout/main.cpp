@@ -253,6 +253,10 @@ int body(hit::Environment& env, int argc, char** argv) {
   if (!o.shape.empty()) inputs.push_back("--shape");
   if (!o.matrix.empty()) inputs.push_back("--matrix");
   if (!o.generate.empty()) inputs.push_back("--generate");
+  if (inputs.empty() && advice.advise && advice.app == "cg") {
+    throw Error(ErrorKind::invalid_argument,
+                "--advise --app cg needs the matrix: --matrix FILE.mtx or --generate SPEC");
+  }
   if (inputs.size() != 1) {
     throw Error(
         ErrorKind::invalid_argument,

@@ -10,18 +10,30 @@ namespace hit {
 
 class Config {
  public:
-  // Records a value given on the command line (`key` as in `--key`, e.g. "devices").
-  void set(const std::string& key, const std::string& value) { values_[key] = value; }
+  // Records a value given on the command line: `key` as in `--key` (e.g. "devices"); `flag`, the
+  // option that gave it where the program names it otherwise (hit-cg's --layout sets
+  // "layout-matrix"), so that messages send the user to an option that exists.
+  void set(const std::string& key, const std::string& value, const std::string& flag = {}) {
+    values_[key] = {value, flag.empty() ? "--" + key : flag};
+  }
 
   // The command-line value of `key`, else the environment variable HIT_<KEY> (upper case, '-' and
   // '.' as '_'), else nothing.
   std::optional<std::string> get(const std::string& key) const;
 
+  // Where get(key) comes from: the command-line option that set it, else the environment
+  // variable; nothing when neither is set.
+  std::optional<std::string> source(const std::string& key) const;
+
   // Name of the environment variable that configures `key`.
   static std::string env_name(const std::string& key);
 
  private:
-  std::map<std::string, std::string> values_;
+  struct Given {
+    std::string value;
+    std::string flag;
+  };
+  std::map<std::string, Given> values_;
 };
 
 }  // namespace hit

@@ -113,6 +113,16 @@ class Environment {
     }
   }
 
+  // Whether an out-of-memory error may advise the outOfCore partition: only where this program's
+  // launches can run out of core and none does yet. A program whose kernels reduce over their
+  // whole domain at once (hit-cg's dot products) says it cannot; hit::partition() notes an
+  // outOfCore partition made.
+  void set_out_of_core_available(bool available) noexcept { out_of_core_available_ = available; }
+  void note_out_of_core_partition() noexcept { out_of_core_in_use_ = true; }
+  bool out_of_core_advisable() const noexcept {
+    return out_of_core_available_ && !out_of_core_in_use_;
+  }
+
   // How hit::wait_all waits: the `wait` setting (HIT_WAIT), `auto` resolved at start from the
   // processes on this machine and the cores this process may run on. `sleep` or `spin`.
   WaitPolicy wait_policy() const noexcept { return wait_policy_; }
@@ -136,6 +146,8 @@ class Environment {
   int comms_in_flight_ = 0;
   std::function<void()> while_waiting_;
   bool in_while_waiting_ = false;
+  bool out_of_core_available_ = true;
+  bool out_of_core_in_use_ = false;
   WaitPolicy wait_policy_ = WaitPolicy::spin;
   std::vector<char> announcement_;
   std::vector<MPI_Request> announcement_sends_;

@@ -65,7 +65,8 @@ void write_matrix_market(const std::string& path, const CsrRows<T>& mine, MPI_Co
 
 // Raw vectors: n values of T, native byte order, no header (numpy's np.fromfile reads them).
 // Collective: this process's block-rows part (the values of rows block_range(n, P, p)).
-// Error(io) naming the file when it cannot be read or its size is not n·sizeof(T) bytes.
+// Error(io) naming the file when it cannot be read or its size is not n·sizeof(T) bytes;
+// Error(invalid_argument) naming the file and the index of the first NaN or infinite value.
 template <class T>
 [[nodiscard]] std::vector<T> read_raw_vector(const std::string& path, index_t n, MPI_Comm comm);
 

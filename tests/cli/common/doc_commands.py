@@ -11,12 +11,19 @@ Small sizes: the values of the flags in CAPS below are lowered to their cap (`--
 programs get `--reps 1 --warmup 0`. The program and every other
 argument are the documented ones, so a flag or a value a program no longer takes fails here.
 
+A file that a command reads and that the page tells the reader how to make (DOC_FILES: the page's
+own code block that shows it, or the command whose output the prose saves to it) is made in the
+command's folder first, so those commands run too.
+
 Skipped, and listed as such: synopses (`[--n N]`, `gemm|jacobi`, placeholders such as FILE),
 commands for CUDA devices (no GPU is assumed), commands that need the reverseBlocks plug-in of
 docs/plugins.md (a project of its own), programs that were not built, and commands that read a
-file that does not exist.
+file that does not exist and that no page says how to make.
 
-usage: doc_commands.py ROOT BIN_DIR MPIEXEC DOC.md [DOC.md ...]
+With --all first, a command skipped for any reason but being a synopsis fails the run: the
+pages given must be runnable whole.
+
+usage: doc_commands.py [--all] ROOT BIN_DIR MPIEXEC DOC.md [DOC.md ...]
 """
 import os
 import re
@@ -51,6 +58,14 @@ INPUTS = {"hit-cannon": {"--a", "--b"}, "hit-summa": {"--a", "--b"}, "hit-choles
           "hit-fpm": {"-m", "--model"}, "hit-cg": {"--matrix", "--rhs"},
           "hit-heat": {"--graph", "--init"},
           "hit-layout": {"--calibrate", "--models", "--network", "--matrix"}}
+# Files the docs tell the reader to make: ("block", first line) is the code block of the page that
+# starts with that line (the file as the page shows it); ("stdout", command) is the command the
+# prose saves the output of (run small, as the documented commands are).
+DOC_FILES = {
+    "small.mtx": ("block", "%%MatrixMarket matrix coordinate real symmetric"),
+    "jacobi.json": ("stdout", "mpiexec.mpich -n 4 hit-jacobi --n 1026 --iters 100 --topology array "
+                              "--devices 'emu:0(slowdown=4),cpu*3' --json"),
+}
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*(\.[a-z]+)?$")  # FILE, N, SPEC, FILE.svg
 PER_COMMAND_TIMEOUT = 120
 
@@ -147,7 +162,39 @@ def small(program, args):
     return out
 
 
-def run_block(doc, block, work, bin_dir, mpiexec, skipped):
+def command(parsed, bin_dir, mpiexec):
+    env, procs, program, args = parsed
+    cmd = [os.path.join(bin_dir, program)] + small(program, args)
+    if procs is not None:
+        cmd = [mpiexec, "-n", procs] + cmd
+    return cmd
+
+
+def make_doc_files(page, program, args, work, bin_dir, mpiexec):
+    """Makes in `work` the DOC_FILES that the command reads and that are not there yet."""
+    for flag, value in zip(args, args[1:]):
+        if flag not in INPUTS.get(program, ()) or value not in DOC_FILES:
+            continue
+        path = os.path.join(work, value)
+        if os.path.exists(path):
+            continue
+        how, what = DOC_FILES[value]
+        if how == "block":
+            shown = [b for b in blocks(page) if b.startswith(what)]
+            if shown:
+                with open(path, "w") as f:
+                    f.write(shown[0])
+            continue
+        parsed = parse(what)
+        out = subprocess.run(command(parsed, bin_dir, mpiexec), cwd=work, capture_output=True,
+                             text=True, timeout=PER_COMMAND_TIMEOUT,
+                             env={**os.environ, "OPENBLAS_NUM_THREADS": "1", **parsed[0]})
+        if out.returncode == 0:
+            with open(path, "w") as f:
+                f.write(out.stdout)
+
+
+def run_block(doc, page, block, work, bin_dir, mpiexec, skipped):
     """Runs the commands of one block in `work`; returns how many ran and their failures."""
     ran, failures = 0, []
     for line in command_lines(block):
@@ -155,13 +202,12 @@ def run_block(doc, block, work, bin_dir, mpiexec, skipped):
         if parsed is None:
             continue
         env, procs, program, args = parsed
+        make_doc_files(page, program, args, work, bin_dir, mpiexec)
         reason = skip_reason(env, program, args, bin_dir, work)
         if reason:
             skipped.append(f"{doc}: {line}\n    skipped: {reason}")
             continue
-        cmd = [os.path.join(bin_dir, program)] + small(program, args)
-        if procs is not None:
-            cmd = [mpiexec, "-n", procs] + cmd
+        cmd = command(parsed, bin_dir, mpiexec)
         shown = " ".join(
             [f"{k}={shlex.quote(v)}" for k, v in env.items()] + [shlex.quote(c) for c in cmd])
         t0 = time.monotonic()
@@ -184,20 +230,28 @@ def run_block(doc, block, work, bin_dir, mpiexec, skipped):
 
 
 def main():
-    root, mpiexec, docs = sys.argv[1], sys.argv[3], sys.argv[4:]
-    bin_dir = os.path.abspath(sys.argv[2])
+    argv = sys.argv[1:]
+    require_all = bool(argv) and argv[0] == "--all"
+    if require_all:
+        argv = argv[1:]
+    root, mpiexec, docs = argv[0], argv[2], argv[3:]
+    bin_dir = os.path.abspath(argv[1])
     ran, skipped, failures = 0, [], []
     started = time.monotonic()
     for doc in docs:
-        for block in blocks(open(os.path.join(root, doc)).read()):
+        page = open(os.path.join(root, doc)).read()
+        for block in blocks(page):
             # The commands of one block share a folder: a block that builds a file (models, a
             # matrix) and then uses it runs as a reader would type it.
             with tempfile.TemporaryDirectory(prefix="hit-doc-") as work:
-                count, failed = run_block(doc, block, work, bin_dir, mpiexec, skipped)
+                count, failed = run_block(doc, page, block, work, bin_dir, mpiexec, skipped)
                 ran += count
                 failures += failed
     for s in skipped:
         print(s)
+    if require_all:
+        failures += [f"{s} (--all: every command of these pages must run)" for s in skipped
+                     if not s.endswith("a synopsis, not a command")]
     for f in failures:
         print(f"FAILED {f}")
     print(f"{ran} documented commands run ({ran - len(failures)} passed), {len(skipped)} skipped, "

@@ -1,5 +1,5 @@
-// Byte sizes and bandwidths as the `--devices` grammar writes them, and the scanning of numbers
-// and units the other parameter parsers share (param_text.hpp).
+// Byte sizes and bandwidths as text (hit/core/units.hpp), and the scanning of numbers and units
+// the parameter parsers share (core/unit_text.hpp).
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include <limits>
 #include <optional>
 
+#include "core/unit_text.hpp"
 #include "hit/core/error.hpp"
-#include "hit/device_params.hpp"
-#include "topology/param_text.hpp"
+#include "hit/core/units.hpp"
 
 namespace hit {
 namespace {
