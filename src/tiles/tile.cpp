@@ -2,6 +2,7 @@
 #include "hit/tile.hpp"
 
 #include "hit/core/host_memory.hpp"
+#include "hit/core/units.hpp"
 
 #include <cstdlib>
 #include <limits>
@@ -54,7 +55,10 @@ void* allocate_aligned(std::size_t bytes) {
   void* p = allocate_host(bytes, tile_alignment);
   if (p == nullptr) {
     throw Error(ErrorKind::out_of_memory,
-                "cannot allocate " + std::to_string(bytes) + " bytes of host memory for a tile");
+                "cannot allocate " + std::to_string(bytes) + " bytes of host memory for a tile (" +
+                    human_bytes(static_cast<double>(bytes)) +
+                    "): the problem is too large for this process's host memory; run a smaller "
+                    "one, or more processes on more nodes");
   }
   return p;
 }

@@ -516,7 +516,8 @@ TEST(Tile, BadInput) {
       [] {
         Tile<double>(Shape::extents({1 << 20, 1 << 20}), {.max_shape = {}, .ghost = 1 << 22});
       },
-      ErrorKind::out_of_memory, {"cannot allocate", "bytes of host memory"});
+      ErrorKind::out_of_memory,
+      {"cannot allocate", "bytes of host memory for a tile (", " TiB): the problem is too large"});
 }
 
 TEST(Tile, DebugBuildsCheckTheHotPath) {
