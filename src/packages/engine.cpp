@@ -14,6 +14,7 @@
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
 #include "hit/device_params.hpp"
+#include "packages/claim_queue.hpp"
 
 namespace hit::detail {
 
@@ -93,7 +94,7 @@ void PackageEngine::prepare(std::vector<PackageArray> arrays) {
   plans_ = plan_arrays(env_, domain_[0], std::move(arrays));
   copy_replicated_to_device();
   open_windows();
-  if (!queue_) queue_ = std::make_unique<RmaWindow>(1, comm);
+  if (!queue_) queue_ = std::make_unique<RmaWindow>(queue_words, comm);
   depth_ = -1;  // to be found for these arrays
   signature_ = signature(arrays_of(plans_));
 }
@@ -199,6 +200,8 @@ void PackageEngine::tune(const KernelCall& call) {
       time_rows(1);
       overhead = std::min(time_rows(1), time_rows(1));
       per_row = time_rows(r2) / static_cast<double>(r2);
+      my_overhead_s_ = overhead;
+      my_row_s_ = per_row;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::device_failed) throw;
       fail(e);
