@@ -40,7 +40,7 @@ Dispatcher::Dispatcher(PackageEngine& engine, const KernelCall& call, const Roun
       me_(engine.env().rank()),
       claims_(queue, round.queues, me_),
       claims_window_(queue.get()),
-      known_per_package_s_(round.queues.size(), 0.0) {
+      known_cost_s_(round.queues.size(), 0.0) {
   if (!engine_.failed()) {
     for (int i = 0; i <= engine_.depth(); ++i) slots_.push_back(engine_.make_slot(engine_.size()));
   }
@@ -132,17 +132,9 @@ bool Dispatcher::claim_more() {
   const index_t own = surveyed_once_ ? claims_.own_left() : 0;
   if (own >= room) {
     const double now = MPI_Wtime() - round_.t0;
-    std::vector<DeviceOutlook> outlooks(known_per_package_s_.size());
-    for (std::size_t r = 0; r < outlooks.size(); ++r) {
-      outlooks[r].per_package_s = known_per_package_s_[r];
-      outlooks[r].working = known_per_package_s_[r] >= 0;
-      outlooks[r].free_at_s = now;
-    }
-    DeviceOutlook& mine = outlooks[static_cast<std::size_t>(me_)];
-    mine.per_package_s = engine_.profile().seconds();
-    mine.working = true;
-    mine.held = held();
-    mine.free_at_s = now + static_cast<double>(mine.held) * mine.per_package_s;
+    const std::vector<double> free_now(known_cost_s_.size(), now);
+    const std::vector<std::int64_t> nothing(known_cost_s_.size(), 0);
+    const auto outlooks = outlooks_of(known_cost_s_, free_now, nothing, now);
     if (packages_to_take(outlooks, static_cast<std::size_t>(me_), own, now) >= room) {
       reserve(room);
       take_claimed(true, claims_.take_own(room));
@@ -152,6 +144,37 @@ bool Dispatcher::claim_more() {
   }
   claims_.start_survey();
   return true;
+}
+
+// Every rank's time per package for the placement rule: its slowness (the probe) times the cost
+// of the packages, the largest typical cost any rank published (the same for all, so the rule
+// compares devices, not the rows they happened to get; the largest, so that near the end the
+// packages left are not taken to be the cheap ones). This rank's own outlook is as it is now.
+std::vector<DeviceOutlook> Dispatcher::outlooks_of(const std::vector<double>& cost_s,
+                                                   const std::vector<double>& free_at_s,
+                                                   const std::vector<std::int64_t>& held_now,
+                                                   double now) const {
+  const std::vector<double>& slowness = engine_.slowness();
+  const auto slow = [&](std::size_t r) { return r < slowness.size() ? slowness[r] : 1.0; };
+  const auto me = static_cast<std::size_t>(me_);
+  const PackageProfile& profile = engine_.profile();
+  double cost = profile.seconds();
+  for (const double c : cost_s) cost = std::max(cost, c);
+  std::vector<DeviceOutlook> out(cost_s.size());
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    DeviceOutlook& o = out[r];
+    o.working = cost_s[r] >= 0;
+    const bool measured = r == me ? profile.known() : cost_s[r] > 0;
+    o.per_package_s = o.working && measured ? slow(r) * cost : 0.0;
+    o.free_at_s = free_at_s[r];
+    o.held = held_now[r];
+  }
+  DeviceOutlook& mine = out[me];
+  mine.working = !engine_.failed();
+  mine.cautious_s = slow(me) * std::max(cost, profile.cautious_seconds());
+  mine.held = held();
+  mine.free_at_s = now + static_cast<double>(mine.held) * mine.per_package_s;
+  return out;
 }
 
 void Dispatcher::reserve(int n) {
@@ -175,21 +198,14 @@ bool Dispatcher::decide() {
     return true;
   }
   const double now = MPI_Wtime() - round_.t0;
-  std::vector<DeviceOutlook> outlooks(s.left.size());
-  for (std::size_t r = 0; r < outlooks.size(); ++r) {
-    DeviceOutlook& o = outlooks[r];
-    o.working = s.per_package_ns[r] >= 0;
-    o.per_package_s = o.working ? static_cast<double>(s.per_package_ns[r]) * 1e-9 : 0.0;
-    known_per_package_s_[r] = o.working ? o.per_package_s : -1.0;
-    surveyed_once_ = true;
-    o.free_at_s = static_cast<double>(s.free_at_ns[r]) * 1e-9;
-    o.held = s.held[r];
+  std::vector<double> free_at(s.left.size(), 0.0);
+  for (std::size_t r = 0; r < s.left.size(); ++r) {
+    known_cost_s_[r] =
+        s.per_package_ns[r] < 0 ? -1.0 : static_cast<double>(s.per_package_ns[r]) * 1e-9;
+    free_at[r] = static_cast<double>(s.free_at_ns[r]) * 1e-9;
   }
-  // This rank's own outlook as it is now, not as last published.
-  DeviceOutlook& mine = outlooks[static_cast<std::size_t>(me_)];
-  mine.per_package_s = engine_.profile().seconds();
-  mine.held = held();
-  mine.free_at_s = now + static_cast<double>(mine.held) * mine.per_package_s;
+  surveyed_once_ = true;
+  const std::vector<DeviceOutlook> outlooks = outlooks_of(known_cost_s_, free_at, s.held, now);
   const index_t want = packages_to_take(outlooks, static_cast<std::size_t>(me_), left, now);
   const int room = std::min(depth_now() + 1 - held(), count(Slot::State::free));
   const auto n = static_cast<int>(std::min<index_t>(want, room));
@@ -197,10 +213,22 @@ bool Dispatcher::decide() {
     // Left out: the others finish what is left sooner. Ask again after a fraction of a package
     // (the others' backlogs change as they compute), at least 0.2 ms, at most 2 ms.
     claims_.drop_survey();
-    next_survey_ = MPI_Wtime() + std::clamp(mine.per_package_s / 16, 2e-4, 2e-3);
+    // The decision changes only when another device's backlog does: wait one of the quickest
+    // other device's packages (0.5 to 10 ms), twice as long after each decision the same way,
+    // so that devices left out of the end of a run leave the cores to those computing it.
+    double quickest = 0;
+    for (std::size_t r = 0; r < outlooks.size(); ++r) {
+      const double t = outlooks[r].per_package_s;
+      if (static_cast<int>(r) != me_ && outlooks[r].working && t > 0)
+        quickest = quickest == 0 ? t : std::min(quickest, t);
+    }
+    declined_ = std::min(declined_ + 1, 5);
+    next_survey_ =
+        MPI_Wtime() + std::clamp(quickest * static_cast<double>(1 << (declined_ - 1)), 5e-4, 1e-2);
     publish();
     return false;
   }
+  declined_ = 0;
   const bool own = claims_.start(n);
   reserve(n);
   if (own) {
@@ -212,17 +240,31 @@ bool Dispatcher::decide() {
 }
 
 int Dispatcher::depth_now() const {
-  return prefetch_depth(engine_.fetch_profile().seconds(), engine_.profile().seconds(),
-                        engine_.depth());
+  // A device more than twice as slow as another working one, whose packages take 5 ms or more,
+  // holds nothing ahead: it claims its next package when it starts it, so that a package it holds
+  // never waits on it while a faster device runs dry. (A claim and a transfer take a fraction of
+  // a millisecond; on shorter packages holding one ahead saves more than the tail it risks.)
+  const std::vector<double>& slowness = engine_.slowness();
+  const auto me = static_cast<std::size_t>(me_);
+  const double mine = (me < slowness.size() ? slowness[me] : 1.0) * engine_.profile().seconds();
+  if (me < slowness.size() && mine >= 5e-3) {
+    for (std::size_t r = 0; r < slowness.size() && r < known_cost_s_.size(); ++r) {
+      if (r != me && known_cost_s_[r] >= 0 && slowness[me] > 2 * slowness[r]) return 0;
+    }
+  }
+  return prefetch_depth(engine_.fetch_profile().seconds(), mine, engine_.depth());
 }
 
 void Dispatcher::publish() {
   const double now = MPI_Wtime() - round_.t0;
-  const double t = engine_.profile().seconds();
+  const std::vector<double>& slowness = engine_.slowness();
+  const auto me = static_cast<std::size_t>(me_);
+  const double cost = engine_.profile().seconds();
+  const double t = (me < slowness.size() ? slowness[me] : 1.0) * cost;
   const std::int64_t held_now = held();
   published_[0] =
       static_cast<std::int64_t>(std::llround((now + static_cast<double>(held_now) * t) * 1e9));
-  published_[1] = engine_.failed() ? -1 : static_cast<std::int64_t>(std::llround(t * 1e9));
+  published_[1] = engine_.failed() ? -1 : static_cast<std::int64_t>(std::llround(cost * 1e9));
   published_[2] = held_now;
   const MPI_Win win = claims_window_;
   check_mpi(MPI_Accumulate(published_, 3, MPI_INT64_T, me_, free_at_word, 3, MPI_INT64_T,
@@ -288,7 +330,10 @@ void Dispatcher::compute(Slot& slot) {
   const double end = MPI_Wtime() - round_.t0;
   report_.busy_s += rec.seconds;
   report_.computed.push_back({slot.id, me_, start, end, slot.rerouted});
-  engine_.profile().observe(end - start);
+  // In the quickest device's seconds (comparable with the others' costs).
+  const std::vector<double>& slowness = engine_.slowness();
+  const auto me = static_cast<std::size_t>(me_);
+  engine_.profile().observe((end - start) / (me < slowness.size() ? slowness[me] : 1.0));
   engine_.give_back(slot, pkg);
   slot.state = slot.requests.empty() ? Slot::State::free : Slot::State::returning;
   publish();
@@ -318,10 +363,12 @@ void Dispatcher::abandon_all() {
 // Waiting for a claim or rows from a rank that is computing: poll, leaving the core to the others
 // (emulated devices' threads, ranks sharing cores) a little longer each time.
 void Dispatcher::back_off() {
-  if (++idle_spins_ < 64) {
+  if (++idle_spins_ < 16) {
     std::this_thread::yield();
   } else {
-    std::this_thread::sleep_for(std::chrono::microseconds(std::min(idle_spins_, 500)));
+    // Answer the others' claims and surveys before sleeping (a survey waits on every rank).
+    poke_progress(comm_);
+    std::this_thread::sleep_for(std::chrono::microseconds(std::min(4 * idle_spins_, 250)));
   }
 }
 

@@ -20,6 +20,7 @@
 #include "hit/work_packages.hpp"
 #include "packages/claim_queue.hpp"
 #include "packages/engine.hpp"
+#include "packages/placement.hpp"
 
 namespace hit::detail {
 
@@ -57,6 +58,10 @@ class Dispatcher {
   bool advance_slots();
   bool claim_more();
   bool decide();
+  std::vector<DeviceOutlook> outlooks_of(const std::vector<double>& cost_s,
+                                         const std::vector<double>& free_at_s,
+                                         const std::vector<std::int64_t>& held_now,
+                                         double now) const;
   void take_claimed(bool keep, const Claimed& won);
   // Marks `n` free slots as claiming (for the claim being made).
   void reserve(int n);
@@ -79,12 +84,14 @@ class Dispatcher {
   std::vector<Slot> slots_;
   ClaimWalk claims_;
   MPI_Win claims_window_;
-  // Each rank's time per package as the last survey saw it (0 not measured, -1 failed).
-  std::vector<double> known_per_package_s_;
-  bool surveyed_once_ = false;  // known_per_package_s_ holds what a survey saw
+  // Each rank's cost per package (in the quickest device's seconds) as the last survey saw it
+  // (0 not measured, -1 its device failed).
+  std::vector<double> known_cost_s_;
+  bool surveyed_once_ = false;  // known_cost_s_ holds what a survey saw
   std::uint64_t sequence_ = 0;  // claims so far: packages launch in this order
   int idle_spins_ = 0;
   double next_survey_ = 0;  // MPI_Wtime before which this rank, left out by the rule, waits
+  int declined_ = 0;        // decisions in a row that left this rank out
   std::int64_t published_[3] = {0, 0, 0};  // free_at, per_package, held (MPI reads them)
 };
 

@@ -164,6 +164,58 @@ int PackageEngine::usable_depth() const {
       std::min<std::uint64_t>(static_cast<std::uint64_t>(options_.depth), slots - 1));
 }
 
+// Every working rank times one launch of the same package (the middle one, whose rows are as
+// representative as any), so that devices are compared on equal work: package times measured
+// during dispatch are of different rows on each device, and an irregular workload (Mandelbrot)
+// would make a slow device that happened to get cheap rows look fast. The result is not kept
+// (the package is computed again by whoever takes it). Collective; on the first run of a kernel.
+void PackageEngine::probe(const KernelCall& call) {
+  const index_t id = count() / 2;
+  double seconds = 0;
+  collectively(env_.comm(), [&] {
+    if (failed_) return;
+    const Shape pkg = package(id);
+    Slot slot = make_slot(size_);
+    // The rows come from their owners, who are launching their own probe: answer each other's
+    // gets while the devices compute, and time the launch alone (the device's speed).
+    Device& dev = device(env_);
+    const MPI_Comm comm = env_.comm();
+    dev.set_wait_hook([comm] { poke_progress(comm); });
+    const struct Unhook {
+      Device& d;
+      ~Unhook() { d.set_wait_hook({}); }
+    } unhook{dev};
+    try {
+      fetch(slot, pkg);
+      wait_all(static_cast<int>(slot.requests.size()), slot.requests.data(), "MPI_Rget", false);
+      slot.requests.clear();
+      const Timer t;
+      prefetch_to_device(slot, pkg);
+      launch(slot, pkg, call);
+      seconds = t.seconds();
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::device_failed) throw;
+      fail(e);
+    }
+  });
+  const std::vector<double> all = allgather(seconds, env_.comm());
+  double quickest = 0;
+  for (const double v : all)
+    if (v > 0) quickest = quickest == 0 ? v : std::min(quickest, v);
+  // One launch of a package shorter than a millisecond says little about a device's speed on a
+  // shared core (scheduling, a first allocation): times below that are not told apart.
+  constexpr double floor_s = 1e-3;
+  slowness_.assign(all.size(), 1.0);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r] > 0 && quickest > 0)
+      slowness_[r] = std::max(all[r], floor_s) / std::max(quickest, floor_s);
+  }
+  if (quickest > 0) profile_.prime(quickest);
+  fetched_bytes_ = 0;
+  returned_bytes_ = 0;
+  overlapped_ = 0;
+}
+
 void PackageEngine::tune(const KernelCall& call) {
   double alive = failed_ ? 0.0 : 1.0;
   allreduce_in_place(&alive, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
@@ -200,8 +252,6 @@ void PackageEngine::tune(const KernelCall& call) {
       time_rows(1);
       overhead = std::min(time_rows(1), time_rows(1));
       per_row = time_rows(r2) / static_cast<double>(r2);
-      my_overhead_s_ = overhead;
-      my_row_s_ = per_row;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::device_failed) throw;
       fail(e);

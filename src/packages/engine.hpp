@@ -93,6 +93,11 @@ class PackageEngine {
   // of one kernel with one package size (placement.hpp).
   PackageProfile& profile() noexcept { return profile_; }
   PackageProfile& fetch_profile() noexcept { return fetch_profile_; }
+  // Each rank's time on one package that every rank computed (the middle one) over the quickest
+  // rank's: how much slower each device is on the same rows, whatever the rows cost (1 where not
+  // measured). profile() holds this device's package times divided by its own ratio: the cost of
+  // the packages in the quickest device's seconds, comparable between devices.
+  const std::vector<double>& slowness() const noexcept { return slowness_; }
 
  private:
   // ---- kept between runs of the same arrays (engine.cpp)
@@ -102,6 +107,7 @@ class PackageEngine {
   template <class F>
   void with_epochs(const F& fn);
   void tune(const KernelCall& call);
+  void probe(const KernelCall& call);
   int usable_depth() const;
 
   // ---- the run (run.cpp)
@@ -139,11 +145,10 @@ class PackageEngine {
   std::vector<std::unique_ptr<RmaWindow>> owned_windows_;
   std::vector<RmaWindow*> windows_;
   std::unique_ptr<RmaWindow> queue_;
-  double my_overhead_s_ = 0;  // this rank's own tuner measurements (a prior for its profile)
-  double my_row_s_ = 0;
   std::string profiled_;  // the kernel and package size the profiles were measured for
   PackageProfile profile_;
   PackageProfile fetch_profile_;
+  std::vector<double> slowness_;
 };
 
 }  // namespace hit::detail

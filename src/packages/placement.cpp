@@ -28,6 +28,13 @@ double PackageProfile::seconds() const {
   return *mid;
 }
 
+double PackageProfile::cautious_seconds() const {
+  if (recent_.empty()) return 0;
+  std::vector<double> sorted = recent_;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted.size() < 3 ? sorted.back() : sorted[sorted.size() - 2];
+}
+
 namespace {
 
 // When device `d` can start another package: after what it holds; a device past its expected
@@ -80,6 +87,10 @@ index_t packages_to_take(std::span<const DeviceOutlook> devices, std::size_t me,
     if (measured(d)) known.push_back({available_at(d, now_s), d.per_package_s});
   }
   const Capacity self{available_at(mine, now_s), mine.per_package_s};
+  // Slower than some other measured device: its own packages at their cautious time.
+  bool slower = false;
+  for (const Capacity& c : known) slower = slower || c.per_package_s < mine.per_package_s;
+  const double own_s = slower ? std::max(mine.per_package_s, mine.cautious_s) : mine.per_package_s;
   const auto placed_by = [&](double t) {
     index_t n = 0;
     for (const Capacity& c : known) {
@@ -98,7 +109,7 @@ index_t packages_to_take(std::span<const DeviceOutlook> devices, std::size_t me,
     const double mid = lo + (hi - lo) / 2;
     (placed_by(mid) >= remaining ? hi : lo) = mid;
   }
-  return std::min(remaining, finished_by(hi, self.at, self.per_package_s, remaining));
+  return std::min(remaining, finished_by(hi, self.at, own_s, remaining));
 }
 
 std::vector<index_t> split_by_speed(index_t count, std::span<const double> speeds) {

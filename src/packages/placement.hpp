@@ -35,6 +35,11 @@ class PackageProfile {
   std::uint64_t samples() const noexcept { return samples_; }
   // The estimate; 0 when nothing is known.
   double seconds() const;
+  // A cautious estimate: the second longest of the last `window` (the longest with fewer than
+  // three samples). Package costs differ (Mandelbrot rows through the set run every iteration,
+  // others escape at once), and a slow device that takes an expensive package near the end
+  // makes the run's tail; it plans with this one, still robust to one stalled package.
+  double cautious_seconds() const;
 
  private:
   std::vector<double> recent_;  // the last `window` samples, oldest first
@@ -44,6 +49,7 @@ class PackageProfile {
 // What one device looks like to the others when a package is placed.
 struct DeviceOutlook {
   double per_package_s = 0;  // its profile; 0: not measured yet
+  double cautious_s = 0;     // PackageProfile::cautious_seconds (0: as per_package_s)
   double free_at_s = 0;      // when it expects to finish what it holds (the round's clock)
   std::int64_t held = 0;     // packages it holds, the one computing included
   bool working = true;       // false: its device failed (it takes nothing)
@@ -57,8 +63,11 @@ struct DeviceOutlook {
 // included: claims are atomic, so two devices asking for one package is harmless, nobody asking
 // would not be). A device with no profile yet beside measured ones claims one package when it
 // holds none (to be measured) and is not counted as capacity by the others; when no device is
-// measured yet, all count as equally fast. 0: let the others take them (a slow device beside a
-// fast one near the end of a run).
+// measured yet, all count as equally fast. A device slower than another measured one counts its
+// own packages at its cautious time (the others' and the end of the run at their typical ones):
+// it takes a package only if it would finish it first even if it were one of the expensive ones.
+// The fastest device, when it holds nothing, always takes one, so some device always does.
+// 0: let the others take them (a slow device beside a fast one near the end of a run).
 [[nodiscard]] index_t packages_to_take(std::span<const DeviceOutlook> devices, std::size_t me,
                                        index_t remaining, double now_s);
 

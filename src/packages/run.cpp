@@ -89,8 +89,7 @@ PackageReport PackageEngine::run(const std::string& kernel, const KernelCall& ca
     profiled_ = profiled;
     profile_ = PackageProfile{};
     fetch_profile_ = PackageProfile{};
-    // The tuner timed a package of this rank's rows just now: a first estimate.
-    if (my_row_s_ > 0) profile_.prime(my_overhead_s_ + static_cast<double>(size_) * my_row_s_);
+    with_epochs([&] { probe(call); });
   }
   PackageReport report;
   report.size = size_;
@@ -152,7 +151,10 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
     // Over the devices still working, by their measured speeds (equal where unmeasured).
     std::vector<double> speeds(static_cast<std::size_t>(procs), 0.0);
     {
-      const std::vector<double> all = allgather(failed_ ? 0.0 : profile_.seconds(), comm);
+      const double slow = slowness_.size() == static_cast<std::size_t>(procs)
+                              ? slowness_[static_cast<std::size_t>(me)]
+                              : 1.0;
+      const std::vector<double> all = allgather(failed_ ? 0.0 : slow, comm);
       bool every = true;
       for (const int r : s.working) every = every && all[static_cast<std::size_t>(r)] > 0;
       for (const int r : s.working)
@@ -183,10 +185,12 @@ std::vector<QueueRange> PackageEngine::first_queues() const {
     double binding = 1;   // relative, from the binding
   };
   Speed mine;
+  const double slow =
+      slowness_.size() == static_cast<std::size_t>(procs) ? slowness_[env_.rank()] : 1.0;
   if (failed_) {
     mine.measured = -1;
   } else if (profile_.known()) {
-    mine.measured = 1.0 / profile_.seconds();
+    mine.measured = 1.0 / slow;
   }
   Device& dev = device(env_);
   if (dev.kind() == DeviceKind::emu)

@@ -104,6 +104,31 @@ TEST(PackagesToTake, TheLastPackageGoesWhereItFinishesFirst) {
   EXPECT_EQ(packages_to_take(d, 1, 1, 5.0), 0);
 }
 
+TEST(PackageProfile, TheCautiousEstimateIsTheSecondLongest) {
+  PackageProfile p;
+  p.observe(0.01);
+  EXPECT_DOUBLE_EQ(p.cautious_seconds(), 0.01);
+  p.observe(0.05);
+  EXPECT_DOUBLE_EQ(p.cautious_seconds(), 0.05);
+  for (const double t : {0.01, 0.01, 0.02, 0.01, 0.01}) p.observe(t);
+  // One stalled package does not count; the expensive one after it does.
+  p.observe(9.0);
+  EXPECT_DOUBLE_EQ(p.cautious_seconds(), 0.05);
+  EXPECT_DOUBLE_EQ(p.seconds(), 0.01);
+}
+
+TEST(PackagesToTake, ASlowDevicePlansWithItsCautiousTime) {
+  // Typically 3 s a package, but some took 12 s: with the fast device free at 5 s (6 s for the
+  // last package), the slow one would take it on its typical time, not on its cautious one.
+  std::vector<DeviceOutlook> d = {busy(1, 5), idle(3)};
+  EXPECT_EQ(packages_to_take(d, 1, 1, 0), 1);
+  d[1].cautious_s = 12;
+  EXPECT_EQ(packages_to_take(d, 1, 1, 0), 0);
+  // The fastest device is not held to its cautious time.
+  d[0].cautious_s = 100;
+  EXPECT_EQ(packages_to_take(d, 0, 1, 5.0), 1);
+}
+
 TEST(PackagesToTake, ADeviceWithNoProfileTakesOnePackageToBeMeasured) {
   const std::vector<DeviceOutlook> d = {idle(0.001), idle(0)};
   EXPECT_EQ(packages_to_take(d, 1, 1000, 0), 1);
