@@ -391,7 +391,7 @@ void describe_schedule(const Schedule& schedule, const WorkPackages* packages,
     lines.insert(
         lines.begin(),
         fmt::format("package size tuned to {} rows (overhead {:.2e} s per package, "
-                    "{:.2e} s per row on the slowest device)",
+                    "{:.2e} s per row on the fastest device)",
                     packages->size(), packages->tuned_overhead_s(), packages->tuned_row_s()));
   }
 }

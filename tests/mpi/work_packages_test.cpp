@@ -227,7 +227,8 @@ TEST(WorkPackages, DepthIsBoundedByDeviceMemory) {
   });
   hit::WorkPackages packages(env(), shape, hit::PackageOptions{100, 3});
   const auto report = packages.run(copy, hit::partitioned_in(in), hit::partitioned_out(out));
-  EXPECT_EQ(report.depth, 1);
+  // At most 1 (a device the placement finds much slower than another holds none ahead).
+  EXPECT_LE(report.depth, 1);
   EXPECT_LE(report.max_ahead, 1);
   EXPECT_LE(emu.dev().used(), emu.dev().capacity());
 
