@@ -42,7 +42,8 @@ Kernel<View<T>> mandelbrot_kernel(const Frame& frame) {
   return k;
 }
 
-// Which device computed which package, and when: one lane per rank (rerouted packages red), and
+// Which device computed which package, and when: one lane per rank (rerouted packages red), each
+// lane's end marked with how long its device was idle before the run's end (the tail), and
 // beside it the domain's rows coloured by the rank that computed them.
 std::string packages_svg(const std::vector<PackageRecord>& records,
                          const std::vector<std::string>& labels, index_t count,
@@ -85,6 +86,27 @@ std::string packages_svg(const std::vector<PackageRecord>& records,
     svg += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{:.2f}\" width=\"{:.1f}\" height=\"{:.2f}\" fill=\"{}\"/>\n",
         strip_x, y0, strip, std::max(strip_h / static_cast<double>(count), 0.5), fill);
+  }
+  // The tail: where each lane's last package ends, and how long before the run's end (the
+  // devices that ran dry while another still computed).
+  std::vector<double> last(ranks, -1.0);
+  for (const PackageRecord& p : records) {
+    const auto r = static_cast<std::size_t>(p.rank);
+    if (r < ranks) last[r] = std::max(last[r], p.end_s);
+  }
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (last[r] < 0) continue;
+    const double x = left + width * last[r] / end;
+    const double y = top + lane * static_cast<double>(r);
+    svg += fmt::format(
+        "<line x1=\"{:.2f}\" y1=\"{:.1f}\" x2=\"{:.2f}\" y2=\"{:.1f}\" stroke=\"black\" "
+        "stroke-dasharray=\"2,2\"/>\n",
+        x, y + 1, x, y + lane - 1);
+    if (end - last[r] > 1e-3 * end) {
+      svg += fmt::format(
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\">idle {:.0f} ms at the end</text>\n",
+          std::min(x + 3, left + width - 110), y + 18, 1e3 * (end - last[r]));
+    }
   }
   svg += fmt::format(
       "<text x=\"{:.1f}\" y=\"{:.1f}\">time 0 .. {:.3f} s</text>\n<text x=\"{:.1f}\" "
@@ -391,7 +413,7 @@ void describe_schedule(const Schedule& schedule, const WorkPackages* packages,
     lines.insert(
         lines.begin(),
         fmt::format("package size tuned to {} rows (overhead {:.2e} s per package, "
-                    "{:.2e} s per row on the slowest device)",
+                    "{:.2e} s per row on the fastest device)",
                     packages->size(), packages->tuned_overhead_s(), packages->tuned_row_s()));
   }
 }

@@ -138,10 +138,11 @@ class Device {
     counters_.evicted_bytes += bytes;
   }
 
-  // Called again and again by the thread that waits in synchronize() while the device works
-  // (emu, cuda; a cpu device runs kernels on the calling thread and never waits). Work packages
-  // answer other ranks' one-sided requests from it: without a progress thread, MPI progresses
-  // only inside MPI calls. Empty: plain waiting. The hook must not use the device.
+  // Called again and again by the thread that waits while the device works: in synchronize()
+  // on emu and cuda; on cpu, with a hook installed, the kernel runs on a helper thread and the
+  // calling thread calls the hook until it ends. Work packages answer other ranks' one-sided
+  // requests from it: without a progress thread, MPI progresses only inside MPI calls. Empty:
+  // plain waiting (a cpu kernel on the calling thread). The hook must not use the device.
   void set_wait_hook(std::function<void()> hook) { wait_hook_ = std::move(hook); }
   bool has_wait_hook() const noexcept { return static_cast<bool>(wait_hook_); }
 

@@ -84,6 +84,9 @@ struct DeviceParams {
   // emu: an injected failure: the device's executions from this count on (0: the first) throw
   // Error(device_failed), and so do all later ones (a failed device stays failed).
   std::optional<std::uint64_t> fail_after;
+  // emu: an injected stall: the device's execution of this count (0: the first), and only it,
+  // takes 100 times as long (an unresponsive device; work packages give its package to another).
+  std::optional<std::uint64_t> stall_at;
 
   [[nodiscard]] static DeviceParams of(const DeviceBinding& binding);
 };

@@ -3,7 +3,9 @@
 // by model. The first axis of a domain is cut into packages of the same number of rows, many more
 // than the devices; every rank takes packages on demand, first from its own queue (the packages
 // whose rows it owns), then from the queues of the others (one-sided MPI: a queue is a counter in
-// its rank's window, so no rank serves everyone); faster devices simply take more.
+// its rank's window, so no rank serves everyone); faster devices simply take more, and a device
+// takes a package only if it would finish it before any other device could (placement by
+// expected finish time: a fast device beside slow ones is not slower than alone).
 //
 //   hit::WorkPackages packages(env, domain, hit::PackageOptions::parse("workPackages:size=64"),
 //                              hit::partition("blocks", domain));
@@ -19,7 +21,8 @@
 // each package is one hit::launch over the package's rows of the domain, partitioned by the
 // plug-in and parameters of the domain's Partition (as hit::launch takes it; default single).
 //
-// Prefetching: each rank keeps up to `depth` packages ahead of the one computing, their rows
+// Prefetching: each rank keeps up to `depth` packages ahead of the one computing (fewer when its
+// measured transfer and compute times need fewer, none on a much slower device), their rows
 // fetched and (on an accelerator) copied to the device on its second stream while the current one
 // computes. Rerouting: a launch that throws Error(device_failed) (an emulated device's fail=K, a
 // GPU error) takes the device out; the packages it held but did not finish are dispatched again
@@ -94,7 +97,7 @@ struct PackageRecord {
 struct PackageReport {
   index_t size = 0;          // rows per package
   index_t count = 0;         // packages in the domain
-  int depth = 0;             // prefetch depth used (the asked one, less if device memory is short)
+  int depth = 0;             // most held ahead by measured times (<= asked; 0: a slow device)
   int max_ahead = 0;         // most packages held ahead of a launch (<= depth)
   int rounds = 0;            // dispatch rounds (1 + one per round of rerouting)
   double wall_s = 0;         // the run, from its starting barrier to this rank's last package

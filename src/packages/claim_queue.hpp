@@ -1,10 +1,10 @@
 #pragma once
 // The queues of work packages and the claim protocol (hit/work_packages.hpp, docs/packages.md).
 // Each rank's queue is a range of a round's package list and one int64 counter in its rank's MPI
-// window. The counter holds two counts in one word, taken from the front by its owner (low half)
-// and from the back by thieves (high half), so one atomic add hands out distinct packages and sees
-// both: the owner keeps the start of its rows, thieves take the far end (classic work stealing).
-// Internal to src/packages/.
+// window (beside what the rank publishes for placement, QueueWord). The counter holds two counts in
+// one word, taken from the front by its owner (low half) and from the back by thieves (high half),
+// so one atomic add hands out distinct packages and sees both: the owner keeps the start of its
+// rows, thieves take the far end (classic work stealing). Internal to src/packages/.
 
 #include <mpi.h>
 
@@ -31,10 +31,18 @@ std::vector<QueueRange> home_queues(const std::vector<ArrayPlan>& plans, int pro
                                     const Sig& domain_rows, index_t size, index_t count);
 // `total` packages in blocks over `ranks` (the others' queues empty).
 std::vector<QueueRange> spread_queues(index_t total, const std::vector<int>& ranks, int procs);
+// `total` packages in contiguous blocks, rank after rank, of the sizes given (summing to total).
+std::vector<QueueRange> queues_of_sizes(const std::vector<index_t>& sizes);
 
-// Empties this rank's queue counter (nothing taken yet), under an exclusive lock of its own window
-// so that no claim of another rank is half-way through it.
-void reset_queue(const RmaWindow& queue, int me);
+// The int64 words of a rank's queue window: the claim counter, then what the rank publishes for
+// the others' placement decisions (placement.hpp): when it expects to be free (ns on the round's
+// clock), its time per package (ns; 0 not measured, -1 its device failed), the packages it holds.
+enum QueueWord : int { counter_word = 0, free_at_word = 1, per_package_word = 2, held_word = 3 };
+constexpr int queue_words = 4;
+
+// Empties this rank's queue counter (nothing taken yet) and publishes `per_package_ns`, under an
+// exclusive lock of its own window so that no claim of another rank is half-way through it.
+void reset_queue(const RmaWindow& queue, int me, std::int64_t per_package_ns);
 
 // Lets MPI make progress on operations other ranks target at this one (a few polls: a remote
 // accumulate is a message in and a reply out).
@@ -46,9 +54,19 @@ struct Claimed {
   std::vector<index_t> positions;
 };
 
-// One rank's claims in one round: its own queue first, then the next ranks' in turn, one claim at
-// a time, each for as many packages as it can hold (a victim busy computing answers only between
-// its packages, so a thief takes what it can hold at once). Inside an epoch of the queue window.
+// What a survey of every rank's window found: the packages left in each queue and each rank's
+// published words (free_at_word.., raw).
+struct Survey {
+  std::vector<index_t> left;  // per queue
+  std::vector<std::int64_t> free_at_ns, per_package_ns, held;
+  index_t total_left() const noexcept;
+};
+
+// One rank's claims in one round. Before a claim, a survey reads every rank's window (one-sided
+// atomic reads, all at once): how many packages each queue has left and what each rank published;
+// the placement rule decides how many to take, then the claim takes them from this rank's own
+// queue while it has some, else from the far end of the queue with the most left. Inside an
+// epoch of the queue window.
 class ClaimWalk {
  public:
   ClaimWalk(const RmaWindow& queue, const std::vector<QueueRange>& queues, int me);
@@ -56,32 +74,47 @@ class ClaimWalk {
   ClaimWalk(const ClaimWalk&) = delete;  // MPI writes into it while a claim is pending
   ClaimWalk& operator=(const ClaimWalk&) = delete;
 
-  // Every queue tried and found empty.
-  bool done() const noexcept { return tried_ >= procs_; }
-  bool pending() const noexcept { return pending_; }
-  // The queue tried now and whether it was empty from the start.
-  int victim() const noexcept { return (me_ + tried_) % procs_; }
-  bool victim_empty() const noexcept;
-  void skip_victim() noexcept { ++tried_; }
+  // A survey found every queue empty (they stay so for the round).
+  bool done() const noexcept { return done_; }
+  // A survey or a claim is in flight.
+  bool pending() const noexcept { return phase_ != Phase::idle && phase_ != Phase::surveyed; }
+  bool claiming() const noexcept { return phase_ == Phase::claiming; }
+  bool surveyed() const noexcept { return phase_ == Phase::surveyed; }
 
-  // Starts a claim of `count` packages from victim() (a one-sided atomic add).
-  void start(std::int64_t count);
-  // Whether the pending claim completed (then take() it).
+  void start_survey();
+  // The completed survey (then claim or drop it).
+  const Survey& survey() const noexcept { return survey_; }
+  void drop_survey() noexcept;
+  // Starts a claim of `count` packages, from the queue the survey chose (own first, else the
+  // one with most left). Returns whether the victim is this rank.
+  bool start(std::int64_t count);
+  // The packages left in this rank's own queue now (an atomic read of its own window: no other
+  // rank's progress needed).
+  index_t own_left();
+  // Claims `count` packages from this rank's own queue, at once (no survey before it).
+  Claimed take_own(std::int64_t count);
+  // Whether the pending survey or claim completed.
   bool test();
   void wait();
-  // What the completed claim won; moves on to the next queue when this one is empty now.
+  // What the completed claim won.
   Claimed take();
-  // Completes a pending claim whatever happened (before the window's epoch ends).
+  // Completes whatever is in flight (before the window's epoch ends).
   void settle() noexcept;
 
  private:
+  enum class Phase { idle, surveying, surveyed, claiming, claimed };
+  void finish_survey();
+
   MPI_Win win_;
   const std::vector<QueueRange>& queues_;
   int me_;
   int procs_;
-  int tried_ = 0;  // queues tried so far
-  bool pending_ = false;
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  Phase phase_ = Phase::idle;
+  bool done_ = false;
+  std::vector<MPI_Request> requests_;
+  std::vector<std::int64_t> words_;  // procs * queue_words, from the survey
+  Survey survey_;
+  int victim_ = 0;
   std::int64_t asked_ = 0;
   std::int64_t add_ = 0;
   std::int64_t old_ = 0;  // the counter before the add

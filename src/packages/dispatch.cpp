@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
+#include "packages/placement.hpp"
 
 namespace hit::detail {
 
@@ -36,7 +38,9 @@ Dispatcher::Dispatcher(PackageEngine& engine, const KernelCall& call, const Roun
       report_(report),
       comm_(engine.env().comm()),
       me_(engine.env().rank()),
-      claims_(queue, round.queues, me_) {
+      claims_(queue, round.queues, me_),
+      claims_window_(queue.get()),
+      known_cost_s_(round.queues.size(), 0.0) {
   if (!engine_.failed()) {
     for (int i = 0; i <= engine_.depth(); ++i) slots_.push_back(engine_.make_slot(engine_.size()));
   }
@@ -69,6 +73,7 @@ void Dispatcher::run() {
     if (!busy() && (engine_.failed() || claims_.done())) break;
     back_off();
   }
+  if (report_.depth == 0 && !engine_.failed()) report_.depth = depth_now();
   report_.wall_s = MPI_Wtime() - round_.t0;
 }
 
@@ -85,7 +90,11 @@ bool Dispatcher::busy() const {
 
 bool Dispatcher::poll_claim() {
   if (!claims_.pending() || !claims_.test()) return false;
-  take_claimed(true);
+  if (claims_.surveyed()) {
+    decide();
+  } else {
+    take_claimed(true, claims_.take());
+  }
   return true;
 }
 
@@ -95,6 +104,8 @@ bool Dispatcher::advance_slots() {
   bool progressed = false;
   for (Slot& x : slots_) {
     if (x.state == Slot::State::fetching && !any_pending(x.requests)) {
+      // Rows from other ranks (a copy of this rank's own rows takes no time worth measuring).
+      if (x.remote) engine_.fetch_profile().observe(MPI_Wtime() - x.claimed_at);
       engine_.prefetch_to_device(x, engine_.package(x.id));
       x.state = Slot::State::ready;
       progressed = true;
@@ -106,19 +117,67 @@ bool Dispatcher::advance_slots() {
   return progressed;
 }
 
-// Claims as many packages as there are slots free and room within the depth, from the queue
-// tried now (skipping one that was empty from the start).
+// Surveys every rank's queue and outlook when this rank has room for a package (a slot free and
+// fewer held than its depth), unless the placement rule left it out a moment ago.
 bool Dispatcher::claim_more() {
-  const int room = engine_.depth() + 1 - held();
-  if (engine_.failed() || claims_.pending() || claims_.done() || room <= 0) return false;
-  if (claims_.victim_empty()) {
-    claims_.skip_victim();
-    return true;
+  if (engine_.failed() || claims_.pending() || claims_.done()) return false;
+  if (claims_.surveyed()) return decide();
+  const int room = std::min(depth_now() + 1 - held(), count(Slot::State::free));
+  if (room <= 0 || MPI_Wtime() < next_survey_) return false;
+  // Far from the end of the round, a survey would say "take what you can hold": when this rank
+  // would take `room` packages of its own queue's alone even if every other device were free
+  // now (the least it could be given; more packages left or busier devices only give it more),
+  // it claims them from its own queue at once, without waiting for the others to answer a
+  // survey, so that their transfers overlap the launch that follows.
+  const index_t own = surveyed_once_ ? claims_.own_left() : 0;
+  if (own >= room) {
+    const double now = MPI_Wtime() - round_.t0;
+    const std::vector<double> free_now(known_cost_s_.size(), now);
+    const std::vector<std::int64_t> nothing(known_cost_s_.size(), 0);
+    const auto outlooks = outlooks_of(known_cost_s_, free_now, nothing, now);
+    if (packages_to_take(outlooks, static_cast<std::size_t>(me_), own, now) >= room) {
+      reserve(room);
+      take_claimed(true, claims_.take_own(room));
+      advance_slots();
+      return true;
+    }
   }
-  const int n = std::min(count(Slot::State::free), room);
-  if (n <= 0) return false;
-  const bool own = claims_.victim() == me_;
-  claims_.start(n);
+  claims_.start_survey();
+  return true;
+}
+
+// Every rank's time per package for the placement rule: its slowness (the probe) times the cost
+// of the packages, the largest typical cost any rank published (the same for all, so the rule
+// compares devices, not the rows they happened to get; the largest, so that near the end the
+// packages left are not taken to be the cheap ones). This rank's own outlook is as it is now.
+std::vector<DeviceOutlook> Dispatcher::outlooks_of(const std::vector<double>& cost_s,
+                                                   const std::vector<double>& free_at_s,
+                                                   const std::vector<std::int64_t>& held_now,
+                                                   double now) const {
+  const std::vector<double>& slowness = engine_.slowness();
+  const auto slow = [&](std::size_t r) { return r < slowness.size() ? slowness[r] : 1.0; };
+  const auto me = static_cast<std::size_t>(me_);
+  const PackageProfile& profile = engine_.profile();
+  double cost = profile.seconds();
+  for (const double c : cost_s) cost = std::max(cost, c);
+  std::vector<DeviceOutlook> out(cost_s.size());
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    DeviceOutlook& o = out[r];
+    o.working = cost_s[r] >= 0;
+    const bool measured = r == me ? profile.known() : cost_s[r] > 0;
+    o.per_package_s = o.working && measured ? slow(r) * cost : 0.0;
+    o.free_at_s = free_at_s[r];
+    o.held = held_now[r];
+  }
+  DeviceOutlook& mine = out[me];
+  mine.working = !engine_.failed();
+  mine.cautious_s = slow(me) * std::max(cost, profile.cautious_seconds());
+  mine.held = held();
+  mine.free_at_s = now + static_cast<double>(mine.held) * mine.per_package_s;
+  return out;
+}
+
+void Dispatcher::reserve(int n) {
   int reserved = 0;
   for (Slot& x : slots_) {
     if (x.state == Slot::State::free && reserved < n) {
@@ -126,20 +185,97 @@ bool Dispatcher::claim_more() {
       ++reserved;
     }
   }
-  // A claim on this rank's own queue completes at once: take its packages and start their
-  // transfers now, so they overlap the launch below instead of following it.
+}
+
+// After a survey: claims the packages the placement rule gives this rank (within its room), or
+// waits a little and asks again. A claim on this rank's own queue completes at once: its packages
+// are taken and their transfers started now, so they overlap the launch that follows.
+bool Dispatcher::decide() {
+  const Survey& s = claims_.survey();
+  const index_t left = s.total_left();
+  if (left == 0) {  // every queue is empty: nothing more to claim in this round
+    claims_.drop_survey();
+    return true;
+  }
+  const double now = MPI_Wtime() - round_.t0;
+  std::vector<double> free_at(s.left.size(), 0.0);
+  for (std::size_t r = 0; r < s.left.size(); ++r) {
+    known_cost_s_[r] =
+        s.per_package_ns[r] < 0 ? -1.0 : static_cast<double>(s.per_package_ns[r]) * 1e-9;
+    free_at[r] = static_cast<double>(s.free_at_ns[r]) * 1e-9;
+  }
+  surveyed_once_ = true;
+  const std::vector<DeviceOutlook> outlooks = outlooks_of(known_cost_s_, free_at, s.held, now);
+  const index_t want = packages_to_take(outlooks, static_cast<std::size_t>(me_), left, now);
+  const int room = std::min(depth_now() + 1 - held(), count(Slot::State::free));
+  const auto n = static_cast<int>(std::min<index_t>(want, room));
+  if (n <= 0) {
+    // Left out: the others finish what is left sooner. Ask again after a fraction of a package
+    // (the others' backlogs change as they compute), at least 0.2 ms, at most 2 ms.
+    claims_.drop_survey();
+    // The decision changes only when another device's backlog does: wait one of the quickest
+    // other device's packages (0.5 to 10 ms), twice as long after each decision the same way,
+    // so that devices left out of the end of a run leave the cores to those computing it.
+    double quickest = 0;
+    for (std::size_t r = 0; r < outlooks.size(); ++r) {
+      const double t = outlooks[r].per_package_s;
+      if (static_cast<int>(r) != me_ && outlooks[r].working && t > 0)
+        quickest = quickest == 0 ? t : std::min(quickest, t);
+    }
+    declined_ = std::min(declined_ + 1, 5);
+    next_survey_ =
+        MPI_Wtime() + std::clamp(quickest * static_cast<double>(1 << (declined_ - 1)), 5e-4, 1e-2);
+    publish();
+    return false;
+  }
+  declined_ = 0;
+  const bool own = claims_.start(n);
+  reserve(n);
   if (own) {
     claims_.wait();
-    take_claimed(true);
+    take_claimed(true, claims_.take());
     advance_slots();
   }
   return true;
 }
 
+int Dispatcher::depth_now() const {
+  // A device more than twice as slow as another working one, whose packages take 5 ms or more,
+  // holds nothing ahead: it claims its next package when it starts it, so that a package it holds
+  // never waits on it while a faster device runs dry. (A claim and a transfer take a fraction of
+  // a millisecond; on shorter packages holding one ahead saves more than the tail it risks.)
+  const std::vector<double>& slowness = engine_.slowness();
+  const auto me = static_cast<std::size_t>(me_);
+  const double mine = (me < slowness.size() ? slowness[me] : 1.0) * engine_.profile().seconds();
+  if (me < slowness.size() && mine >= 5e-3) {
+    for (std::size_t r = 0; r < slowness.size() && r < known_cost_s_.size(); ++r) {
+      if (r != me && known_cost_s_[r] >= 0 && slowness[me] > 2 * slowness[r]) return 0;
+    }
+  }
+  return prefetch_depth(engine_.fetch_profile().seconds(), mine, engine_.depth());
+}
+
+void Dispatcher::publish() {
+  const double now = MPI_Wtime() - round_.t0;
+  const std::vector<double>& slowness = engine_.slowness();
+  const auto me = static_cast<std::size_t>(me_);
+  const double cost = engine_.profile().seconds();
+  const double t = (me < slowness.size() ? slowness[me] : 1.0) * cost;
+  const std::int64_t held_now = held();
+  published_[0] =
+      static_cast<std::int64_t>(std::llround((now + static_cast<double>(held_now) * t) * 1e9));
+  published_[1] = engine_.failed() ? -1 : static_cast<std::int64_t>(std::llround(cost * 1e9));
+  published_[2] = held_now;
+  const MPI_Win win = claims_window_;
+  check_mpi(MPI_Accumulate(published_, 3, MPI_INT64_T, me_, free_at_word, 3, MPI_INT64_T,
+                           MPI_REPLACE, win),
+            "MPI_Accumulate");
+  check_mpi(MPI_Win_flush(me_, win), "MPI_Win_flush");
+}
+
 // Gives the packages a completed claim won to the slots reserved for it (`keep`), or to the
 // report's abandoned ones when the device failed meanwhile.
-void Dispatcher::take_claimed(bool keep) {
-  const Claimed won = claims_.take();
+void Dispatcher::take_claimed(bool keep, const Claimed& won) {
   std::size_t i = 0;
   for (Slot& x : slots_) {
     if (x.state != Slot::State::claiming) continue;
@@ -153,8 +289,10 @@ void Dispatcher::take_claimed(bool keep) {
     x.id = id;
     x.rerouted = round_.rerouted;
     x.sequence = sequence_++;
+    x.claimed_at = MPI_Wtime();
     if (won.from != me_) ++report_.stolen;
     engine_.fetch(x, engine_.package(id));
+    x.remote = !x.requests.empty();
     x.state = Slot::State::fetching;
   }
 }
@@ -174,7 +312,10 @@ void Dispatcher::compute(Slot& slot) {
   // their claims and gets on this rank only inside MPI calls, and a launch makes none.
   poke_progress(comm_);
   report_.max_ahead = std::max(report_.max_ahead, held() - 1);
+  report_.depth = std::max(report_.depth, depth_now());
   const Shape pkg = engine_.package(slot.id);
+  slot.state = Slot::State::computing;
+  publish();
   const double start = MPI_Wtime() - round_.t0;
   LaunchRecord rec;
   try {
@@ -183,12 +324,19 @@ void Dispatcher::compute(Slot& slot) {
     if (e.kind() != ErrorKind::device_failed) throw;
     engine_.fail(e);
     abandon_all();
+    publish();
     return;
   }
+  const double end = MPI_Wtime() - round_.t0;
   report_.busy_s += rec.seconds;
-  report_.computed.push_back({slot.id, me_, start, MPI_Wtime() - round_.t0, slot.rerouted});
+  report_.computed.push_back({slot.id, me_, start, end, slot.rerouted});
+  // In the quickest device's seconds (comparable with the others' costs).
+  const std::vector<double>& slowness = engine_.slowness();
+  const auto me = static_cast<std::size_t>(me_);
+  engine_.profile().observe((end - start) / (me < slowness.size() ? slowness[me] : 1.0));
   engine_.give_back(slot, pkg);
   slot.state = slot.requests.empty() ? Slot::State::free : Slot::State::returning;
+  publish();
   idle_spins_ = 0;
 }
 
@@ -196,11 +344,15 @@ void Dispatcher::compute(Slot& slot) {
 // already on their way to their owners still arrive).
 void Dispatcher::abandon_all() {
   if (claims_.pending()) {
+    const bool claim = claims_.claiming();
     claims_.wait();
-    take_claimed(false);
+    if (claim) take_claimed(false, claims_.take());
   }
+  claims_.drop_survey();
   for (Slot& x : slots_) {
-    if (x.state != Slot::State::fetching && x.state != Slot::State::ready) continue;
+    if (x.state != Slot::State::fetching && x.state != Slot::State::ready &&
+        x.state != Slot::State::computing)
+      continue;
     wait_all(static_cast<int>(x.requests.size()), x.requests.data(), "MPI_Rget", false);
     x.requests.clear();
     report_.abandoned.push_back(x.id);
@@ -211,10 +363,12 @@ void Dispatcher::abandon_all() {
 // Waiting for a claim or rows from a rank that is computing: poll, leaving the core to the others
 // (emulated devices' threads, ranks sharing cores) a little longer each time.
 void Dispatcher::back_off() {
-  if (++idle_spins_ < 64) {
+  if (++idle_spins_ < 16) {
     std::this_thread::yield();
   } else {
-    std::this_thread::sleep_for(std::chrono::microseconds(std::min(idle_spins_, 500)));
+    // Answer the others' claims and surveys before sleeping (a survey waits on every rank).
+    poke_progress(comm_);
+    std::this_thread::sleep_for(std::chrono::microseconds(std::min(4 * idle_spins_, 250)));
   }
 }
 

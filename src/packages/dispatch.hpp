@@ -7,6 +7,12 @@
 // A slot's states: free -> claiming (reserved for a pending claim) -> fetching (rows arriving) ->
 // ready (rows on the host, copy to the device issued) -> launched -> returning (results on their
 // way to their owners) -> free. A claim that wins fewer packages than it reserved frees the rest.
+//
+// Placement (placement.hpp): before each claim a survey reads what every rank published (its
+// queue's packages left, when it expects to be free, its time per package, what it holds); the
+// rank claims only the packages it would finish before any other device could, and holds no more
+// ahead than its measured transfer and compute times need. A rank the rule leaves out asks again
+// a little later, until every queue is empty.
 
 #include <cstdint>
 #include <vector>
@@ -14,6 +20,7 @@
 #include "hit/work_packages.hpp"
 #include "packages/claim_queue.hpp"
 #include "packages/engine.hpp"
+#include "packages/placement.hpp"
 
 namespace hit::detail {
 
@@ -42,13 +49,27 @@ class Dispatcher {
 
  private:
   int count(Slot::State state) const;
-  int held() const { return count(Slot::State::fetching) + count(Slot::State::ready); }
+  int held() const {
+    return count(Slot::State::fetching) + count(Slot::State::ready) + count(Slot::State::computing);
+  }
   bool busy() const;
   // Each returns whether anything changed.
   bool poll_claim();
   bool advance_slots();
   bool claim_more();
-  void take_claimed(bool keep);
+  bool decide();
+  std::vector<DeviceOutlook> outlooks_of(const std::vector<double>& cost_s,
+                                         const std::vector<double>& free_at_s,
+                                         const std::vector<std::int64_t>& held_now,
+                                         double now) const;
+  void take_claimed(bool keep, const Claimed& won);
+  // Marks `n` free slots as claiming (for the claim being made).
+  void reserve(int n);
+  // Packages held ahead of the one computing, from this device's measured times.
+  int depth_now() const;
+  // Publishes when this rank expects to be free, its time per package and what it holds (the
+  // package computing included), for the others' placement decisions.
+  void publish();
   Slot* next_ready();
   void compute(Slot& slot);
   void abandon_all();
@@ -62,8 +83,16 @@ class Dispatcher {
   int me_;
   std::vector<Slot> slots_;
   ClaimWalk claims_;
+  MPI_Win claims_window_;
+  // Each rank's cost per package (in the quickest device's seconds) as the last survey saw it
+  // (0 not measured, -1 its device failed).
+  std::vector<double> known_cost_s_;
+  bool surveyed_once_ = false;  // known_cost_s_ holds what a survey saw
   std::uint64_t sequence_ = 0;  // claims so far: packages launch in this order
   int idle_spins_ = 0;
+  double next_survey_ = 0;  // MPI_Wtime before which this rank, left out by the rule, waits
+  int declined_ = 0;        // decisions in a row that left this rank out
+  std::int64_t published_[3] = {0, 0, 0};  // free_at, per_package, held (MPI reads them)
 };
 
 }  // namespace hit::detail

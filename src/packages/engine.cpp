@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
 #include "hit/device_params.hpp"
+#include "packages/claim_queue.hpp"
 
 namespace hit::detail {
 
@@ -93,7 +95,7 @@ void PackageEngine::prepare(std::vector<PackageArray> arrays) {
   plans_ = plan_arrays(env_, domain_[0], std::move(arrays));
   copy_replicated_to_device();
   open_windows();
-  if (!queue_) queue_ = std::make_unique<RmaWindow>(1, comm);
+  if (!queue_) queue_ = std::make_unique<RmaWindow>(queue_words, comm);
   depth_ = -1;  // to be found for these arrays
   signature_ = signature(arrays_of(plans_));
 }
@@ -163,34 +165,89 @@ int PackageEngine::usable_depth() const {
       std::min<std::uint64_t>(static_cast<std::uint64_t>(options_.depth), slots - 1));
 }
 
+// Every working rank times one launch of the same package (the middle one, whose rows are as
+// representative as any), so that devices are compared on equal work: package times measured
+// during dispatch are of different rows on each device, and an irregular workload (Mandelbrot)
+// would make a slow device that happened to get cheap rows look fast. The result is not kept
+// (the package is computed again by whoever takes it). Collective; on the first run of a kernel.
+void PackageEngine::probe(const KernelCall& call) {
+  const index_t id = count() / 2;
+  double seconds = 0;
+  collectively(env_.comm(), [&] {
+    if (failed_) return;
+    const Shape pkg = package(id);
+    Slot slot = make_slot(size_);
+    // The rows come from their owners, who are launching their own probe: answer each other's
+    // gets while the devices compute, and time the launch alone (the device's speed).
+    Device& dev = device(env_);
+    const MPI_Comm comm = env_.comm();
+    dev.set_wait_hook([comm] { poke_progress(comm); });
+    const struct Unhook {
+      Device& d;
+      ~Unhook() { d.set_wait_hook({}); }
+    } unhook{dev};
+    try {
+      fetch(slot, pkg);
+      wait_all(static_cast<int>(slot.requests.size()), slot.requests.data(), "MPI_Rget", false);
+      slot.requests.clear();
+      const Timer t;
+      prefetch_to_device(slot, pkg);
+      launch(slot, pkg, call);
+      seconds = t.seconds();
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::device_failed) throw;
+      fail(e);
+    }
+  });
+  const std::vector<double> all = allgather(seconds, env_.comm());
+  double quickest = 0;
+  for (const double v : all)
+    if (v > 0) quickest = quickest == 0 ? v : std::min(quickest, v);
+  // One launch of a package shorter than a millisecond says little about a device's speed on a
+  // shared core (scheduling, a first allocation): times below that are not told apart.
+  constexpr double floor_s = 1e-3;
+  slowness_.assign(all.size(), 1.0);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r] > 0 && quickest > 0)
+      slowness_[r] = std::max(all[r], floor_s) / std::max(quickest, floor_s);
+  }
+  if (quickest > 0) profile_.prime(quickest);
+  fetched_bytes_ = 0;
+  returned_bytes_ = 0;
+  overlapped_ = 0;
+}
+
 void PackageEngine::tune(const KernelCall& call) {
   double alive = failed_ ? 0.0 : 1.0;
   allreduce_in_place(&alive, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
   const auto procs = static_cast<index_t>(std::max(1.0, alive));
-  // Seconds per package (a) and per row (b), measured on this rank's first rows: a is the
-  // quicker of two one-row packages (the fixed cost, with one row's work: an upper bound), b the
-  // mean over a package of N/(16P) rows (rows of an irregular workload differ, so one row would
-  // mislead). One untimed launch first pays the one-off costs (replicated inputs sent, buffers
-  // allocated).
+  // Seconds per package (a) and per row (b), measured by every rank on the same rows, the middle
+  // N/(16P) of the domain (so that devices are compared on equal work: an irregular workload's
+  // rows differ): a is the quicker of two one-row packages (the fixed cost, with one row's work:
+  // an upper bound), b the mean over the N/(16P) rows. One untimed launch first pays the one-off
+  // costs (replicated inputs sent, buffers allocated). The rows come from their owners, who are
+  // measuring too: they answer each other's gets while their devices compute; the launches alone
+  // are timed.
   const index_t r2 = std::clamp<index_t>(rows_ / (16 * procs), 1, rows_);
-  double overhead = 0;  // a (summed over ranks)
-  double per_row = 0;   // b (the largest)
+  double overhead = 0;  // a (this rank's)
+  double per_row = 0;   // b (this rank's)
   collectively(env_.comm(), [&] {
     if (failed_) return;
-    index_t first = domain_[0].begin() + rows_ * env_.rank() / std::max(1, env_.size());
-    for (const ArrayPlan& p : plans_) {
-      if (p.array.policy == PackagePolicy::replicated_in || p.array.block.shape.is_null()) continue;
-      first = p.array.block.shape[0].begin();
-      break;
-    }
-    first = std::min(first, domain_[0].end() - r2);
+    const index_t first = domain_[0].begin() + (rows_ - r2) / 2;
     Slot probe = make_slot(r2);
+    Device& dev = device(env_);
+    const MPI_Comm comm = env_.comm();
+    dev.set_wait_hook([comm] { poke_progress(comm); });
+    const struct Unhook {
+      Device& d;
+      ~Unhook() { d.set_wait_hook({}); }
+    } unhook{dev};
     const auto time_rows = [&](index_t r) {
       const Shape pkg = domain_.with_sig(0, Sig(first, first + r));
-      Timer t;
       fetch(probe, pkg);
       wait_all(static_cast<int>(probe.requests.size()), probe.requests.data(), "MPI_Rget", false);
       probe.requests.clear();
+      const Timer t;
       prefetch_to_device(probe, pkg);
       launch(probe, pkg, call);
       return t.seconds();
@@ -204,19 +261,27 @@ void PackageEngine::tune(const KernelCall& call) {
       fail(e);
     }
   });
-  allreduce_in_place(&overhead, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
-  allreduce_in_place(&per_row, 1, MPI_DOUBLE, MPI_MAX, env_.comm());
-  overhead_s_ = overhead / static_cast<double>(procs);
-  row_s_ = per_row;
-  // A device's time is about (N/P) b + (N/(P g)) a + (d+1) g b_max: the rows, the overhead of its
-  // packages, and the tail, when the slowest device still holds its current package and d
-  // prefetched ones; it is least at g = sqrt(N a / (P (d+1) b_max)). At least four packages per
-  // device, so dispatch has something to balance.
+  // The fastest device's a and b, and the devices' worth in fastest devices, P' = sum of
+  // b_min / b_r (a device 100 times slower adds 0.01).
+  const double none = std::numeric_limits<double>::max();
+  double a_min = per_row > 0 ? overhead : none;
+  double b_min = per_row > 0 ? per_row : none;
+  double speed = per_row > 0 ? 1.0 / per_row : 0.0;
+  allreduce_in_place(&a_min, 1, MPI_DOUBLE, MPI_MIN, env_.comm());
+  allreduce_in_place(&b_min, 1, MPI_DOUBLE, MPI_MIN, env_.comm());
+  allreduce_in_place(&speed, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
+  const bool measured = b_min < none && a_min < none && speed > 0;
+  overhead_s_ = measured ? a_min : 0.0;
+  row_s_ = measured ? b_min : 0.0;
+  const double worth = measured ? std::max(1.0, speed * b_min) : static_cast<double>(procs);
+  // The run takes about (N/P') b + (N/(P' g)) a + g b_min: the rows, the overhead of the packages,
+  // and the tail. Placement by expected finish time leaves the last packages to the devices that
+  // finish them first, so the run ends within about one of the fastest device's packages after
+  // it (before that placement the tail was the slowest device's d + 1 held packages). It is least
+  // at g = sqrt(N a / (P' b_min)). At least four packages per device, so dispatch has something
+  // to balance.
   const double n = static_cast<double>(rows_);
-  const double held = static_cast<double>(options_.depth + 1);
-  const double best =
-      per_row > 0 ? std::sqrt(n * overhead_s_ / (static_cast<double>(procs) * held * per_row))
-                  : 1.0;
+  const double best = measured ? std::sqrt(n * overhead_s_ / (worth * row_s_)) : 1.0;
   const index_t most = std::max<index_t>(1, rows_ / (4 * procs));
   size_ = std::clamp<index_t>(static_cast<index_t>(std::llround(best)), 1, most);
   fetched_bytes_ = 0;

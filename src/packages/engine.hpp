@@ -23,6 +23,8 @@
 #include "hit/partition.hpp"
 #include "hit/work_packages.hpp"
 #include "packages/array_plan.hpp"
+#include "packages/claim_queue.hpp"
+#include "packages/placement.hpp"
 #include "packages/rma_window.hpp"
 
 namespace hit::detail {
@@ -35,12 +37,14 @@ struct RowBuffer {
 
 // A package held by this rank: claimed, its inputs arriving, ready, or its results returning.
 struct Slot {
-  enum class State { free, claiming, fetching, ready, returning };
+  enum class State { free, claiming, fetching, ready, computing, returning };
   State state = State::free;
   index_t id = -1;
   bool rerouted = false;
   std::uint64_t sequence = 0;       // claim order: packages launch in it
   std::uint64_t copied_before = 0;  // launches done when its device copy was issued
+  double claimed_at = 0;            // MPI_Wtime when it was won (its rows' transfer time)
+  bool remote = false;              // some of its rows come from other ranks
   std::vector<MPI_Request> requests;
   std::vector<RowBuffer> inputs;   // one per partitioned input
   std::vector<RowBuffer> outputs;  // one per partitioned output
@@ -65,7 +69,9 @@ class PackageEngine {
   double row_s() const noexcept { return row_s_; }
   bool failed() const noexcept { return failed_; }
 
-  PackageReport run(const KernelCall& call, std::vector<PackageArray> arrays);
+  // `kernel`: its name (the measured profiles belong to one kernel).
+  PackageReport run(const std::string& kernel, const KernelCall& call,
+                    std::vector<PackageArray> arrays);
 
   // ---- one package (a round of dispatch and the tuner) ------------------------------------------
   Environment& env() const noexcept { return env_; }
@@ -83,6 +89,15 @@ class PackageEngine {
   void give_back(Slot& slot, const Shape& pkg);
   // The device failed: it computes nothing from now on, in this run and later ones.
   void fail(const Error& e);
+  // This device's seconds per package and per transfer of a package's rows, kept across the runs
+  // of one kernel with one package size (placement.hpp).
+  PackageProfile& profile() noexcept { return profile_; }
+  PackageProfile& fetch_profile() noexcept { return fetch_profile_; }
+  // Each rank's time on one package that every rank computed (the middle one) over the quickest
+  // rank's: how much slower each device is on the same rows, whatever the rows cost (1 where not
+  // measured). profile() holds this device's package times divided by its own ratio: the cost of
+  // the packages in the quickest device's seconds, comparable between devices.
+  const std::vector<double>& slowness() const noexcept { return slowness_; }
 
  private:
   // ---- kept between runs of the same arrays (engine.cpp)
@@ -92,12 +107,15 @@ class PackageEngine {
   template <class F>
   void with_epochs(const F& fn);
   void tune(const KernelCall& call);
+  void probe(const KernelCall& call);
   int usable_depth() const;
 
   // ---- the run (run.cpp)
   void start_run(const KernelCall& call);
   std::int64_t dispatch_rounds(const KernelCall& call, PackageReport& report);
   void finish_report(const DeviceCounters& before, PackageReport& report) const;
+  std::vector<QueueRange> first_queues() const;
+  std::int64_t published_per_package_ns() const;
   void check_exactly_once(const PackageReport& report, std::int64_t done) const;
 
   // ---- one package (slots.cpp)
@@ -127,6 +145,10 @@ class PackageEngine {
   std::vector<std::unique_ptr<RmaWindow>> owned_windows_;
   std::vector<RmaWindow*> windows_;
   std::unique_ptr<RmaWindow> queue_;
+  std::string profiled_;  // the kernel and package size the profiles were measured for
+  PackageProfile profile_;
+  PackageProfile fetch_profile_;
+  std::vector<double> slowness_;
 };
 
 }  // namespace hit::detail

@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
+#include "hit/device_params.hpp"
 #include "packages/claim_queue.hpp"
 #include "packages/dispatch.hpp"
 #include "packages/engine.hpp"
@@ -73,17 +75,26 @@ void PackageEngine::with_epochs(const F& fn) {
   });
 }
 
-PackageReport PackageEngine::run(const KernelCall& call, std::vector<PackageArray> arrays) {
+PackageReport PackageEngine::run(const std::string& kernel, const KernelCall& call,
+                                 std::vector<PackageArray> arrays) {
   prepare(std::move(arrays));
   const DeviceCounters before = device(env_).counters();
   fetched_bytes_ = 0;
   returned_bytes_ = 0;
   overlapped_ = 0;
   start_run(call);
+  // What this device measured holds for one kernel and one package size.
+  const std::string profiled = fmt::format("{}/{}", kernel, size_);
+  if (profiled != profiled_) {
+    profiled_ = profiled;
+    profile_ = PackageProfile{};
+    fetch_profile_ = PackageProfile{};
+    with_epochs([&] { probe(call); });
+  }
   PackageReport report;
   report.size = size_;
   report.count = count();
-  report.depth = depth_;
+  report.depth = 0;  // the depth this device's measured times asked for (the dispatch finds it)
   const std::int64_t done = dispatch_rounds(call, report);
   finish_report(before, report);
   check_exactly_once(report, done);
@@ -111,9 +122,9 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
   const int procs = env_.size();
   std::vector<index_t> ids(static_cast<std::size_t>(count()));
   std::iota(ids.begin(), ids.end(), index_t{0});
-  std::vector<QueueRange> queues = home_queues(plans_, procs, domain_[0], size_, count());
+  std::vector<QueueRange> queues = first_queues();
   bool rerouted = false;
-  reset_queue(*queue_, me);
+  reset_queue(*queue_, me, published_per_package_ns());
   barrier(comm);
   const double t0 = MPI_Wtime();
   for (int round = 1;; ++round) {
@@ -137,11 +148,68 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
     if (s.total == 0) return s.done;
     // What failed devices held goes to the devices still working, in a new round.
     ids = gather_abandoned(report.abandoned.data() + known, s, me, comm);
-    queues = spread_queues(s.total, s.working, procs);
+    // Over the devices still working, by their measured speeds (equal where unmeasured).
+    std::vector<double> speeds(static_cast<std::size_t>(procs), 0.0);
+    {
+      const double slow = slowness_.size() == static_cast<std::size_t>(procs)
+                              ? slowness_[static_cast<std::size_t>(me)]
+                              : 1.0;
+      const std::vector<double> all = allgather(failed_ ? 0.0 : slow, comm);
+      bool every = true;
+      for (const int r : s.working) every = every && all[static_cast<std::size_t>(r)] > 0;
+      for (const int r : s.working)
+        speeds[static_cast<std::size_t>(r)] = every ? 1.0 / all[static_cast<std::size_t>(r)] : 1.0;
+    }
+    queues = queues_of_sizes(split_by_speed(s.total, speeds));
     rerouted = true;
-    reset_queue(*queue_, me);
+    reset_queue(*queue_, me, published_per_package_ns());
     barrier(comm);  // no claim on a queue before its owner reset it
   }
+}
+
+std::int64_t PackageEngine::published_per_package_ns() const {
+  if (failed_) return -1;
+  return static_cast<std::int64_t>(std::llround(profile_.seconds() * 1e9));
+}
+
+// The home queues of a run's first round, by the speeds known now: every working device's
+// measured time per package (earlier runs, the size tuner), else the emulated slowdowns of the
+// binding. Devices known to be equally fast (within 5 %) keep the layout's queues (the packages of
+// the rows each rank owns, which need no transfer); unlike ones get shares proportional to their
+// speeds, in rank order, so that every queue takes about as long as the others.
+std::vector<QueueRange> PackageEngine::first_queues() const {
+  const int procs = env_.size();
+  std::vector<QueueRange> owners = home_queues(plans_, procs, domain_[0], size_, count());
+  struct Speed {
+    double measured = 0;  // packages per second; 0 unknown; -1 failed
+    double binding = 1;   // relative, from the binding
+  };
+  Speed mine;
+  const double slow =
+      slowness_.size() == static_cast<std::size_t>(procs) ? slowness_[env_.rank()] : 1.0;
+  if (failed_) {
+    mine.measured = -1;
+  } else if (profile_.known()) {
+    mine.measured = 1.0 / slow;
+  }
+  Device& dev = device(env_);
+  if (dev.kind() == DeviceKind::emu)
+    mine.binding = 1.0 / std::max(1.0, DeviceParams::of(dev.binding()).slowdown.at(0));
+  const std::vector<Speed> all = allgather(mine, env_.comm());
+  bool every_measured = true;
+  for (const Speed& s : all) every_measured = every_measured && s.measured != 0;
+  std::vector<double> speeds;
+  for (const Speed& s : all)
+    speeds.push_back(s.measured < 0 ? 0.0 : every_measured ? s.measured : s.binding);
+  double lo = 0;
+  double hi = 0;
+  for (const double v : speeds) {
+    if (v <= 0) continue;
+    lo = lo == 0 ? v : std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (hi == 0 || hi <= 1.05 * lo) return owners;
+  return queues_of_sizes(split_by_speed(count(), speeds));
 }
 
 void PackageEngine::finish_report(const DeviceCounters& before, PackageReport& report) const {

@@ -95,10 +95,10 @@ bool WorkPackages::device_failed() const noexcept {
   return engine_->failed();
 }
 
-PackageReport WorkPackages::run_erased(const std::string& /*kernel*/, const AccessPattern& access,
+PackageReport WorkPackages::run_erased(const std::string& kernel, const AccessPattern& access,
                                        std::vector<detail::PackageArray> arrays,
                                        const detail::PackageLaunch& launch_one) {
-  return engine_->run(detail::KernelCall{access, launch_one}, std::move(arrays));
+  return engine_->run(kernel, detail::KernelCall{access, launch_one}, std::move(arrays));
 }
 
 }  // namespace hit

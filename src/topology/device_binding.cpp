@@ -21,7 +21,7 @@ using detail::strip_spaces;
 std::string_view device_spec_grammar() {
   return "spec = item[,item...]; item = kind[:index][(key=value[,key=value...])][*count]; "
          "kind = cpu|cuda|emu; keys: cpu and cuda (cores), emu (mem, bw, slowdown, change, clock, "
-         "fail, cores); "
+         "fail, stall, cores); "
          "e.g. cuda:0*3,cuda:1 or emu:0(slowdown=4,mem=512MiB)*2,cpu*2";
 }
 

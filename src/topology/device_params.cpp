@@ -14,18 +14,22 @@ namespace hit {
 using detail::parse_count;
 
 namespace {
-// fail=K: a launch count, 0 or more.
-std::uint64_t parse_fail_after(const std::string& value) {
+// fail=K, stall=K: a launch count, 0 or more.
+std::uint64_t parse_launch_count(const std::string& key, const std::string& value) {
   std::uint64_t k = 0;
   const auto* end = value.data() + value.size();
   const auto [ptr, ec] = std::from_chars(value.data(), end, k);
   if (value.empty() || ec != std::errc() || ptr != end) {
-    throw Error(ErrorKind::parse,
-                fmt::format("fail={} is not a launch count (K: the K-th execution, from 0, and "
-                            "every later one fail)",
-                            excerpt(value)));
+    throw Error(
+        ErrorKind::parse,
+        fmt::format("{}={} is not a launch count (K: the K-th execution, from 0, {})", key,
+                    excerpt(value),
+                    key == "fail" ? "and every later one fail" : "takes 100 times as long"));
   }
   return k;
+}
+std::uint64_t parse_fail_after(const std::string& value) {
+  return parse_launch_count("fail", value);
 }
 }  // namespace
 
@@ -53,6 +57,10 @@ const std::vector<ParamInfo>& device_params(DeviceKind kind) {
       {"fail",
        "an injected failure: the K-th kernel execution (counted from 0) and every later one throw "
        "a device failure (work packages reroute around it)",
+       "never"},
+      {"stall",
+       "an injected stall: the K-th kernel execution (counted from 0), and only it, takes 100 "
+       "times as long (work packages give its package to another device as well)",
        "never"},
       cores,
   };
@@ -93,6 +101,8 @@ DeviceParams DeviceParams::of(const DeviceBinding& b) {
       p.cpu_clock = value == "cpu";
     } else if (key == "fail") {
       p.fail_after = parse_fail_after(value);
+    } else if (key == "stall") {
+      p.stall_at = parse_launch_count("stall", value);
     }
   }
   return p;
@@ -120,6 +130,7 @@ std::string canonical_param_value(const std::string& key, const std::string& val
     throw Error(ErrorKind::parse, "expected wall or cpu");
   }
   if (key == "fail") return std::to_string(parse_fail_after(value));
+  if (key == "stall") return std::to_string(parse_launch_count("stall", value));
   return value;
 }
 

@@ -29,6 +29,15 @@ hit_packages_check(mixed 2 --n 80 --iters 64 --schedule workPackages:size=3,dept
                    --devices "emu:0(slowdown=3,clock=cpu),cpu")
 hit_packages_check(mixed_gemm 4 --workload gemm --n 72 --schedule workPackages:size=4,depth=4
                    --devices "emu:0(slowdown=2,bw=2GB/s),cpu*3")
+# A stalled device (its third execution takes 100 times as long): the others take the packages
+# left around it, and the answer is still right (Mandelbrot bit for bit, gemm against BLAS).
+foreach(np 2 3 4)
+  math(EXPR rest "${np} - 1")
+  hit_packages_check(stall ${np} --n 96 --iters 64 --schedule workPackages:size=2,depth=2
+                     --devices "emu:0(stall=2,clock=cpu),emu:1(clock=cpu)*${rest}")
+  hit_packages_check(stall_gemm ${np} --workload gemm --n 64 --schedule workPackages:size=2,depth=2
+                     --devices "emu:0(stall=2,clock=cpu),cpu*${rest}")
+endforeach()
 # Inputs laid out unlike the domain's blocks: A's rows move to the rank that computes them.
 hit_packages_check(gemm_weighted 3 --workload gemm --n 48 --layout weighted:w=1,4,2
                    --schedule workPackages:size=4,depth=2 --partition threads)
@@ -71,6 +80,7 @@ hit_packages_error(schedule_name "'blocks' is not a work-package spec" "--n|20|-
 hit_packages_error(schedule_key "unknown.*speed|speed.*size, depth"
                    "--n|20|--schedule|workPackages:speed=2")
 hit_packages_error(fail_spec "fail=soon is not valid" "--n|20|--devices|emu(fail=soon)")
+hit_packages_error(stall_spec "stall=-1 is not a launch count" "--n|20|--devices|emu(stall=-1)")
 hit_packages_error(all_fail "every device failed"
                    "--n|40|--iters|8|--schedule|workPackages:size=2|--devices|emu(fail=1)")
 # The default size=auto: the devices fail while the size is measured, before any holds a package

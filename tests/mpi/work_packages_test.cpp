@@ -227,7 +227,8 @@ TEST(WorkPackages, DepthIsBoundedByDeviceMemory) {
   });
   hit::WorkPackages packages(env(), shape, hit::PackageOptions{100, 3});
   const auto report = packages.run(copy, hit::partitioned_in(in), hit::partitioned_out(out));
-  EXPECT_EQ(report.depth, 1);
+  // At most 1 (a device the placement finds much slower than another holds none ahead).
+  EXPECT_LE(report.depth, 1);
   EXPECT_LE(report.max_ahead, 1);
   EXPECT_LE(emu.dev().used(), emu.dev().capacity());
 
@@ -257,7 +258,9 @@ TEST(WorkPackages, FailedDeviceIsRoutedAround) {
   EXPECT_EQ(wrong_elements(a.out), 0);
   EXPECT_EQ(report.device_failed, last);
   if (last) {
-    EXPECT_EQ(report.computed.size(), 2u);  // two launches before the failure
+    // Two launches before the failure: the first times the device (placement), the second is a
+    // package.
+    EXPECT_EQ(report.computed.size(), 1u);
     EXPECT_FALSE(report.abandoned.empty());
     EXPECT_NE(report.failure.find("fail=2"), std::string::npos) << report.failure;
   }

@@ -205,8 +205,9 @@ TEST(DeviceSpec, UnknownOrRepeatedParameter) {
   EXPECT_THAT(e.what(),
               AllOf(HasSubstr("'cpu' has no parameter 'mem'"), HasSubstr("allowed: cores")));
   e = error_of("emu(speed=2)", 1);
-  EXPECT_THAT(e.what(), AllOf(HasSubstr("no parameter 'speed'"),
-                              HasSubstr("allowed: mem, bw, slowdown, change, clock, fail, cores")));
+  EXPECT_THAT(e.what(),
+              AllOf(HasSubstr("no parameter 'speed'"),
+                    HasSubstr("allowed: mem, bw, slowdown, change, clock, fail, stall, cores")));
   e = error_of("emu(mem=1GiB,mem=2GiB)", 1);
   EXPECT_THAT(e.what(), HasSubstr("'mem' given twice"));
 }
@@ -217,6 +218,15 @@ TEST(DeviceSpec, InjectedFailureIsALaunchCount) {
   EXPECT_EQ(hit::DeviceParams::of(b[0]).fail_after, std::uint64_t{7});
   EXPECT_FALSE(hit::DeviceParams::of(hit::parse_device_spec("emu:0", 1)[0]).fail_after);
   EXPECT_THAT(error_of("cpu(fail=1)", 1).what(), HasSubstr("'cpu' has no parameter 'fail'"));
+}
+
+TEST(DeviceSpec, InjectedStallIsOneLaunch) {
+  const auto b = hit::parse_device_spec("emu:0(stall=03)", 1);
+  EXPECT_EQ(b[0].str(), "emu:0(stall=3)");
+  EXPECT_EQ(hit::DeviceParams::of(b[0]).stall_at, std::uint64_t{3});
+  EXPECT_FALSE(hit::DeviceParams::of(hit::parse_device_spec("emu:0", 1)[0]).stall_at);
+  EXPECT_THAT(error_of("emu(stall=soon)", 1).what(), HasSubstr("stall=soon is not a launch count"));
+  EXPECT_THAT(error_of("cuda(stall=1)", 1).what(), HasSubstr("'cuda' has no parameter 'stall'"));
 }
 
 TEST(DeviceSpec, UnparsableValuesNameTheValue) {

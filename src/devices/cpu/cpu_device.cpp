@@ -1,14 +1,18 @@
 // The cpu backend: kernels run on the host cores of the rank's group, in host memory. Nothing is
 // staged (launch hands the tiles' own memory to the kernel); allocate() exists for code that asks
-// a device for scratch memory whatever its kind.
+// a device for scratch memory whatever its kind. With a wait hook installed, a kernel runs on a
+// helper thread while the calling thread calls the hook (as emu and cuda waits do).
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <new>
 
 #include "devices/backends.hpp"
+#include "devices/emu/host_stream.hpp"
 #include "devices/host_pool.hpp"
 #include "hit/core/host_memory.hpp"
 #include "hit/core/timer.hpp"
@@ -53,7 +57,25 @@ class CpuDevice final : public Device {
     ctx.threads = cores();
     ctx.host_pool = &pool_;
     Timer t;
-    body(ctx);
+    if (wait_hook()) {
+      // Someone must be answered while the kernel runs (work packages: the other ranks' claims,
+      // which MPI progresses only inside MPI calls on this rank). MPI is initialised for the
+      // main thread only (MPI_THREAD_FUNNELED), so the kernel runs on a helper thread and this
+      // thread calls the hook every 100 µs until it is done; errors come back here.
+      runner_.submit([&body, ctx] { body(ctx); });
+      std::exception_ptr hook_error;  // the kernel uses `body` until it ends: never leave before
+      while (!runner_.synchronize_for(std::chrono::microseconds(100))) {
+        if (hook_error) continue;
+        try {
+          wait_hook()();
+        } catch (...) {
+          hook_error = std::current_exception();
+        }
+      }
+      if (hook_error) std::rethrow_exception(hook_error);
+    } else {
+      body(ctx);
+    }
     ++counters_.executions;
     const auto ns = static_cast<std::int64_t>(t.seconds() * 1e9);
     counters_.execute_ns += ns;
@@ -68,6 +90,9 @@ class CpuDevice final : public Device {
   static std::size_t round_up(std::size_t b) { return (b + 63) / 64 * 64; }
   std::atomic<std::uint64_t> used_{0};
   HostPool pool_;  // the threads of `threads` and `blocks` partitions, started at first use
+  // The thread a kernel runs on while the caller answers the wait hook (started at first use).
+  // After the pool: destroyed first, when no kernel can use the pool.
+  HostStream runner_;
 };
 
 }  // namespace

@@ -106,6 +106,8 @@ class EmuDevice final : public Device {
                   fmt::format("device {} failed at kernel execution {} (injected: fail={})",
                               label(), executed_, *params_.fail_after));
     }
+    // An injected stall (stall=K): this execution alone takes 100 times as long.
+    const double stall = params_.stall_at && executed_ == *params_.stall_at ? 100.0 : 1.0;
     ++executed_;
     const double change =
         params_.change.empty()
@@ -113,7 +115,7 @@ class EmuDevice final : public Device {
             : params_.change.factor(launches_++,
                                     std::chrono::duration<double>(clock::now() - created_).count());
     ++counters_.executions;
-    const double factor = std::max(1.0, params_.slowdown.at(problem_bytes) * change);
+    const double factor = std::max(1.0, params_.slowdown.at(problem_bytes) * change) * stall;
     const bool cpu_clock = params_.cpu_clock;
     streams_[check(stream)].submit([this, body, factor, cpu_clock] {
       ExecContext ctx;

@@ -11,10 +11,11 @@ import sys
 
 def main():
     mpiexec, np, program = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    # The last rank's device fails at its second kernel execution: early, so that the others cannot
-    # have taken every package it holds first (it claims depth + 1 = 3 of its own at the start).
+    # The last rank's device fails at its third kernel execution (the first times the device for
+    # placement, the second is its first package): early, so that the others cannot have taken
+    # every package it holds first (it claims up to depth + 1 = 3 of its own at the start).
     failing = np - 1
-    devices = ",".join(["cpu"] * failing + ["emu:0(fail=1)"])
+    devices = ",".join(["cpu"] * failing + ["emu:0(fail=2)"])
     cmd = [mpiexec, "-n", str(np), program, "--n", "120", "--iters", "64", "--check", "--json",
            "--reps", "1", "--warmup", "0", "--schedule", "workPackages:size=2,depth=2",
            "--devices", devices]
