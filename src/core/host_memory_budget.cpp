@@ -39,22 +39,19 @@ HostMemoryBudget host_memory_budget(MPI_Comm comm) {
 
 void require_host_memory(double bytes, const std::string& what, MPI_Comm comm) {
   const HostMemoryBudget mine = host_memory_budget(comm);
-  // Every process decides alike: the largest need against the smallest budget.
-  struct Figures {
-    double need;
-    double budget;
-  };
-  // (A node whose memory is unknown budgets nothing against the others.)
-  Figures f{bytes, mine.node_bytes == 0 ? -std::numeric_limits<double>::max()
-                                        : -static_cast<double>(mine.per_process())};
-  allreduce_in_place(&f.need, 2, MPI_DOUBLE, MPI_MAX, comm);
-  const double budget = -f.budget;
-  if (f.need <= budget) return;
+  // Every process decides alike: the largest need against the smallest budget, one MPI_MAX over
+  // {need, -budget}. (A node whose memory is unknown budgets nothing against the others.)
+  double figures[2] = {bytes, mine.node_bytes == 0 ? -std::numeric_limits<double>::max()
+                                                    : -static_cast<double>(mine.per_process())};
+  allreduce_in_place(figures, 2, MPI_DOUBLE, MPI_MAX, comm);
+  const double need = figures[0];
+  const double budget = -figures[1];
+  if (need <= budget) return;
   throw Error::everywhere(
       ErrorKind::out_of_memory,
       fmt::format("{} need at least {} on a process, more than the {} of host memory a process "
                   "has (a node of {}, {} process{} of the run on it)",
-                  what, human_bytes(f.need), human_bytes(budget),
+                  what, human_bytes(need), human_bytes(budget),
                   human_bytes(static_cast<double>(mine.node_bytes)), mine.node_processes,
                   mine.node_processes == 1 ? "" : "es"));
 }

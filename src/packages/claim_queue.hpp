@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "hit/device.hpp"
 #include "hit/shape.hpp"
 #include "packages/array_plan.hpp"
 #include "packages/rma_window.hpp"
@@ -47,6 +48,21 @@ void reset_queue(const RmaWindow& queue, int me, std::int64_t per_package_ns);
 // Lets MPI make progress on operations other ranks target at this one (a few polls: a remote
 // accumulate is a message in and a reply out).
 void poke_progress(MPI_Comm comm);
+
+// While it lives, the waits of `dev` poke MPI's progress (poke_progress): a rank whose device
+// computes still answers the claims and gets the other ranks target at it.
+class ProgressWhileWaiting {
+ public:
+  ProgressWhileWaiting(Device& dev, MPI_Comm comm) : dev_(dev) {
+    dev_.set_wait_hook([comm] { poke_progress(comm); });
+  }
+  ~ProgressWhileWaiting() { dev_.set_wait_hook({}); }
+  ProgressWhileWaiting(const ProgressWhileWaiting&) = delete;
+  ProgressWhileWaiting& operator=(const ProgressWhileWaiting&) = delete;
+
+ private:
+  Device& dev_;
+};
 
 // The packages one claim won: positions in the round's package list, from rank `from`'s queue.
 struct Claimed {

@@ -40,14 +40,11 @@ Dispatcher::Dispatcher(PackageEngine& engine, const KernelCall& call, const Roun
       me_(engine.env().rank()),
       claims_(queue, round.queues, me_),
       claims_window_(queue.get()),
-      known_cost_s_(round.queues.size(), 0.0) {
+      known_cost_s_(round.queues.size(), 0.0),
+      progress_(device(engine.env()), comm_) {
   if (!engine_.failed()) {
     for (int i = 0; i <= engine_.depth(); ++i) slots_.push_back(engine_.make_slot(engine_.size()));
   }
-  // While the device computes, this rank answers the others' claims and gets (MPI progresses only
-  // inside MPI calls).
-  const MPI_Comm comm = comm_;
-  device(engine_.env()).set_wait_hook([comm] { poke_progress(comm); });
 }
 
 Dispatcher::~Dispatcher() {
@@ -57,7 +54,6 @@ Dispatcher::~Dispatcher() {
       MPI_Waitall(static_cast<int>(x.requests.size()), x.requests.data(), MPI_STATUSES_IGNORE);
     }
   }
-  device(engine_.env()).set_wait_hook({});
 }
 
 void Dispatcher::run() {

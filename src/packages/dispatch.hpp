@@ -93,6 +93,9 @@ class Dispatcher {
   double next_survey_ = 0;  // MPI_Wtime before which this rank, left out by the rule, waits
   int declined_ = 0;        // decisions in a row that left this rank out
   std::int64_t published_[3] = {0, 0, 0};  // free_at, per_package, held (MPI reads them)
+  // While the device computes, this rank answers the others' claims and gets. Last: the
+  // destructor's waits still poke progress.
+  ProgressWhileWaiting progress_;
 };
 
 }  // namespace hit::detail

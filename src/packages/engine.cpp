@@ -170,6 +170,16 @@ int PackageEngine::usable_depth() const {
 // during dispatch are of different rows on each device, and an irregular workload (Mandelbrot)
 // would make a slow device that happened to get cheap rows look fast. The result is not kept
 // (the package is computed again by whoever takes it). Collective; on the first run of a kernel.
+double PackageEngine::timed_launch(Slot& slot, const Shape& pkg, const KernelCall& call) {
+  fetch(slot, pkg);
+  wait_all(static_cast<int>(slot.requests.size()), slot.requests.data(), "MPI_Rget", false);
+  slot.requests.clear();
+  const Timer t;
+  prefetch_to_device(slot, pkg);
+  launch(slot, pkg, call);
+  return t.seconds();
+}
+
 void PackageEngine::probe(const KernelCall& call) {
   const index_t id = count() / 2;
   double seconds = 0;
@@ -179,21 +189,9 @@ void PackageEngine::probe(const KernelCall& call) {
     Slot slot = make_slot(size_);
     // The rows come from their owners, who are launching their own probe: answer each other's
     // gets while the devices compute, and time the launch alone (the device's speed).
-    Device& dev = device(env_);
-    const MPI_Comm comm = env_.comm();
-    dev.set_wait_hook([comm] { poke_progress(comm); });
-    const struct Unhook {
-      Device& d;
-      ~Unhook() { d.set_wait_hook({}); }
-    } unhook{dev};
+    const ProgressWhileWaiting progress(device(env_), env_.comm());
     try {
-      fetch(slot, pkg);
-      wait_all(static_cast<int>(slot.requests.size()), slot.requests.data(), "MPI_Rget", false);
-      slot.requests.clear();
-      const Timer t;
-      prefetch_to_device(slot, pkg);
-      launch(slot, pkg, call);
-      seconds = t.seconds();
+      seconds = timed_launch(slot, pkg, call);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::device_failed) throw;
       fail(e);
@@ -235,22 +233,9 @@ void PackageEngine::tune(const KernelCall& call) {
     if (failed_) return;
     const index_t first = domain_[0].begin() + (rows_ - r2) / 2;
     Slot probe = make_slot(r2);
-    Device& dev = device(env_);
-    const MPI_Comm comm = env_.comm();
-    dev.set_wait_hook([comm] { poke_progress(comm); });
-    const struct Unhook {
-      Device& d;
-      ~Unhook() { d.set_wait_hook({}); }
-    } unhook{dev};
+    const ProgressWhileWaiting progress(device(env_), env_.comm());
     const auto time_rows = [&](index_t r) {
-      const Shape pkg = domain_.with_sig(0, Sig(first, first + r));
-      fetch(probe, pkg);
-      wait_all(static_cast<int>(probe.requests.size()), probe.requests.data(), "MPI_Rget", false);
-      probe.requests.clear();
-      const Timer t;
-      prefetch_to_device(probe, pkg);
-      launch(probe, pkg, call);
-      return t.seconds();
+      return timed_launch(probe, domain_.with_sig(0, Sig(first, first + r)), call);
     };
     try {
       time_rows(1);

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <utility>
 
 #include "hit/core/error.hpp"
@@ -35,6 +36,13 @@ inline int block_owner(index_t n, int parts, index_t row) {
   const index_t wide = extra * (base + 1);  // rows of the processes with one row more
   if (row < wide) return static_cast<int>(row / (base + 1));
   return static_cast<int>(extra + (row - wide) / base);
+}
+
+// A floor of the bytes a block of `rows` rows and `entries` entries allocates before it is
+// read or generated: a name and a row offset per row, a column and a value per entry. Floating
+// point, so that the figures of a file or spec far beyond any host do not overflow.
+inline double block_rows_bytes(double rows, double entries, std::size_t value_bytes) {
+  return rows * 16 + entries * static_cast<double>(sizeof(index_t) + value_bytes);
 }
 
 }  // namespace hit::detail

@@ -210,11 +210,10 @@ CsrRows<T> generate_rows(const GeneratorSpec& spec, MPI_Comm comm) {
   const auto [first, last] = detail::block_rows(n, comm);
   int procs = 1;
   MPI_Comm_size(comm, &procs);
-  // The largest block: a name and a row offset per row, a column and a value per entry, and the
-  // whole permutation and its inverse on every process when permuted.
+  // The largest block, and the whole permutation and its inverse on every process when permuted.
   const double rows = std::ceil(double(n) / procs);
   const double entries = rows * double(2 * dimensions(spec.kind) + 1);
-  const double bytes = rows * 16 + entries * double(sizeof(index_t) + sizeof(T)) +
+  const double bytes = detail::block_rows_bytes(rows, entries, sizeof(T)) +
                        (spec.permute_seed ? double(n) * 16 : 0.0);
   require_host_memory(bytes,
                       fmt::format("generate {}: its {} rows ({} on the largest of {} processes)",

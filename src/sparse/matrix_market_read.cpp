@@ -515,8 +515,7 @@ void require_room(const std::string& path, const ReadOnlyFile& file, const Heade
   const double data_lines = double(file.size() - h.data_offset) / 4;
   const double entries =
       std::min(double(h.entries), data_lines) * (h.symmetric != 0 ? 2 : 1) / procs;
-  const double bytes = rows * 16 + entries * double(sizeof(index_t) + value_bytes);
-  require_host_memory(bytes,
+  require_host_memory(detail::block_rows_bytes(rows, entries, value_bytes),
                       at_line(path, h.size_line) + "the size line announces " +
                           std::to_string(h.rows) + " rows and " + std::to_string(h.entries) +
                           " entries: the block rows of the largest of " + std::to_string(procs) +
