@@ -40,6 +40,7 @@ LAYERS = [
      ["src/devices/*", "src/sparse/sparse_kernels*"]),
     ("balance", ["hit/balance/*"], ["src/balance/*"]),
     ("packages", ["hit/work_packages.hpp"], ["src/packages/*"]),
+    ("runtime", ["hit/runtime/*"], ["src/runtime/*"]),
     ("advisor", ["hit/advisor/*"], ["src/advisor/*"]),
     ("everything", ["hit/hit.hpp"], []),
 ]

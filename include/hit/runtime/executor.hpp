@@ -1,0 +1,62 @@
+#pragma once
+// Runs a TaskGraph as its tasks' data arrive: a task becomes ready when its predecessors have
+// ended, and waits in its place's queue, the longest path to the end first (bottom levels).
+// Places are groups of workers (threads) that use one memory: the host's cores, a device's
+// streams. With a TileDirectory, a task's tiles are acquired at its place's memory before it
+// runs (the mover makes the copies the directory lists) and released after it: each tile moves
+// once per need, not once per task (docs/runtime.md).
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "hit/runtime/task_graph.hpp"
+#include "hit/runtime/tile_directory.hpp"
+
+namespace hit::runtime {
+
+struct Place {
+  Location memory = host_memory;  // the memory the place's tasks read and write
+  int workers = 1;                // tasks it runs at once
+};
+
+struct TaskRecord {
+  TaskId task = 0;
+  int place = 0;
+  int worker = 0;      // within the place
+  double start_s = 0;  // since the run began
+  double end_s = 0;
+  std::int64_t started = 0;  // the order of events: a task's start and end numbers, from one
+  std::int64_t ended = 0;    // counter, so tests check dependencies without trusting clocks
+};
+
+struct PlaceReport {
+  std::int64_t tasks = 0;
+  double busy_s = 0;  // the workers' seconds in task bodies, summed
+};
+
+struct ExecutionReport {
+  std::vector<TaskRecord> records;  // by task id
+  std::vector<PlaceReport> places;
+  double seconds = 0;
+};
+
+// A task's work at its place: its id and the place.
+using TaskBody = std::function<void(TaskId, int place)>;
+// Makes one copy the directory listed (from one memory to another).
+using TileMover = std::function<void(const Transfer&)>;
+
+// Runs every task of `graph` once, task t on place place_of[t], with the dependencies respected.
+// A task that throws stops the run: no task starts after it, those running end, and the first
+// error is rethrown. Error(invalid_argument) for a place_of of another size or naming no place,
+// no places, a place without workers, or (with a directory) a memory the directory lacks.
+ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
+                        std::span<const int> place_of, const TaskBody& body);
+// The same, with every task's tiles acquired at its place's memory first. Copies are made one at
+// a time, in the directory's order, by `move`. The directory must hold the tiles of the tasks
+// running at once (Error(out_of_memory) otherwise, as from acquire()).
+ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
+                        std::span<const int> place_of, const TaskBody& body,
+                        TileDirectory& directory, const TileMover& move);
+
+}  // namespace hit::runtime

@@ -1,0 +1,194 @@
+#include "hit/runtime/executor.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "hit/core/error.hpp"
+
+namespace hit::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void check(const TaskGraph& graph, std::span<const Place> places, std::span<const int> place_of,
+           const TileDirectory* directory) {
+  const auto bad = [](const std::string& what) {
+    return Error(ErrorKind::invalid_argument, "execute: " + what);
+  };
+  if (places.empty()) throw bad("no places to run tasks on");
+  for (std::size_t p = 0; p < places.size(); ++p) {
+    if (places[p].workers < 1) {
+      throw bad(fmt::format("place {} has {} workers (must be >= 1)", p, places[p].workers));
+    }
+    if (directory && (places[p].memory < 0 || places[p].memory > directory->devices())) {
+      throw bad(
+          fmt::format("place {} uses memory {}, which the tile directory lacks (it has the "
+                      "host's and {} device memories)",
+                      p, places[p].memory, directory->devices()));
+    }
+  }
+  if (place_of.size() != graph.size()) {
+    throw bad(fmt::format("{} places for {} tasks", place_of.size(), graph.size()));
+  }
+  for (std::size_t t = 0; t < place_of.size(); ++t) {
+    if (place_of[t] < 0 || static_cast<std::size_t>(place_of[t]) >= places.size()) {
+      throw bad(fmt::format("task {} is placed on place {}, not one of the {}", t, place_of[t],
+                            places.size()));
+    }
+  }
+}
+
+// The run's shared state; every member is guarded by `lock` (the bodies run outside it).
+class Run {
+ public:
+  Run(const TaskGraph& graph, std::span<const Place> places, std::span<const int> place_of,
+      const TaskBody& body, TileDirectory* directory, const TileMover* move)
+      : graph_(graph),
+        places_(places),
+        place_of_(place_of),
+        body_(body),
+        directory_(directory),
+        move_(move),
+        priority_(graph.bottom_levels()),
+        pending_(graph.size()),
+        ready_(places.size()),
+        left_(static_cast<std::int64_t>(graph.size())) {
+    report_.records.resize(graph.size());
+    report_.places.resize(places.size());
+    for (std::size_t t = 0; t < graph.size(); ++t) {
+      pending_[t] = graph.predecessors(static_cast<TaskId>(t)).size();
+      if (pending_[t] == 0) push_ready(static_cast<TaskId>(t));
+    }
+  }
+
+  ExecutionReport go() {
+    start_ = Clock::now();
+    std::vector<std::thread> workers;
+    for (std::size_t p = 0; p < places_.size(); ++p) {
+      for (int w = 0; w < places_[p].workers; ++w) {
+        workers.emplace_back([this, p, w] { work(static_cast<int>(p), w); });
+      }
+    }
+    for (std::thread& t : workers) t.join();
+    if (error_) std::rethrow_exception(error_);
+    report_.seconds = since_start();
+    return std::move(report_);
+  }
+
+ private:
+  double since_start() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+  // Higher bottom level first; among equals the earlier task (program order).
+  bool before(TaskId a, TaskId b) const {
+    const double pa = priority_[static_cast<std::size_t>(a)];
+    const double pb = priority_[static_cast<std::size_t>(b)];
+    return pa != pb ? pa > pb : a < b;
+  }
+
+  void push_ready(TaskId t) {
+    auto& q = ready_[static_cast<std::size_t>(place_of_[static_cast<std::size_t>(t)])];
+    q.push_back(t);
+    std::push_heap(q.begin(), q.end(), [this](TaskId a, TaskId b) { return before(b, a); });
+  }
+
+  TaskId pop_ready(int place) {
+    auto& q = ready_[static_cast<std::size_t>(place)];
+    std::pop_heap(q.begin(), q.end(), [this](TaskId a, TaskId b) { return before(b, a); });
+    const TaskId t = q.back();
+    q.pop_back();
+    return t;
+  }
+
+  // Under the lock: the task's tiles at the place's memory, copies made in order.
+  void acquire_tiles(TaskId t, int place) {
+    if (!directory_) return;
+    const Location memory = places_[static_cast<std::size_t>(place)].memory;
+    for (const TileAccess& a : graph_.accesses(t)) {
+      for (const Transfer& x : directory_->acquire(a.tile, memory, a.mode)) (*move_)(x);
+    }
+  }
+
+  void release_tiles(TaskId t, int place) {
+    if (!directory_) return;
+    const Location memory = places_[static_cast<std::size_t>(place)].memory;
+    for (const TileAccess& a : graph_.accesses(t)) directory_->release(a.tile, memory);
+  }
+
+  void work(int place, int worker) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      changed_.wait(lock, [&] {
+        return error_ || left_ == 0 || !ready_[static_cast<std::size_t>(place)].empty();
+      });
+      if (error_ || left_ == 0) return;
+      const TaskId t = pop_ready(place);
+      TaskRecord& r = report_.records[static_cast<std::size_t>(t)];
+      r = TaskRecord{t, place, worker, 0, 0, events_++, 0};
+      try {
+        acquire_tiles(t, place);
+        lock.unlock();
+        r.start_s = since_start();
+        body_(t, place);
+        r.end_s = since_start();
+        lock.lock();
+        release_tiles(t, place);
+      } catch (...) {
+        if (!lock.owns_lock()) lock.lock();
+        if (!error_) error_ = std::current_exception();
+        changed_.notify_all();
+        return;
+      }
+      r.ended = events_++;
+      PlaceReport& p = report_.places[static_cast<std::size_t>(place)];
+      ++p.tasks;
+      p.busy_s += r.end_s - r.start_s;
+      for (const TaskId s : graph_.successors(t)) {
+        if (--pending_[static_cast<std::size_t>(s)] == 0) push_ready(s);
+      }
+      --left_;
+      changed_.notify_all();
+    }
+  }
+
+  const TaskGraph& graph_;
+  std::span<const Place> places_;
+  std::span<const int> place_of_;
+  const TaskBody& body_;
+  TileDirectory* directory_;
+  const TileMover* move_;
+  const std::vector<double> priority_;
+  std::vector<std::size_t> pending_;        // per task: predecessors not ended
+  std::vector<std::vector<TaskId>> ready_;  // per place: a heap by priority
+  std::int64_t left_;                       // tasks not ended
+  std::int64_t events_ = 0;
+  std::exception_ptr error_;
+  ExecutionReport report_;
+  Clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+};
+
+}  // namespace
+
+ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
+                        std::span<const int> place_of, const TaskBody& body) {
+  check(graph, places, place_of, nullptr);
+  return Run(graph, places, place_of, body, nullptr, nullptr).go();
+}
+
+ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
+                        std::span<const int> place_of, const TaskBody& body,
+                        TileDirectory& directory, const TileMover& move) {
+  check(graph, places, place_of, &directory);
+  return Run(graph, places, place_of, body, &directory, &move).go();
+}
+
+}  // namespace hit::runtime
