@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
     bool no_lookahead = false;
     cli.add_flag("--no-lookahead", no_lookahead,
                  "finish each trailing update before the next panel (no overlap)");
+    cli.add_flag("--runtime", o.runtime,
+                 "run the tile kernels as tasks of the task runtime (docs/runtime.md), as their "
+                 "tiles are ready and the critical path first: one process, one worker per core");
     cli.add_flag("--tune", o.tune,
                  "with a heteroBlockCyclic layout: tune its host share B_h on a small problem "
                  "first (each trial reported), then factorise with the best");

@@ -70,22 +70,46 @@ hit_cholesky_cuda(n777 1 cuda:0 --n 777 --b 128)
 hit_cholesky_cuda(n1000_float 1 cuda:0 --n 1000 --b 96 --type float)
 hit_cholesky_cuda(hetero_tuned 3 "cuda:0,cpu*2" --n 1500 --topology array
                   --layout "heteroBlockCyclic:B=256,b=32" --tune)
+# --runtime: the tile kernels as tasks of the task runtime, on one process's host cores.
+hit_cholesky_check(runtime 1 --n 1000 --b 96 --runtime)
+add_test(NAME cli.cholesky.runtime_repetitions.np1
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 1 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16
+                 --runtime)
+set_tests_properties(cli.cholesky.runtime_repetitions.np1 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
+hit_cholesky_check(runtime_float 1 --n 777 --b 64 --type float --runtime)
+hit_cholesky_check(runtime_one_tile 1 --n 50 --b 64 --runtime)
+hit_cholesky_check(runtime_thin_tiles 1 --n 300 --b 7 --runtime)
+add_test(NAME cli.cholesky.runtime_json.np1
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 1 ${_cholesky} --json --reps 1 --warmup 0 --n 200 --b 50
+                 --runtime)
+# 4 tile columns: 4 potrf, 6 trsm, 6 syrk, 4 gemm.
+set_tests_properties(cli.cholesky.runtime_json.np1 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"tasks\":20,\"workers\":[1-9]"
+                     FAIL_REGULAR_EXPRESSION "FAILED")
 add_test(NAME cli.cholesky.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)
 set_tests_properties(cli.cholesky.repetitions.np2 PROPERTIES LABELS "cli;apps" TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
 
 if(Python3_Interpreter_FOUND)
-  foreach(case "1;17;double;5" "4;40;double;7" "3;33;float;8" "4;64;double;16")
+  foreach(case "1;17;double;5" "4;40;double;7" "3;33;float;8" "4;64;double;16"
+               "1;45;double;8;runtime" "1;33;float;6;runtime")
     list(GET case 0 np)
     list(GET case 1 n)
     list(GET case 2 type)
     list(GET case 3 b)
+    set(extra)
     set(name cli.cholesky.files.n${n}_${type}.np${np})
+    list(LENGTH case fields)
+    if(fields GREATER 4)
+      set(extra --runtime)
+      set(name cli.cholesky.files.runtime_n${n}_${type}.np${np})
+    endif()
     add_test(NAME ${name}
              COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_files.py spd ${n} ${type}
                      ${CMAKE_CURRENT_BINARY_DIR}/${name} -- ${MPIEXEC_EXECUTABLE} -n ${np}
-                     ${_cholesky} --b ${b} --reps 1 --warmup 0)
+                     ${_cholesky} --b ${b} --reps 1 --warmup 0 ${extra})
     set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300
                          ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
   endforeach()
@@ -99,6 +123,13 @@ if(Python3_Interpreter_FOUND)
     set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300
                          ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
   endforeach()
+  # The same pivot under --runtime: the failing task's error ends the run, as in program order.
+  set(name cli.cholesky.not_spd_runtime.np1)
+  add_test(NAME ${name}
+           COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_files.py not_spd 60 double
+                   ${CMAKE_CURRENT_BINARY_DIR}/${name} 45 10 -- ${MPIEXEC_EXECUTABLE} -n 1
+                   ${_cholesky} --b 10 --reps 1 --warmup 0 --runtime)
+  set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
 endif()
 
 # Bad input: every rank exits non-zero with one line naming the value, no hang (4 processes).
@@ -122,3 +153,13 @@ hit_cholesky_error(bh_outside "bh=70 is not a multiple of b=16 in \\[0, B=64\\]"
 hit_cholesky_error(bh_not_multiple "bh=20 is not a multiple of b=16"
                    "--n|100|--layout|heteroBlockCyclic:B=64,b=16,bh=20|--devices|cpu,emu*3")
 hit_cholesky_error(unwritable_output "/nonexistent/dir/l.raw" "--n|8|--c-out|/nonexistent/dir/l.raw")
+hit_cholesky_error(runtime_processes
+                   "--runtime runs one process on its host cores so far \\(the run has 4 processes\\)"
+                   "--n|20|--runtime")
+hit_cholesky_error(runtime_no_lookahead "--no-lookahead orders the program's loop"
+                   "--n|20|--runtime|--no-lookahead")
+add_test(NAME cli.cholesky.error.runtime_emulated
+         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cholesky} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=1
+                 "-DARGS=--n|20|--runtime|--devices|emu" "-DEXPECT=--runtime runs on host cores so far \\(the process is bound to emu:0"
+                 -P ${_cholesky_errcheck})
+set_tests_properties(cli.cholesky.error.runtime_emulated PROPERTIES LABELS "cli;apps" TIMEOUT 180)

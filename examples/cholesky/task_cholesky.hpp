@@ -1,0 +1,57 @@
+#pragma once
+// hit-cholesky --runtime: the same tile kernels submitted as tasks of the task runtime
+// (docs/runtime.md) in the right-looking order, and run as their tiles are ready, the critical
+// path first, on the process's host cores (one worker thread per core, one BLAS thread each).
+
+#include <string>
+#include <vector>
+
+#include "cholesky.hpp"
+#include "cholesky_io.hpp"
+#include "hit/runtime/executor.hpp"
+#include "hit/tile.hpp"
+#include "tile_kernels.hpp"
+
+namespace hit::cholesky {
+
+// Why --runtime cannot run this configuration (empty when it can): it runs one process on host
+// cores so far.
+std::string runtime_refusal(Environment& env, const Options& o);
+
+// One factorisation's tasks over this process's blocks (which hold the whole matrix).
+template <class T>
+class TaskCholesky {
+ public:
+  TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, int workers);
+  // Factorises the blocks in place; returns the run's report (per task its worker and times).
+  runtime::ExecutionReport run();
+  std::size_t tasks() const noexcept { return graph_.size(); }
+  int workers() const noexcept { return workers_; }
+  // The flops of the tile kernels (each task's cost is its kernel's flops).
+  double flops() const;
+  double critical_path() const { return graph_.critical_path(); }
+
+ private:
+  enum class Kind : unsigned char { potrf, trsm, syrk, gemm };
+  struct Step {
+    Kind kind;
+    int i, j, k;  // writes tile (i, j) with panel column k
+  };
+  Tile<T>& tile(int i, int j) { return tiles_[static_cast<std::size_t>(id(i, j))]; }
+  static runtime::TileId id(int i, int j) {
+    return static_cast<runtime::TileId>(i) * (i + 1) / 2 + j;
+  }
+  void body(runtime::TaskId t);
+
+  const Tiling& tiling_;
+  int workers_;
+  std::vector<Tile<T>> tiles_;  // the lower triangle, tile (i, j) at id(i, j)
+  runtime::TaskGraph graph_;
+  std::vector<Step> steps_;  // per task
+  Kernel<View<T>, index_t> potrf_ = potrf<T>();
+  Kernel<View<const T>, View<T>> trsm_ = trsm<T>();
+  Kernel<View<const T>, View<T>> syrk_ = syrk<T>();
+  Kernel<View<const T>, View<const T>, View<T>> gemm_ = gemm<T>();
+};
+
+}  // namespace hit::cholesky
