@@ -377,14 +377,23 @@ def starpu_main(args, binary):
                     calibrations[f"{c.name} {c.sched}"] = c.calibrate(args.starpu_calibration)
                 else:
                     c.run()  # the bus's calibration, on the first run in a fresh STARPU_HOME
-            programs = {"hit": lambda cmd=hit_cmd: run_json(cmd, base)["time_s"]}
+            # The task runtime: one process, P workers (one per core), the same tiles.
+            runtime_cmd = ["mpiexec.mpich", "-n", "1", binary("hit-cholesky"), "--n", str(n), "--b",
+                           str(nb), "--type", "float", "--json", "--runtime", "--devices",
+                           f"cpu(cores={p})", "--reps", "1", "--warmup", str(args.starpu_hit_warmup)]
+            programs = {"hit": lambda cmd=hit_cmd: run_json(cmd, base)["time_s"],
+                        "runtime": lambda cmd=runtime_cmd: run_json(cmd, base)["time_s"]}
             for i, c in enumerate(contenders):
                 programs[i] = c.seconds
             times = alternated(args.runs, programs)
             hit = times["hit"]
+            runtime = times["runtime"]
             flop = n ** 3 / 3
             case = {"n": n, "workers": p, "hit_s": spread(hit),
                     "hit_gflops": flop / statistics.median(hit) * 1e-9,
+                    "runtime_s": spread(runtime),
+                    "runtime_gflops": flop / statistics.median(runtime) * 1e-9,
+                    "runtime_over_processes": spread([h / r for h, r in zip(hit, runtime)]),
                     "calibration_runs": calibrations, "starpu": []}
             for i, c in enumerate(contenders):
                 t = times[i]
@@ -395,6 +404,7 @@ def starpu_main(args, binary):
             best = min(range(len(contenders)), key=lambda i: statistics.median(times[i]))
             case["reference"] = best
             case["throughput_ratio"] = case["starpu"][best]["throughput_ratio"]
+            case["runtime_throughput_ratio"] = spread([s / r for r, s in zip(runtime, times[best])])
             results["cases"].append(case)
             for c, r in zip(contenders, case["starpu"]):
                 print(f"n={n} P={p} {c.name} {c.sched}: {r['time_s']['median']:.3f} s, hit-cholesky "
@@ -468,6 +478,18 @@ def write_starpu_markdown(r, path):
         for s in c["starpu"]:
             lines.append(f"| {c['n']} | {c['workers']} | {starpu_label(s)} | {fmt(s['time_s'])} | "
                          f"{s['gflops']:.2f} | {fmt(s['throughput_ratio'])} |")
+    lines += ["", "hit-cholesky `--runtime` (docs/runtime.md): the same tiles as tasks of the task runtime, "
+              "one process with P workers (`--devices cpu(cores=P)`, one OpenBLAS thread each), "
+              "in the same rounds. Throughput ratios per round: against the reference above, and "
+              "against hit-cholesky on P processes (above 1: the runtime faster).", "",
+              "| n | P | --runtime s | GFLOP/s | vs the StarPU reference | vs P processes |",
+              "|---|---|---|---|---|---|"]
+    for c in r["cases"]:
+        if "runtime_s" not in c:
+            continue
+        lines.append(f"| {c['n']} | {c['workers']} | {fmt(c['runtime_s'])} | "
+                     f"{c['runtime_gflops']:.2f} | {fmt(c['runtime_throughput_ratio'])} | "
+                     f"{fmt(c['runtime_over_processes'])} |")
     lines.append("")
     replace_section(path, "cholesky-starpu", "\n".join(lines))
 
