@@ -325,7 +325,7 @@ int factorise(Environment& env, const Options& o) {
   check_and_draw(env, o, lay);
   Factorisation<T> f(env, o, lay);
   std::optional<TaskCholesky<T>> tasks;
-  if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env).cores());
+  if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env));
   harness.repeat([&](int) { f.restore(); },
                  [&](app::Clock& clock) {
                    if (!tasks) return f.run(clock);
@@ -360,7 +360,11 @@ int factorise(Environment& env, const Options& o) {
   }
   fields["tuning"] = steps;
   if (tasks) {
-    fields["runtime"] = {{"tasks", tasks->tasks()}, {"workers", tasks->workers()}};
+    const runtime::TransferCounters& x = tasks->transfers();
+    fields["runtime"] = {{"tasks", tasks->tasks()},
+                         {"workers", tasks->workers()},
+                         {"evictions", x.evictions},
+                         {"write_backs", x.write_backs}};
   }
   if (!tuning.empty()) fields["tune_n"] = tuning.front().n;
   char headline[256];

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "hit/core/units.hpp"
 #include "hit/device.hpp"
 #include "tile_kernels.hpp"
 
@@ -57,16 +60,14 @@ std::string runtime_refusal(Environment& env, const Options& o) {
     return "--runtime runs one process on its host cores so far (the run has " +
            std::to_string(env.size()) + " processes)";
   }
-  if (device(env).kind() != DeviceKind::cpu) {
-    return "--runtime runs on host cores so far (the process is bound to " + device(env).label() +
-           ")";
-  }
   return {};
 }
 
 template <class T>
-TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, int workers)
-    : tiling_(tiling), workers_(std::max(workers, 1)) {
+TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device)
+    : tiling_(tiling),
+      device_(device),
+      workers_(device.kind() == DeviceKind::cpu ? std::max(device.cores(), 1) : 1) {
   const int t = tiling.count();
   for (int i = 0; i < t; ++i) {
     for (int j = 0; j <= i; ++j) {
@@ -132,7 +133,94 @@ double TaskCholesky<T>::flops() const {
 }
 
 template <class T>
+template <class K>
+const typename K::Body& TaskCholesky<T>::body_of(const K& kernel) const {
+  const typename K::Body* b = kernel.body(device_.kind());
+  if (!b && device_.kind() == DeviceKind::emu) b = kernel.body(DeviceKind::cpu);
+  if (!b) {
+    throw Error(ErrorKind::device, "hit-cholesky --runtime: kernel '" + kernel.name() +
+                                       "' has no body for " + device_.label());
+  }
+  return *b;
+}
+
+template <class T>
+void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copies) {
+  const Step& s = steps_[static_cast<std::size_t>(t)];
+  const auto view = [&]<class V>(int i, int j) {
+    return copies.view<V>(id(i, j), tiling_.tile(i, j));
+  };
+  std::uint64_t bytes = 0;
+  for (const runtime::TileAccess& a : graph_.accesses(t)) {
+    bytes += static_cast<std::uint64_t>(tiles_[static_cast<std::size_t>(a.tile)].shape().size()) *
+             sizeof(T);
+  }
+  const View<T> a = view.template operator()<T>(s.i, s.j);
+  const Box domain = to_box(tiling_.tile(s.i, s.j));
+  runtime::execute_on(device_, domain, bytes, [&](const KernelContext& ctx) {
+    switch (s.kind) {
+      case Kind::potrf:
+        body_of(potrf_)(ctx, a, static_cast<index_t>(s.k));
+        break;
+      case Kind::trsm:
+        body_of(trsm_)(ctx, view.template operator()<const T>(s.k, s.k), a);
+        break;
+      case Kind::syrk:
+        body_of(syrk_)(ctx, view.template operator()<const T>(s.i, s.k), a);
+        break;
+      case Kind::gemm:
+        body_of(gemm_)(ctx, view.template operator()<const T>(s.i, s.k),
+                       view.template operator()<const T>(s.j, s.k), a);
+        break;
+    }
+  });
+}
+
+template <class T>
+runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
+  // Every tile valid on the host (the input), none on the device: a fresh directory per run.
+  const std::uint64_t free = device_.capacity() - std::min(device_.used(), device_.capacity());
+  // A task's tiles are on the device together while it runs: the largest task must fit.
+  std::uint64_t largest = 0;
+  for (std::size_t t = 0; t < graph_.size(); ++t) {
+    std::uint64_t bytes = 0;
+    for (const runtime::TileAccess& a : graph_.accesses(static_cast<runtime::TaskId>(t))) {
+      bytes += static_cast<std::uint64_t>(tiles_[static_cast<std::size_t>(a.tile)].shape().size()) *
+               sizeof(T);
+    }
+    largest = std::max(largest, bytes);
+  }
+  if (largest > free) {
+    throw Error(ErrorKind::out_of_memory,
+                fmt::format("--runtime: a task's tiles ({}) do not fit in the {} free "
+                            "on {}; use smaller tiles (--b) or a device with more memory",
+                            human_bytes(static_cast<double>(largest)),
+                            human_bytes(static_cast<double>(free)), device_.label()));
+  }
+  runtime::TileDirectory directory({static_cast<std::size_t>(free)});
+  runtime::DeviceTiles copies(device_, 1);
+  for (std::size_t i = 0; i < tiles_.size(); ++i) {
+    Tile<T>& tile = tiles_[i];
+    const auto row_bytes = static_cast<std::size_t>(tile.shape().extent(1)) * sizeof(T);
+    const auto rows = static_cast<std::size_t>(tile.shape().extent(0));
+    directory.add(rows * row_bytes);
+    copies.add(static_cast<runtime::TileId>(i),
+               {tile.data(), rows, row_bytes, static_cast<std::size_t>(tile.step(0)) * sizeof(T)});
+  }
+  const std::vector<runtime::Place> places = {{1, 1}};
+  const std::vector<int> place_of(graph_.size(), 0);
+  const auto apply = [&](const runtime::Transfer& x) { copies.apply(x); };
+  runtime::ExecutionReport report = runtime::execute(
+      graph_, places, place_of, [&](runtime::TaskId t, int) { device_body(t, copies); }, directory,
+      apply);
+  for (const runtime::Transfer& x : directory.flush_all()) copies.apply(x);
+  transfers_ = directory.counters();
+  return report;
+}
+
+template <class T>
 runtime::ExecutionReport TaskCholesky<T>::run() {
+  if (device_.kind() != DeviceKind::cpu) return run_on_device();
   const std::vector<runtime::Place> places = {{runtime::host_memory, workers_}};
   const std::vector<int> place_of(graph_.size(), 0);
   const OneBlasThread one;

@@ -1,32 +1,38 @@
 #pragma once
 // hit-cholesky --runtime: the same tile kernels submitted as tasks of the task runtime
 // (docs/runtime.md) in the right-looking order, and run as their tiles are ready, the critical
-// path first, on the process's host cores (one worker thread per core, one BLAS thread each).
+// path first: on host cores, one worker thread per core (one BLAS thread each); on an
+// accelerator (emu, cuda), every task on the device, each tile copied in once and back once
+// (the tile directory keeps them there between tasks).
 
 #include <string>
 #include <vector>
 
 #include "cholesky.hpp"
 #include "cholesky_io.hpp"
+#include "hit/device.hpp"
+#include "hit/runtime/device_tiles.hpp"
 #include "hit/runtime/executor.hpp"
 #include "hit/tile.hpp"
 #include "tile_kernels.hpp"
 
 namespace hit::cholesky {
 
-// Why --runtime cannot run this configuration (empty when it can): it runs one process on host
-// cores so far.
+// Why --runtime cannot run this configuration (empty when it can): it runs one process so far.
 std::string runtime_refusal(Environment& env, const Options& o);
 
 // One factorisation's tasks over this process's blocks (which hold the whole matrix).
 template <class T>
 class TaskCholesky {
  public:
-  TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, int workers);
+  // `workers` threads on host cores, or the one device place when `device` is an accelerator.
+  TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device);
   // Factorises the blocks in place; returns the run's report (per task its worker and times).
   runtime::ExecutionReport run();
   std::size_t tasks() const noexcept { return graph_.size(); }
   int workers() const noexcept { return workers_; }
+  // The tile directory's counters of the last run on an accelerator (zeros on host cores).
+  const runtime::TransferCounters& transfers() const noexcept { return transfers_; }
   // The flops of the tile kernels (each task's cost is its kernel's flops).
   double flops() const;
   double critical_path() const { return graph_.critical_path(); }
@@ -42,12 +48,19 @@ class TaskCholesky {
     return static_cast<runtime::TileId>(i) * (i + 1) / 2 + j;
   }
   void body(runtime::TaskId t);
+  void device_body(runtime::TaskId t, runtime::DeviceTiles& copies);
+  runtime::ExecutionReport run_on_device();
+  // The kernel's body for the device (an emulated device runs the cpu body).
+  template <class K>
+  const typename K::Body& body_of(const K& kernel) const;
 
   const Tiling& tiling_;
+  Device& device_;
   int workers_;
   std::vector<Tile<T>> tiles_;  // the lower triangle, tile (i, j) at id(i, j)
   runtime::TaskGraph graph_;
   std::vector<Step> steps_;  // per task
+  runtime::TransferCounters transfers_;
   Kernel<View<T>, index_t> potrf_ = potrf<T>();
   Kernel<View<const T>, View<T>> trsm_ = trsm<T>();
   Kernel<View<const T>, View<T>> syrk_ = syrk<T>();

@@ -82,7 +82,7 @@ void TileDirectory::count(const Transfer& x) {
 
 Transfer TileDirectory::copy_in(TileId t, Location where) {
   Tile& x = tile(t);
-  Transfer out{t, host_memory, where, x.bytes, false};
+  Transfer out{t, host_memory, where, x.bytes, TransferKind::copy};
   if (!x.host_valid) {
     // The only source is the dirty copy; it stays responsible for the write-back (owned), and the
     // new copy shares it.
@@ -112,12 +112,13 @@ void TileDirectory::drop(TileId t, Location device, std::vector<Transfer>& out) 
   if (dirty(copy)) {
     // The newest contents leave the device: the host takes them (the other copies, if any, were
     // sharing this one and are as new as the host now).
-    const Transfer back{t, device, host_memory, x.bytes, true};
+    const Transfer back{t, device, host_memory, x.bytes, TransferKind::write_back};
     count(back);
     out.push_back(back);
     ++counters_.write_backs;
     x.host_valid = true;
   }
+  out.push_back({t, device, device, x.bytes, TransferKind::drop});
   copy = CopyState::invalid;
   used_[static_cast<std::size_t>(device - 1)] -= x.bytes;
 }
@@ -174,9 +175,11 @@ std::vector<Transfer> TileDirectory::acquire(TileId t, Location where, Access mo
   if (writes(mode)) {
     // Every other copy is stale now; stale device copies free their memory.
     for (std::size_t i = 0; i < x.copies.size(); ++i) {
-      if (static_cast<Location>(i) + 1 == where || x.copies[i] == CopyState::invalid) continue;
+      const Location other = static_cast<Location>(i) + 1;
+      if (other == where || x.copies[i] == CopyState::invalid) continue;
       x.copies[i] = CopyState::invalid;
       used_[i] -= x.bytes;
+      out.push_back({t, other, other, x.bytes, TransferKind::drop});
     }
     x.host_valid = where == host_memory;
     if (where != host_memory) x.copies[static_cast<std::size_t>(where - 1)] = CopyState::modified;

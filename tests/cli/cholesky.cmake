@@ -72,6 +72,17 @@ hit_cholesky_cuda(hetero_tuned 3 "cuda:0,cpu*2" --n 1500 --topology array
                   --layout "heteroBlockCyclic:B=256,b=32" --tune)
 # --runtime: the tile kernels as tasks of the task runtime, on one process's host cores.
 hit_cholesky_check(runtime 1 --n 1000 --b 96 --runtime)
+# On an emulated device: every tile in once and back once; evictions on a small device.
+foreach(case "1000;96;double" "777;64;float")
+  list(GET case 0 n)
+  list(GET case 1 b)
+  list(GET case 2 type)
+  add_test(NAME cli.cholesky.runtime_emulated_n${n}_${type}.np1
+           COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_runtime_check.py
+                   ${MPIEXEC_EXECUTABLE} ${_cholesky} ${n} ${b} ${type})
+  set_tests_properties(cli.cholesky.runtime_emulated_n${n}_${type}.np1 PROPERTIES
+                       LABELS "cli;apps" TIMEOUT 300)
+endforeach()
 add_test(NAME cli.cholesky.runtime_repetitions.np1
          COMMAND ${MPIEXEC_EXECUTABLE} -n 1 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16
                  --runtime)
@@ -85,7 +96,7 @@ add_test(NAME cli.cholesky.runtime_json.np1
                  --runtime)
 # 4 tile columns: 4 potrf, 6 trsm, 6 syrk, 4 gemm.
 set_tests_properties(cli.cholesky.runtime_json.np1 PROPERTIES LABELS "cli;apps" TIMEOUT 300
-                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"tasks\":20,\"workers\":[1-9]"
+                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"evictions\":0,\"tasks\":20,\"workers\":[1-9]"
                      FAIL_REGULAR_EXPRESSION "FAILED")
 add_test(NAME cli.cholesky.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)
@@ -124,12 +135,14 @@ if(Python3_Interpreter_FOUND)
                          ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
   endforeach()
   # The same pivot under --runtime: the failing task's error ends the run, as in program order.
-  set(name cli.cholesky.not_spd_runtime.np1)
-  add_test(NAME ${name}
-           COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_files.py not_spd 60 double
-                   ${CMAKE_CURRENT_BINARY_DIR}/${name} 45 10 -- ${MPIEXEC_EXECUTABLE} -n 1
-                   ${_cholesky} --b 10 --reps 1 --warmup 0 --runtime)
-  set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
+  foreach(dev cpu emu)
+    set(name cli.cholesky.not_spd_runtime_${dev}.np1)
+    add_test(NAME ${name}
+             COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_files.py not_spd 60 double
+                     ${CMAKE_CURRENT_BINARY_DIR}/${name} 45 10 -- ${MPIEXEC_EXECUTABLE} -n 1
+                     ${_cholesky} --b 10 --reps 1 --warmup 0 --runtime --devices ${dev})
+    set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
+  endforeach()
 endif()
 
 # Bad input: every rank exits non-zero with one line naming the value, no hang (4 processes).
@@ -158,8 +171,9 @@ hit_cholesky_error(runtime_processes
                    "--n|20|--runtime")
 hit_cholesky_error(runtime_no_lookahead "--no-lookahead orders the program's loop"
                    "--n|20|--runtime|--no-lookahead")
-add_test(NAME cli.cholesky.error.runtime_emulated
+add_test(NAME cli.cholesky.error.runtime_device_memory
          COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cholesky} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=1
-                 "-DARGS=--n|20|--runtime|--devices|emu" "-DEXPECT=--runtime runs on host cores so far \\(the process is bound to emu:0"
+                 "-DARGS=--n|384|--b|128|--runtime|--devices|emu:0(mem=256KiB)"
+                 "-DEXPECT=--runtime: a task's tiles \\(384.00 KiB\\) do not fit in the 256.00 KiB free on emu:0\\(mem=256KiB\\)"
                  -P ${_cholesky_errcheck})
-set_tests_properties(cli.cholesky.error.runtime_emulated PROPERTIES LABELS "cli;apps" TIMEOUT 180)
+set_tests_properties(cli.cholesky.error.runtime_device_memory PROPERTIES LABELS "cli;apps" TIMEOUT 180)

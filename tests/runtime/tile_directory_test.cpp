@@ -16,10 +16,12 @@ using hit::runtime::host_memory;
 using hit::runtime::TileDirectory;
 using hit::runtime::TileId;
 using hit::runtime::Transfer;
+using hit::runtime::TransferKind;
+using Drops = std::vector<std::pair<TileId, int>>;
 
 constexpr std::size_t kb = 1000;
 
-// Copies as (tile, from, to, write-back) for comparison.
+// Copies as (tile, from, to, write-back) for comparison; drops are left out (drops() lists them).
 struct Copy {
   TileId tile;
   int from;
@@ -29,7 +31,22 @@ struct Copy {
 };
 std::vector<Copy> copies(const std::vector<Transfer>& xs) {
   std::vector<Copy> out;
-  for (const Transfer& x : xs) out.push_back({x.tile, x.from, x.to, x.write_back});
+  for (const Transfer& x : xs) {
+    if (x.kind != TransferKind::drop) {
+      out.push_back({x.tile, x.from, x.to, x.kind == TransferKind::write_back});
+    }
+  }
+  return out;
+}
+// The (tile, device) of each drop.
+std::vector<std::pair<TileId, int>> drops(const std::vector<Transfer>& xs) {
+  std::vector<std::pair<TileId, int>> out;
+  for (const Transfer& x : xs) {
+    if (x.kind == TransferKind::drop) {
+      EXPECT_EQ(x.from, x.to);
+      out.emplace_back(x.tile, x.from);
+    }
+  }
   return out;
 }
 void PrintTo(const Copy& c, std::ostream* os) {
@@ -68,7 +85,10 @@ TEST(TileDirectory, AWriteMakesTheOnlyValidCopy) {
   const TileId t = d.add(kb);
   use(d, t, 1, Access::read);
   use(d, t, 2, Access::read);
-  EXPECT_TRUE(use(d, t, 2, Access::read_write).empty());  // its copy is valid: nothing to copy
+  const auto steps = d.acquire(t, 2, Access::read_write);
+  d.release(t, 2);
+  EXPECT_TRUE(copies(steps).empty());  // its copy is valid: nothing to copy
+  EXPECT_EQ(drops(steps), (Drops{{t, 1}}));  // device 1's copy is stale: its memory may go
   EXPECT_EQ(d.state(t, 2), CopyState::modified);
   EXPECT_EQ(d.state(t, 1), CopyState::invalid);
   EXPECT_FALSE(d.host_valid(t));
@@ -111,7 +131,9 @@ TEST(TileDirectory, AHostWriteInvalidatesEveryDeviceCopy) {
   const TileId t = d.add(kb);
   use(d, t, 1, Access::read);
   use(d, t, 2, Access::read);
-  EXPECT_TRUE(use(d, t, host_memory, Access::write).empty());
+  const auto steps = d.acquire(t, host_memory, Access::write);
+  EXPECT_TRUE(copies(steps).empty());
+  EXPECT_EQ(drops(steps), (Drops{{t, 1}, {t, 2}}));
   EXPECT_EQ(d.state(t, 1), CopyState::invalid);
   EXPECT_EQ(d.state(t, 2), CopyState::invalid);
   EXPECT_TRUE(d.host_valid(t));
@@ -128,13 +150,22 @@ TEST(TileDirectory, EvictionDropsTheLeastRecentlyUsedAndWritesBackOnlyDirtyTiles
   use(d, b, 1, Access::read_write);  // dirty
   use(d, c, 1, Access::read);        // clean
   use(d, a, 1, Access::read);        // a is now more recent than b and c
-  // e needs room: b is the least recently used and dirty, so it is written back first.
-  EXPECT_EQ(use(d, e, 1, Access::read), (std::vector<Copy>{{b, 1, 0, true}, {e, 0, 1, false}}));
+  // e needs room: b is the least recently used and dirty, so it is written back first, then its
+  // memory goes, then e comes in.
+  const auto steps = d.acquire(e, 1, Access::read);
+  d.release(e, 1);
+  EXPECT_EQ(copies(steps), (std::vector<Copy>{{b, 1, 0, true}, {e, 0, 1, false}}));
+  ASSERT_EQ(steps.size(), 3U);
+  EXPECT_EQ(steps[1].kind, TransferKind::drop);
+  EXPECT_EQ(drops(steps), (Drops{{b, 1}}));
   EXPECT_TRUE(d.host_valid(b));
   EXPECT_EQ(d.state(b, 1), CopyState::invalid);
   // Next c (clean): dropped with no copy.
   const TileId f = d.add(kb);
-  EXPECT_EQ(use(d, f, 1, Access::write), std::vector<Copy>{});
+  const auto clean = d.acquire(f, 1, Access::write);
+  d.release(f, 1);
+  EXPECT_TRUE(copies(clean).empty());
+  EXPECT_EQ(drops(clean), (Drops{{c, 1}}));
   EXPECT_EQ(d.state(c, 1), CopyState::invalid);
   EXPECT_EQ(d.counters().evictions, 2U);
   EXPECT_EQ(d.counters().write_backs, 1U);

@@ -28,13 +28,20 @@ constexpr Location host_memory = 0;
 
 enum class CopyState : unsigned char { invalid, shared, owned, modified };
 
-// One copy to make before the task that acquired runs, in the order listed.
+enum class TransferKind : unsigned char {
+  copy,        // the tile's contents from `from` to `to`
+  write_back,  // the same, of a dirty copy evicted from `from` to the host
+  drop,        // the copy at device memory `from` is no longer valid (evicted, or stale after a
+               // write elsewhere): its memory may be freed; nothing moves, and `to` is `from`
+};
+
+// One step to take before the task that acquired runs, in the order listed.
 struct Transfer {
   TileId tile = 0;
   Location from = host_memory;
   Location to = host_memory;
   std::size_t bytes = 0;
-  bool write_back = false;  // an eviction's copy of a dirty tile to the host
+  TransferKind kind = TransferKind::copy;
 };
 
 struct TransferCounters {
@@ -54,8 +61,9 @@ class TileDirectory {
   TileId add(std::size_t bytes);
 
   // Makes the tile's copy at `where` usable for `mode` and holds it there (it is not evicted)
-  // until release(). Returns the copies to make first: evictions' write-backs, then the tile's
-  // own copy (none for a write alone). A write makes every other copy invalid. Error(out_of_memory)
+  // until release(). Returns the steps to take first: evictions (write-backs and drops), then the
+  // tile's own copy (none for a write alone), then, for a write, the drops of every other device
+  // copy (stale now; the host's is invalid too). Error(out_of_memory)
   // when the tile does not fit beside the tiles held at `where`.
   std::vector<Transfer> acquire(TileId tile, Location where, Access mode);
   void release(TileId tile, Location where);

@@ -1,0 +1,66 @@
+#pragma once
+// The copies of the runtime's tiles in one device's memory: allocated when a tile first needs
+// one, moved as the TileDirectory's transfers say, freed when it drops them. With execute_on(),
+// what a device place needs to run tile kernels on tiles that stay on the device.
+
+#include <cstddef>
+#include <functional>
+#include <unordered_map>
+
+#include "hit/device.hpp"
+#include "hit/runtime/tile_directory.hpp"
+#include "hit/view.hpp"
+
+namespace hit::runtime {
+
+// A tile's host copy: `rows` rows of `row_bytes` bytes, `pitch_bytes` apart.
+struct HostRows {
+  void* data = nullptr;
+  std::size_t rows = 0;
+  std::size_t row_bytes = 0;
+  std::size_t pitch_bytes = 0;
+  std::size_t bytes() const noexcept { return rows * row_bytes; }
+};
+
+class DeviceTiles {
+ public:
+  // The copies at memory `location` of the directory, on `device`.
+  DeviceTiles(Device& device, Location location) : device_(device), location_(location) {}
+  ~DeviceTiles();
+  DeviceTiles(const DeviceTiles&) = delete;
+  DeviceTiles& operator=(const DeviceTiles&) = delete;
+
+  // Where tile `t` lives on the host (before any transfer names it).
+  void add(TileId t, HostRows host);
+  // Takes one of the directory's steps that concerns this device (from or to `location`):
+  // copies rows in or out, or frees a dropped copy. Others are an Error(internal).
+  void apply(const Transfer& x);
+  // The device copy of `t` (allocated when it has none yet: a tile only written here).
+  void* data(TileId t);
+  // A view of the device copy over `shape` (array indices), dense rows.
+  template <class T>
+  View<T> view(TileId t, const Shape& shape) {
+    return make_view(static_cast<T*>(data(t)), shape);
+  }
+  Device& device() noexcept { return device_; }
+  Location location() const noexcept { return location_; }
+
+ private:
+  struct Copy {
+    HostRows host;
+    void* device = nullptr;
+  };
+  Copy& copy(TileId t);
+
+  Device& device_;
+  Location location_;
+  std::unordered_map<TileId, Copy> tiles_;
+};
+
+// Runs `body` once on `device`, as a launch with a `single` partition over `domain` runs it:
+// block = domain, the device's stream, its threads or BLAS handles in the context. Waits for it.
+// `problem_bytes` selects an emulated device's slowdown (the bytes of the tiles it uses).
+void execute_on(Device& device, const Box& domain, std::uint64_t problem_bytes,
+                const std::function<void(const KernelContext&)>& body);
+
+}  // namespace hit::runtime

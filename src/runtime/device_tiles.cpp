@@ -1,0 +1,71 @@
+#include "hit/runtime/device_tiles.hpp"
+
+#include <fmt/format.h>
+
+#include "devices/exec_context.hpp"
+#include "hit/core/error.hpp"
+
+namespace hit::runtime {
+
+DeviceTiles::~DeviceTiles() {
+  for (auto& [t, c] : tiles_) {
+    if (c.device) device_.deallocate(c.device, c.host.bytes());
+  }
+}
+
+void DeviceTiles::add(TileId t, HostRows host) {
+  tiles_[t] = Copy{host, nullptr};
+}
+
+DeviceTiles::Copy& DeviceTiles::copy(TileId t) {
+  const auto c = tiles_.find(t);
+  if (c == tiles_.end()) {
+    throw Error(ErrorKind::internal,
+                fmt::format("device tiles of memory {}: tile {} was never added", location_, t));
+  }
+  return c->second;
+}
+
+void* DeviceTiles::data(TileId t) {
+  Copy& c = copy(t);
+  if (!c.device) c.device = device_.allocate(c.host.bytes());
+  return c.device;
+}
+
+void DeviceTiles::apply(const Transfer& x) {
+  Copy& c = copy(x.tile);
+  const HostRows& h = c.host;
+  if (x.kind == TransferKind::drop && x.from == location_) {
+    if (c.device) device_.deallocate(c.device, h.bytes());
+    c.device = nullptr;
+  } else if (x.kind != TransferKind::drop && x.to == location_ && x.from == host_memory) {
+    device_.copy_in(data(x.tile), h.row_bytes, h.data, h.pitch_bytes, h.row_bytes, h.rows, 0);
+    device_.synchronize(0);
+  } else if (x.kind != TransferKind::drop && x.from == location_ && x.to == host_memory) {
+    device_.copy_out(h.data, h.pitch_bytes, data(x.tile), h.row_bytes, h.row_bytes, h.rows, 0);
+    device_.synchronize(0);
+  } else {
+    throw Error(ErrorKind::internal,
+                fmt::format("device tiles of memory {}: a step of tile {} from memory {} to {}, "
+                            "which they do not take",
+                            location_, x.tile, x.from, x.to));
+  }
+}
+
+void execute_on(Device& device, const Box& domain, std::uint64_t problem_bytes,
+                const std::function<void(const KernelContext&)>& body) {
+  device.execute(
+      [&](const ExecContext& ec) {
+        KernelContext ctx;
+        ctx.domain = domain;
+        ctx.block = domain;
+        ctx.threads = ec.threads;
+        ctx.cuda_stream = ec.cuda_stream;
+        ctx.cublas = ec.cublas;
+        body(ctx);
+      },
+      problem_bytes, 0);
+  device.synchronize(0);
+}
+
+}  // namespace hit::runtime
