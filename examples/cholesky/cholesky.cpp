@@ -329,9 +329,8 @@ int factorise(Environment& env, const Options& o) {
   harness.repeat([&](int) { f.restore(); },
                  [&](app::Clock& clock) {
                    if (!tasks) return f.run(clock);
-                   double busy = 0;
-                   for (const auto& p : tasks->run().places) busy += p.busy_s;
-                   clock.compute_seconds_add(busy / tasks->workers());  // per core
+                   tasks->run();
+                   clock.compute_seconds_add(tasks->busy_s() / tasks->workers());  // per worker
                  });
   clear_upper(f.blocks());
   harness.set_work(tasks ? tasks->flops() : f.flops());
@@ -361,10 +360,9 @@ int factorise(Environment& env, const Options& o) {
   fields["tuning"] = steps;
   if (tasks) {
     const runtime::TransferCounters& x = tasks->transfers();
-    fields["runtime"] = {{"tasks", tasks->tasks()},
-                         {"workers", tasks->workers()},
-                         {"evictions", x.evictions},
-                         {"write_backs", x.write_backs}};
+    fields["runtime"] = {{"tasks", tasks->tasks()},   {"workers", tasks->workers()},
+                         {"evictions", x.evictions},  {"write_backs", x.write_backs},
+                         {"span_s", tasks->span_s()}, {"busy_s", tasks->busy_s()}};
   }
   if (!tuning.empty()) fields["tune_n"] = tuning.front().n;
   char headline[256];

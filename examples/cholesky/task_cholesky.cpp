@@ -220,11 +220,19 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
 
 template <class T>
 runtime::ExecutionReport TaskCholesky<T>::run() {
-  if (device_.kind() != DeviceKind::cpu) return run_on_device();
-  const std::vector<runtime::Place> places = {{runtime::host_memory, workers_}};
-  const std::vector<int> place_of(graph_.size(), 0);
-  const OneBlasThread one;
-  return runtime::execute(graph_, places, place_of, [this](runtime::TaskId t, int) { body(t); });
+  runtime::ExecutionReport r;
+  if (device_.kind() != DeviceKind::cpu) {
+    r = run_on_device();
+  } else {
+    const std::vector<runtime::Place> places = {{runtime::host_memory, workers_}};
+    const std::vector<int> place_of(graph_.size(), 0);
+    const OneBlasThread one;
+    r = runtime::execute(graph_, places, place_of, [this](runtime::TaskId t, int) { body(t); });
+  }
+  span_s_ = r.seconds;
+  busy_s_ = 0;
+  for (const runtime::PlaceReport& p : r.places) busy_s_ += p.busy_s;
+  return r;
 }
 
 template class TaskCholesky<double>;

@@ -33,6 +33,9 @@ class TaskCholesky {
   int workers() const noexcept { return workers_; }
   // The tile directory's counters of the last run on an accelerator (zeros on host cores).
   const runtime::TransferCounters& transfers() const noexcept { return transfers_; }
+  // The last run's span and its workers' seconds in task bodies (summed).
+  double span_s() const noexcept { return span_s_; }
+  double busy_s() const noexcept { return busy_s_; }
   // The flops of the tile kernels (each task's cost is its kernel's flops).
   double flops() const;
   double critical_path() const { return graph_.critical_path(); }
@@ -61,6 +64,8 @@ class TaskCholesky {
   runtime::TaskGraph graph_;
   std::vector<Step> steps_;  // per task
   runtime::TransferCounters transfers_;
+  double span_s_ = 0;
+  double busy_s_ = 0;
   Kernel<View<T>, index_t> potrf_ = potrf<T>();
   Kernel<View<const T>, View<T>> trsm_ = trsm<T>();
   Kernel<View<const T>, View<T>> syrk_ = syrk<T>();

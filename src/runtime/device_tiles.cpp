@@ -7,6 +7,12 @@
 
 namespace hit::runtime {
 
+namespace {
+// Copies on the second stream: a copy asked for by another place's worker does not wait for the
+// kernel running on the first (the directory never copies a tile a running task writes).
+constexpr int copy_stream = 1;
+}  // namespace
+
 DeviceTiles::~DeviceTiles() {
   for (auto& [t, c] : tiles_) {
     if (c.device) device_.deallocate(c.device, c.host.bytes());
@@ -14,6 +20,7 @@ DeviceTiles::~DeviceTiles() {
 }
 
 void DeviceTiles::add(TileId t, HostRows host) {
+  const std::lock_guard<std::mutex> lock(mutex_);
   tiles_[t] = Copy{host, nullptr};
 }
 
@@ -27,23 +34,32 @@ DeviceTiles::Copy& DeviceTiles::copy(TileId t) {
 }
 
 void* DeviceTiles::data(TileId t) {
+  const std::lock_guard<std::mutex> lock(mutex_);
   Copy& c = copy(t);
   if (!c.device) c.device = device_.allocate(c.host.bytes());
   return c.device;
 }
 
 void DeviceTiles::apply(const Transfer& x) {
-  Copy& c = copy(x.tile);
-  const HostRows& h = c.host;
-  if (x.kind == TransferKind::drop && x.from == location_) {
-    if (c.device) device_.deallocate(c.device, h.bytes());
-    c.device = nullptr;
-  } else if (x.kind != TransferKind::drop && x.to == location_ && x.from == host_memory) {
-    device_.copy_in(data(x.tile), h.row_bytes, h.data, h.pitch_bytes, h.row_bytes, h.rows, 0);
-    device_.synchronize(0);
+  HostRows h;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    Copy& c = copy(x.tile);
+    h = c.host;
+    if (x.kind == TransferKind::drop && x.from == location_) {
+      if (c.device) device_.deallocate(c.device, h.bytes());
+      c.device = nullptr;
+      return;
+    }
+  }
+  if (x.kind != TransferKind::drop && x.to == location_ && x.from == host_memory) {
+    device_.copy_in(data(x.tile), h.row_bytes, h.data, h.pitch_bytes, h.row_bytes, h.rows,
+                    copy_stream);
+    device_.synchronize(copy_stream);
   } else if (x.kind != TransferKind::drop && x.from == location_ && x.to == host_memory) {
-    device_.copy_out(h.data, h.pitch_bytes, data(x.tile), h.row_bytes, h.row_bytes, h.rows, 0);
-    device_.synchronize(0);
+    device_.copy_out(h.data, h.pitch_bytes, data(x.tile), h.row_bytes, h.row_bytes, h.rows,
+                     copy_stream);
+    device_.synchronize(copy_stream);
   } else {
     throw Error(ErrorKind::internal,
                 fmt::format("device tiles of memory {}: a step of tile {} from memory {} to {}, "

@@ -1,10 +1,12 @@
 #pragma once
 // The copies of the runtime's tiles in one device's memory: allocated when a tile first needs
 // one, moved as the TileDirectory's transfers say, freed when it drops them. With execute_on(),
-// what a device place needs to run tile kernels on tiles that stay on the device.
+// what a device place needs to run tile kernels on tiles that stay on the device. Safe to call
+// from several threads; the copies of one tile are ordered by the directory's protocol.
 
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <unordered_map>
 
 #include "hit/device.hpp"
@@ -54,6 +56,9 @@ class DeviceTiles {
 
   Device& device_;
   Location location_;
+  // Workers of several places call in (a host task's copy out beside a device task's first
+  // allocation): the map and the allocations under one lock; the copies themselves outside it.
+  std::mutex mutex_;
   std::unordered_map<TileId, Copy> tiles_;
 };
 
