@@ -363,6 +363,12 @@ int factorise(Environment& env, const Options& o) {
     fields["runtime"] = {{"tasks", tasks->tasks()},   {"workers", tasks->workers()},
                          {"evictions", x.evictions},  {"write_backs", x.write_backs},
                          {"span_s", tasks->span_s()}, {"busy_s", tasks->busy_s()}};
+    // Per place (host workers, then the device on an accelerator): tasks run and busy seconds.
+    nlohmann::json places = nlohmann::json::array();
+    for (const runtime::PlaceReport& p : tasks->places()) {
+      places.push_back({{"tasks", p.tasks}, {"busy_s", p.busy_s}});
+    }
+    fields["runtime"]["places"] = places;
   }
   if (!tuning.empty()) fields["tune_n"] = tuning.front().n;
   char headline[256];

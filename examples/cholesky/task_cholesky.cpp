@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "hit/core/timer.hpp"
 #include "hit/core/units.hpp"
 #include "hit/device.hpp"
 #include "tile_kernels.hpp"
@@ -67,7 +68,9 @@ template <class T>
 TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device)
     : tiling_(tiling),
       device_(device),
-      workers_(device.kind() == DeviceKind::cpu ? std::max(device.cores(), 1) : 1) {
+      host_workers_(device.kind() == DeviceKind::cpu ? std::max(device.cores(), 1)
+                                                     : std::max(device.cores() - 1, 0)),
+      workers_(host_workers_ + (device.kind() == DeviceKind::cpu ? 0 : 1)) {
   const int t = tiling.count();
   for (int i = 0; i < t; ++i) {
     for (int j = 0; j <= i; ++j) {
@@ -147,15 +150,22 @@ const typename K::Body& TaskCholesky<T>::body_of(const K& kernel) const {
 template <class T>
 void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copies) {
   const Step& s = steps_[static_cast<std::size_t>(t)];
-  const auto view = [&]<class V>(int i, int j) {
-    return copies.view<V>(id(i, j), tiling_.tile(i, j));
-  };
   std::uint64_t bytes = 0;
   for (const runtime::TileAccess& a : graph_.accesses(t)) {
     bytes += static_cast<std::uint64_t>(tiles_[static_cast<std::size_t>(a.tile)].shape().size()) *
              sizeof(T);
   }
-  const View<T> a = view.template operator()<T>(s.i, s.j);
+  // The views before the kernel: finding a copy may free dropped ones, which waits for the
+  // device's streams, and so must not happen on one of them.
+  const auto input = [&](int i, int j) {
+    return copies.view<const T>(id(i, j), tiling_.tile(i, j));
+  };
+  const View<T> a = copies.view<T>(id(s.i, s.j), tiling_.tile(s.i, s.j));
+  View<const T> first;
+  View<const T> second;
+  if (s.kind == Kind::trsm) first = input(s.k, s.k);
+  if (s.kind == Kind::syrk || s.kind == Kind::gemm) first = input(s.i, s.k);
+  if (s.kind == Kind::gemm) second = input(s.j, s.k);
   const Box domain = to_box(tiling_.tile(s.i, s.j));
   runtime::execute_on(device_, domain, bytes, [&](const KernelContext& ctx) {
     switch (s.kind) {
@@ -163,14 +173,13 @@ void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copie
         body_of(potrf_)(ctx, a, static_cast<index_t>(s.k));
         break;
       case Kind::trsm:
-        body_of(trsm_)(ctx, view.template operator()<const T>(s.k, s.k), a);
+        body_of(trsm_)(ctx, first, a);
         break;
       case Kind::syrk:
-        body_of(syrk_)(ctx, view.template operator()<const T>(s.i, s.k), a);
+        body_of(syrk_)(ctx, first, a);
         break;
       case Kind::gemm:
-        body_of(gemm_)(ctx, view.template operator()<const T>(s.i, s.k),
-                       view.template operator()<const T>(s.j, s.k), a);
+        body_of(gemm_)(ctx, first, second, a);
         break;
     }
   });
@@ -207,15 +216,61 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
     copies.add(static_cast<runtime::TileId>(i),
                {tile.data(), rows, row_bytes, static_cast<std::size_t>(tile.step(0)) * sizeof(T)});
   }
-  const std::vector<runtime::Place> places = {{1, 1}};
-  const std::vector<int> place_of(graph_.size(), 0);
   const auto apply = [&](const runtime::Transfer& x) { copies.apply(x); };
-  runtime::ExecutionReport report = runtime::execute(
-      graph_, places, place_of, [&](runtime::TaskId t, int) { device_body(t, copies); }, directory,
-      apply);
+  if (host_workers_ == 0) {
+    const std::vector<runtime::Place> places = {{1, 1}};
+    const std::vector<int> place_of(graph_.size(), 0);
+    runtime::ExecutionReport report = runtime::execute(
+        graph_, places, place_of, [&](runtime::TaskId t, int) { device_body(t, copies); },
+        directory, apply);
+    for (const runtime::Transfer& x : directory.flush_all()) copies.apply(x);
+    transfers_ = directory.counters();
+    return report;
+  }
+  // The host's cores beside the device: place 0 the host workers, place 1 the device.
+  const std::vector<runtime::Place> places = {{runtime::host_memory, host_workers_}, {1, 1}};
+  const std::vector<int> place_of(graph_.size(), runtime::any_place);
+  const auto timed_body = [&](runtime::TaskId t, int place) {
+    const Timer timer;
+    if (place == 1) {
+      device_body(t, copies);
+    } else {
+      body(t);
+    }
+    record(steps_[static_cast<std::size_t>(t)].kind, place, timer.seconds(), graph_.cost(t));
+  };
+  const auto cost = [&](runtime::TaskId t, int place) {
+    return graph_.cost(t) * seconds_per_flop(steps_[static_cast<std::size_t>(t)].kind, place);
+  };
+  const OneBlasThread one;
+  runtime::ExecutionReport report =
+      runtime::execute(graph_, places, place_of, timed_body, directory, apply, cost);
   for (const runtime::Transfer& x : directory.flush_all()) copies.apply(x);
   transfers_ = directory.counters();
   return report;
+}
+
+template <class T>
+double TaskCholesky<T>::seconds_per_flop(Kind kind, int device) const {
+  const std::lock_guard<std::mutex> lock(rates_mutex_);
+  const auto& mine = rates_[static_cast<std::size_t>(kind)];
+  for (const int side : {device, 1 - device}) {
+    std::vector<double> r = mine[static_cast<std::size_t>(side)];
+    if (r.empty()) continue;
+    std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
+    return r[r.size() / 2];
+  }
+  return 1e-9;
+}
+
+template <class T>
+void TaskCholesky<T>::record(Kind kind, int device, double seconds, double flops) {
+  if (!(flops > 0)) return;
+  constexpr std::size_t window = 9;  // a running median: one slow task does not move it
+  const std::lock_guard<std::mutex> lock(rates_mutex_);
+  auto& r = rates_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(device)];
+  r.push_back(seconds / flops);
+  if (r.size() > window) r.erase(r.begin());
 }
 
 template <class T>
@@ -230,6 +285,7 @@ runtime::ExecutionReport TaskCholesky<T>::run() {
     r = runtime::execute(graph_, places, place_of, [this](runtime::TaskId t, int) { body(t); });
   }
   span_s_ = r.seconds;
+  places_ = r.places;
   busy_s_ = 0;
   for (const runtime::PlaceReport& p : r.places) busy_s_ += p.busy_s;
   return r;

@@ -2,9 +2,13 @@
 // hit-cholesky --runtime: the same tile kernels submitted as tasks of the task runtime
 // (docs/runtime.md) in the right-looking order, and run as their tiles are ready, the critical
 // path first: on host cores, one worker thread per core (one BLAS thread each); on an
-// accelerator (emu, cuda), every task on the device, each tile copied in once and back once
+// accelerator (emu, cuda), the device and the process's other cores, each task placed when it is
+// ready where it would finish first (by the seconds per flop each measured for its kernel); on
+// an accelerator with one core, every task on the device, each tile copied in once and back once
 // (the tile directory keeps them there between tasks).
 
+#include <array>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,12 +29,15 @@ std::string runtime_refusal(Environment& env, const Options& o);
 template <class T>
 class TaskCholesky {
  public:
-  // `workers` threads on host cores, or the one device place when `device` is an accelerator.
+  // Host workers on the device's cores (all of them on cpu, all but the one that drives an
+  // accelerator) and, on an accelerator, the device place.
   TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device);
   // Factorises the blocks in place; returns the run's report (per task its worker and times).
   runtime::ExecutionReport run();
   std::size_t tasks() const noexcept { return graph_.size(); }
   int workers() const noexcept { return workers_; }
+  // The last run's places: what each ran.
+  const std::vector<runtime::PlaceReport>& places() const noexcept { return places_; }
   // The tile directory's counters of the last run on an accelerator (zeros on host cores).
   const runtime::TransferCounters& transfers() const noexcept { return transfers_; }
   // The last run's span and its workers' seconds in task bodies (summed).
@@ -53,12 +60,17 @@ class TaskCholesky {
   void body(runtime::TaskId t);
   void device_body(runtime::TaskId t, runtime::DeviceTiles& copies);
   runtime::ExecutionReport run_on_device();
+  // Seconds per flop of a kernel kind on the host (0) or the device (1): the median of its last
+  // measurements; unmeasured, the other's, else 1 ns (the first tasks then spread over both).
+  double seconds_per_flop(Kind kind, int device) const;
+  void record(Kind kind, int device, double seconds, double flops);
   // The kernel's body for the device (an emulated device runs the cpu body).
   template <class K>
   const typename K::Body& body_of(const K& kernel) const;
 
   const Tiling& tiling_;
   Device& device_;
+  int host_workers_;
   int workers_;
   std::vector<Tile<T>> tiles_;  // the lower triangle, tile (i, j) at id(i, j)
   runtime::TaskGraph graph_;
@@ -66,6 +78,10 @@ class TaskCholesky {
   runtime::TransferCounters transfers_;
   double span_s_ = 0;
   double busy_s_ = 0;
+  std::vector<runtime::PlaceReport> places_;
+  // Per kernel kind and host / device: the last seconds per flop measured (kept across runs).
+  mutable std::mutex rates_mutex_;
+  std::array<std::array<std::vector<double>, 2>, 4> rates_;
   Kernel<View<T>, index_t> potrf_ = potrf<T>();
   Kernel<View<const T>, View<T>> trsm_ = trsm<T>();
   Kernel<View<const T>, View<T>> syrk_ = syrk<T>();

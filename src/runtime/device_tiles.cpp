@@ -17,6 +17,7 @@ DeviceTiles::~DeviceTiles() {
   for (auto& [t, c] : tiles_) {
     if (c.device) device_.deallocate(c.device, c.host.bytes());
   }
+  for (const auto& [p, bytes] : dropped_) device_.deallocate(p, bytes);
 }
 
 void DeviceTiles::add(TileId t, HostRows host) {
@@ -33,11 +34,32 @@ DeviceTiles::Copy& DeviceTiles::copy(TileId t) {
   return c->second;
 }
 
-void* DeviceTiles::data(TileId t) {
+void* DeviceTiles::existing(TileId t) {
   const std::lock_guard<std::mutex> lock(mutex_);
   Copy& c = copy(t);
-  if (!c.device) c.device = device_.allocate(c.host.bytes());
+  if (!c.device) {
+    throw Error(ErrorKind::internal,
+                fmt::format("device tiles of memory {}: tile {} has no device copy", location_, t));
+  }
   return c.device;
+}
+
+void* DeviceTiles::data(TileId t) {
+  std::vector<std::pair<void*, std::size_t>> freed;
+  std::size_t bytes = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    Copy& c = copy(t);
+    if (c.device) return c.device;
+    bytes = c.host.bytes();
+    freed.swap(dropped_);
+  }
+  // Outside the lock: freeing waits for the device's streams.
+  for (const auto& [p, n] : freed) device_.deallocate(p, n);
+  void* p = device_.allocate(bytes);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  copy(t).device = p;
+  return p;
 }
 
 void DeviceTiles::apply(const Transfer& x) {
@@ -47,7 +69,7 @@ void DeviceTiles::apply(const Transfer& x) {
     Copy& c = copy(x.tile);
     h = c.host;
     if (x.kind == TransferKind::drop && x.from == location_) {
-      if (c.device) device_.deallocate(c.device, h.bytes());
+      if (c.device) dropped_.emplace_back(c.device, h.bytes());
       c.device = nullptr;
       return;
     }
@@ -57,7 +79,7 @@ void DeviceTiles::apply(const Transfer& x) {
                     copy_stream);
     device_.synchronize(copy_stream);
   } else if (x.kind != TransferKind::drop && x.from == location_ && x.to == host_memory) {
-    device_.copy_out(h.data, h.pitch_bytes, data(x.tile), h.row_bytes, h.row_bytes, h.rows,
+    device_.copy_out(h.data, h.pitch_bytes, existing(x.tile), h.row_bytes, h.row_bytes, h.rows,
                      copy_stream);
     device_.synchronize(copy_stream);
   } else {

@@ -17,7 +17,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 void check(const TaskGraph& graph, std::span<const Place> places, std::span<const int> place_of,
-           const TileDirectory* directory) {
+           const TileDirectory* directory, bool placed_when_ready) {
   const auto bad = [](const std::string& what) {
     return Error(ErrorKind::invalid_argument, "execute: " + what);
   };
@@ -37,6 +37,7 @@ void check(const TaskGraph& graph, std::span<const Place> places, std::span<cons
     throw bad(fmt::format("{} places for {} tasks", place_of.size(), graph.size()));
   }
   for (std::size_t t = 0; t < place_of.size(); ++t) {
+    if (place_of[t] == any_place && placed_when_ready) continue;
     if (place_of[t] < 0 || static_cast<std::size_t>(place_of[t]) >= places.size()) {
       throw bad(fmt::format("task {} is placed on place {}, not one of the {}", t, place_of[t],
                             places.size()));
@@ -48,16 +49,20 @@ void check(const TaskGraph& graph, std::span<const Place> places, std::span<cons
 class Run {
  public:
   Run(const TaskGraph& graph, std::span<const Place> places, std::span<const int> place_of,
-      const TaskBody& body, TileDirectory* directory, const TileMover* move)
+      const TaskBody& body, TileDirectory* directory, const TileMover* move,
+      const TaskCost* cost = nullptr)
       : graph_(graph),
         places_(places),
-        place_of_(place_of),
+        place_of_(place_of.begin(), place_of.end()),
         body_(body),
         directory_(directory),
         move_(move),
+        cost_(cost),
         priority_(graph.bottom_levels()),
         pending_(graph.size()),
         ready_(places.size()),
+        expected_(graph.size(), 0.0),
+        backlog_(places.size(), 0.0),
         left_(static_cast<std::int64_t>(graph.size())) {
     report_.records.resize(graph.size());
     report_.places.resize(places.size());
@@ -93,8 +98,36 @@ class Run {
     return pa != pb ? pa > pb : a < b;
   }
 
+  // The place that would finish `t` first: its backlog over its workers plus t's cost there.
+  int earliest_finish(TaskId t) {
+    int best = -1;
+    double best_end = 0;
+    double best_cost = 0;
+    for (std::size_t p = 0; p < places_.size(); ++p) {
+      const double c = (*cost_)(t, static_cast<int>(p));
+      if (!(c > 0)) continue;
+      const double end = backlog_[p] / places_[p].workers + c;
+      if (best < 0 || end < best_end) {
+        best = static_cast<int>(p);
+        best_end = end;
+        best_cost = c;
+      }
+    }
+    if (best < 0) {
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("execute: task {} can run on none of the {} places (its cost is 0 "
+                              "or less on each)",
+                              t, places_.size()));
+    }
+    expected_[static_cast<std::size_t>(t)] = best_cost;
+    return best;
+  }
+
   void push_ready(TaskId t) {
-    auto& q = ready_[static_cast<std::size_t>(place_of_[static_cast<std::size_t>(t)])];
+    int& place = place_of_[static_cast<std::size_t>(t)];
+    if (place == any_place) place = earliest_finish(t);
+    backlog_[static_cast<std::size_t>(place)] += expected_[static_cast<std::size_t>(t)];
+    auto& q = ready_[static_cast<std::size_t>(place)];
     q.push_back(t);
     std::push_heap(q.begin(), q.end(), [this](TaskId a, TaskId b) { return before(b, a); });
   }
@@ -150,9 +183,16 @@ class Run {
       PlaceReport& p = report_.places[static_cast<std::size_t>(place)];
       ++p.tasks;
       p.busy_s += r.end_s - r.start_s;
-      for (const TaskId s : graph_.successors(t)) {
-        if (--pending_[static_cast<std::size_t>(s)] == 0) push_ready(s);
+      try {
+        for (const TaskId s : graph_.successors(t)) {
+          if (--pending_[static_cast<std::size_t>(s)] == 0) push_ready(s);
+        }
+      } catch (...) {  // a task no place can run
+        if (!error_) error_ = std::current_exception();
+        changed_.notify_all();
+        return;
       }
+      backlog_[static_cast<std::size_t>(place)] -= expected_[static_cast<std::size_t>(t)];
       --left_;
       changed_.notify_all();
     }
@@ -160,13 +200,16 @@ class Run {
 
   const TaskGraph& graph_;
   std::span<const Place> places_;
-  std::span<const int> place_of_;
+  std::vector<int> place_of_;  // any_place until the task is ready, then where it runs
   const TaskBody& body_;
   TileDirectory* directory_;
   const TileMover* move_;
+  const TaskCost* cost_;
   const std::vector<double> priority_;
   std::vector<std::size_t> pending_;        // per task: predecessors not ended
   std::vector<std::vector<TaskId>> ready_;  // per place: a heap by priority
+  std::vector<double> expected_;            // per task placed when ready: its cost there
+  std::vector<double> backlog_;             // per place: expected seconds queued and running
   std::int64_t left_;                       // tasks not ended
   std::int64_t events_ = 0;
   std::exception_ptr error_;
@@ -180,15 +223,22 @@ class Run {
 
 ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body) {
-  check(graph, places, place_of, nullptr);
+  check(graph, places, place_of, nullptr, false);
   return Run(graph, places, place_of, body, nullptr, nullptr).go();
 }
 
 ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body,
                         TileDirectory& directory, const TileMover& move) {
-  check(graph, places, place_of, &directory);
+  check(graph, places, place_of, &directory, false);
   return Run(graph, places, place_of, body, &directory, &move).go();
+}
+
+ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
+                        std::span<const int> place_of, const TaskBody& body,
+                        TileDirectory& directory, const TileMover& move, const TaskCost& cost) {
+  check(graph, places, place_of, &directory, true);
+  return Run(graph, places, place_of, body, &directory, &move, &cost).go();
 }
 
 }  // namespace hit::runtime

@@ -162,6 +162,82 @@ TEST(Executor, RandomGraphsStayRightWhenDeviceMemoryEvicts) {
   }
 }
 
+TEST(Executor, TasksPlacedWhenReadyGoWhereTheyFinishFirst) {
+  // 22 independent tasks, all ready at once: 1 s each on place 0, 10 s on place 1. Each goes where
+  // its place's backlog plus its cost ends first: ten on place 0 (the tenth ties at 10 s, and the
+  // earlier place wins), the eleventh on place 1 (11 > 10), nine more and one tie on place 0, the
+  // last on place 1 again.
+  TaskGraph g;
+  for (TileId t = 0; t < 22; ++t) g.add({{t, Access::write}});
+  const std::vector<Place> places = {{0, 1}, {0, 1}};
+  const std::vector<int> place_of(g.size(), hit::runtime::any_place);
+  TileDirectory dir({});
+  for (int i = 0; i < 22; ++i) dir.add(8);
+  const auto r = hit::runtime::execute(
+      g, places, place_of, [](TaskId, int) {}, dir, [](const Transfer&) {},
+      [](TaskId, int place) { return place == 0 ? 1.0 : 10.0; });
+  std::vector<TaskId> slow;
+  for (const auto& rec : r.records)
+    if (rec.place == 1) slow.push_back(rec.task);
+  EXPECT_EQ(slow, (std::vector<TaskId>{10, 21}));
+}
+
+TEST(Executor, APlaceWhereATaskCannotRunNeverGetsIt) {
+  TaskGraph g;
+  for (TileId t = 0; t < 12; ++t) g.add({{t % 3, Access::read_write}});
+  const std::vector<Place> places = {{0, 1}, {0, 2}};
+  const std::vector<int> place_of(g.size(), hit::runtime::any_place);
+  TileDirectory dir({});
+  for (int i = 0; i < 3; ++i) dir.add(8);
+  // Odd tasks only on place 0; place 1 is cheaper for the others.
+  const auto cost = [](TaskId t, int place) { return place == 1 ? (t % 2 ? 0.0 : 0.5) : 1.0; };
+  const auto r = hit::runtime::execute(
+      g, places, place_of, [](TaskId, int) {}, dir, [](const Transfer&) {}, cost);
+  for (const auto& rec : r.records) {
+    if (rec.task % 2) EXPECT_EQ(rec.place, 0) << "task " << rec.task;
+  }
+  const auto none = [](TaskId t, int place) { return t == 4 && place >= 0 ? -1.0 : 1.0; };
+  try {
+    hit::runtime::execute(
+        g, places, place_of, [](TaskId, int) {}, dir, [](const Transfer&) {}, none);
+    FAIL() << "no error";
+  } catch (const hit::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("task 4 can run on none of the 2 places"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Executor, RandomGraphsPlacedWhenReadyStayRight) {
+  // The random programs again, every task placed when ready on random costs per place: wherever
+  // the tasks land, the coherence protocol keeps the results those of the program order.
+  for (std::uint32_t seed = 41; seed <= 48; ++seed) {
+    const Program p = random_program(seed, 8, 120);
+    const std::vector<Place> places = {{0, 2}, {1, 1}, {2, 1}};
+    const std::vector<int> place_of(p.graph.size(), hit::runtime::any_place);
+    TileDirectory dir({4 * elements * sizeof(double), 64 * elements * sizeof(double)});
+    for (int i = 0; i < p.tiles; ++i) dir.add(elements * sizeof(double));
+    Memories mem(3, p.tiles);
+    std::vector<double> costs(p.graph.size() * 3);
+    std::mt19937 rng(seed);
+    for (double& c : costs) c = std::uniform_real_distribution<double>(0.5, 2.0)(rng);
+    const auto report = hit::runtime::execute(
+        p.graph, places, place_of,
+        [&](TaskId t, int place) {
+          std::vector<Buffer*> v = mem.view(places[static_cast<std::size_t>(place)].memory);
+          compute(p.graph, t, v);
+        },
+        dir, [&](const Transfer& x) { mem.move(x); },
+        [&](TaskId t, int place) { return costs[static_cast<std::size_t>(t) * 3 + place]; });
+    for (const Transfer& x : dir.flush_all()) mem.move(x);
+    EXPECT_EQ(mem.memory[0], in_program_order(p)) << "seed " << seed;
+    expect_dependencies_respected(p.graph, report);
+    std::vector<int> used(3, 0);
+    for (const auto& r : report.records) ++used[static_cast<std::size_t>(r.place)];
+    for (int pl = 0; pl < 3; ++pl) EXPECT_GT(used[static_cast<std::size_t>(pl)], 0) << seed;
+  }
+}
+
 TEST(Executor, EachTileMovesInOnceAndBackOnce) {
   // Ten updates of each of 6 tiles, all on one device with room for every tile.
   TaskGraph g;
@@ -174,7 +250,8 @@ TEST(Executor, EachTileMovesInOnceAndBackOnce) {
   const std::vector<int> place_of(g.size(), 0);
   std::int64_t copies = 0;
   hit::runtime::execute(
-      g, places, place_of, [](TaskId, int) {}, dir, [&](const Transfer& x) {
+      g, places, place_of, [](TaskId, int) {}, dir,
+      [&](const Transfer& x) {
         if (x.kind != hit::runtime::TransferKind::drop) ++copies;
       });
   const auto back = dir.flush_all();

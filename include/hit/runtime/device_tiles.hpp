@@ -8,6 +8,8 @@
 #include <functional>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "hit/device.hpp"
 #include "hit/runtime/tile_directory.hpp"
@@ -37,7 +39,9 @@ class DeviceTiles {
   // Takes one of the directory's steps that concerns this device (from or to `location`):
   // copies rows in or out, or frees a dropped copy. Others are an Error(internal).
   void apply(const Transfer& x);
-  // The device copy of `t` (allocated when it has none yet: a tile only written here).
+  // The device copy of `t`, allocated when it has none yet (a tile only written here); the
+  // copies dropped since the last allocation are freed first. Call it from the device place's
+  // worker, not inside a kernel: freeing waits for the device's streams.
   void* data(TileId t);
   // A view of the device copy over `shape` (array indices), dense rows.
   template <class T>
@@ -53,6 +57,8 @@ class DeviceTiles {
     void* device = nullptr;
   };
   Copy& copy(TileId t);
+  // The device copy of `t`, which must exist (a copy out of it).
+  void* existing(TileId t);
 
   Device& device_;
   Location location_;
@@ -60,6 +66,9 @@ class DeviceTiles {
   // allocation): the map and the allocations under one lock; the copies themselves outside it.
   std::mutex mutex_;
   std::unordered_map<TileId, Copy> tiles_;
+  // Dropped copies, freed by the next allocation: a drop comes from any worker, often while the
+  // device computes, and freeing device memory waits for its streams.
+  std::vector<std::pair<void*, std::size_t>> dropped_;
 };
 
 // Runs `body` once on `device`, as a launch with a `single` partition over `domain` runs it:

@@ -45,6 +45,10 @@ struct ExecutionReport {
 using TaskBody = std::function<void(TaskId, int place)>;
 // Makes one copy the directory listed (from one memory to another).
 using TileMover = std::function<void(const Transfer&)>;
+// The expected seconds of task t's body at place p; 0 or less: it cannot run there.
+using TaskCost = std::function<double(TaskId, int place)>;
+// A task placed when it becomes ready, by expected finish time (with a TaskCost).
+inline constexpr int any_place = -1;
 
 // Runs every task of `graph` once, task t on place place_of[t], with the dependencies respected.
 // A task that throws stops the run: no task starts after it, those running end, and the first
@@ -58,5 +62,13 @@ ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
 ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body,
                         TileDirectory& directory, const TileMover& move);
+// The same, where a task whose place_of is any_place goes, when it becomes ready, to the place
+// that would finish it first: the place's backlog (the expected seconds of the tasks queued and
+// running there, over its workers) plus `cost(t, place)`, the earliest place among equals (as
+// StarPU's dmda and HEFT place tasks; transfers are not priced yet). `cost` is called under the
+// executor's lock; it may learn from the times the bodies measure.
+ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
+                        std::span<const int> place_of, const TaskBody& body,
+                        TileDirectory& directory, const TileMover& move, const TaskCost& cost);
 
 }  // namespace hit::runtime

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""hit-cholesky --runtime on an emulated device: --check passes, and the device's byte counters
-show each tile of the lower triangle copied in once and back once (exactly its bytes, no
-eviction) when the device holds them all; on a device that holds a third of them, tiles are
-evicted, dirty ones written back, and the result is still right.
+"""hit-cholesky --runtime on an emulated device: --check passes, and, with one core (every task
+on the device), the device's byte counters show each tile of the lower triangle copied in once
+and back once (exactly its bytes, no eviction) when the device holds them all; on a device that
+holds a third of them, tiles are evicted, dirty ones written back, and the result is still right.
+With two cores, the host worker and the device both take tasks, and the result is right.
 
 usage: cholesky_runtime_check.py MPIEXEC HIT_CHOLESKY N B TYPE
 """
@@ -27,7 +28,7 @@ def run(device):
 
 
 problems = []
-whole = run("emu:0")
+whole = run("emu:0(cores=1)")
 rank = whole["per_rank"][0]
 if not whole["check"]["passed"]:
     problems.append(f"emu:0: check failed: {whole['check']}")
@@ -39,7 +40,7 @@ if whole["runtime"]["evictions"] != 0:
 
 # Room for a third of the triangle, and at least for a gemm's three widest tiles.
 room = max(triangle // 3, 3 * b * b * size)
-small = run(f"emu:0(mem={room})")
+small = run(f"emu:0(mem={room},cores=1)")
 rt = small["runtime"]
 if not small["check"]["passed"]:
     problems.append(f"mem={room}: check failed: {small['check']}")
@@ -48,6 +49,14 @@ if rt["evictions"] == 0 or rt["write_backs"] == 0:
 if small["per_rank"][0]["h2d_bytes"] <= triangle:
     problems.append(f"mem={room}: h2d {small['per_rank'][0]['h2d_bytes']} B; evicted tiles come "
                     f"in again, so more than the {triangle} B of the triangle")
+hybrid = run("emu:0(slowdown=2,clock=cpu,cores=2)")
+places = hybrid["runtime"]["places"]
+if not hybrid["check"]["passed"]:
+    problems.append(f"hybrid: check failed: {hybrid['check']}")
+if len(places) != 2 or any(p["tasks"] == 0 for p in places):
+    problems.append(f"hybrid: expected the host worker and the device to take tasks: {places}")
+if sum(p["tasks"] for p in places) != hybrid["runtime"]["tasks"]:
+    problems.append(f"hybrid: {places} do not add up to {hybrid['runtime']['tasks']} tasks")
 print("\n".join(problems) or f"n={n} b={b} {dtype}: {triangle} B in and out once; with {room} B: "
-      f"{rt['evictions']} evictions, {rt['write_backs']} write-backs")
+      f"{rt['evictions']} evictions, {rt['write_backs']} write-backs; hybrid: {places}")
 sys.exit(1 if problems else 0)
