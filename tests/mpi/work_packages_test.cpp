@@ -198,7 +198,9 @@ TEST(WorkPackages, PrefetchOverlapsTheLaunchBefore) {
     for (const auto& p : report.computed) {
       own += a.in.shape().contains(packages.package(p.id).first()) ? 1 : 0;
     }
-    if (own >= 3) {
+    // A device that placement found much slower than another holds nothing ahead (docs/
+    // packages.md, "Prefetch depth per device"); on a loaded machine that can be any rank's.
+    if (own >= 3 && report.max_ahead >= 1) {
       EXPECT_GE(report.overlapped, 1u) << "depth " << depth;
     }
     if (env().size() == 1) {
