@@ -148,13 +148,19 @@ const typename K::Body& TaskCholesky<T>::body_of(const K& kernel) const {
 }
 
 template <class T>
-void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copies) {
-  const Step& s = steps_[static_cast<std::size_t>(t)];
+std::uint64_t TaskCholesky<T>::task_bytes(runtime::TaskId t) const {
   std::uint64_t bytes = 0;
   for (const runtime::TileAccess& a : graph_.accesses(t)) {
     bytes += static_cast<std::uint64_t>(tiles_[static_cast<std::size_t>(a.tile)].shape().size()) *
              sizeof(T);
   }
+  return bytes;
+}
+
+template <class T>
+void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copies) {
+  const Step& s = steps_[static_cast<std::size_t>(t)];
+  const std::uint64_t bytes = task_bytes(t);
   // The views before the kernel: finding a copy may free dropped ones, which waits for the
   // device's streams, and so must not happen on one of them.
   const auto input = [&](int i, int j) {
@@ -192,12 +198,7 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
   // A task's tiles are on the device together while it runs: the largest task must fit.
   std::uint64_t largest = 0;
   for (std::size_t t = 0; t < graph_.size(); ++t) {
-    std::uint64_t bytes = 0;
-    for (const runtime::TileAccess& a : graph_.accesses(static_cast<runtime::TaskId>(t))) {
-      bytes += static_cast<std::uint64_t>(tiles_[static_cast<std::size_t>(a.tile)].shape().size()) *
-               sizeof(T);
-    }
-    largest = std::max(largest, bytes);
+    largest = std::max(largest, task_bytes(static_cast<runtime::TaskId>(t)));
   }
   if (largest > free) {
     throw Error(ErrorKind::out_of_memory,

@@ -59,6 +59,8 @@ class TaskCholesky {
   }
   void body(runtime::TaskId t);
   void device_body(runtime::TaskId t, runtime::DeviceTiles& copies);
+  // The bytes of the tiles task t uses (on the device together while it runs).
+  std::uint64_t task_bytes(runtime::TaskId t) const;
   runtime::ExecutionReport run_on_device();
   // Seconds per flop of a kernel kind on the host (0) or the device (1): the median of its last
   // measurements; unmeasured, the other's, else 1 ns (the first tasks then spread over both).
