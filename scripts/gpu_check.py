@@ -447,6 +447,41 @@ class Checks:
                    f"with transfers, {fmt(ratio(f['kernel_time_s'], h['time_s']))} of potrf alone")
         self.verdict("cholesky-1gpu", what, True, figures, recs)
 
+    def cholesky_runtime(self):
+        n, b = self.s["cholesky"], self.s["cholesky_b"]
+        what = (f"hit-cholesky --runtime on one GPU (n = {n}, b = {b}): every task on the GPU "
+                "(cores=1: each tile in once and back once), and the GPU with the host's other "
+                "cores as workers, against cuSOLVER dpotrf with its transfers; --check at "
+                f"n = {self.s['cholesky_check']} both ways")
+        recs = []
+        for devices in ("cuda:0(cores=1)", "cuda:0"):
+            recs.append(self.r.run(self.mpi(1, "hit-cholesky", "--n", str(self.s["cholesky_check"]),
+                                            "--b", str(self.s["cholesky_check_b"]), "--runtime",
+                                            "--devices", devices, "--check", "--reps", "1",
+                                            "--warmup", "0", "--json")))
+        for devices in ("cuda:0(cores=1)", "cuda:0"):
+            recs.append(self.r.run(self.mpi(1, "hit-cholesky", "--n", str(n), "--b", str(b),
+                                            "--runtime", "--devices", devices, "--reps", "3",
+                                            "--warmup", "1", "--json")))
+        recs.append(self.r.run([self.prog("ref-cusolver-potrf"), "--n", str(n), "--reps", "3",
+                                "--warmup", "1", "--check"]))
+        if self.a.plan:
+            return self.verdict("cholesky-runtime-1gpu", what, True, "planned", recs)
+        checks = [(recs[0], True), (recs[1], True), (recs[2], False), (recs[3], False),
+                  (recs[4], True)]
+        if not all(ok(r, c) for r, c in checks):
+            bad = next(r for r, c in checks if not ok(r, c))
+            return self.verdict("cholesky-runtime-1gpu", what, False, why(bad), recs)
+        alone, hybrid, f = recs[2]["json"], recs[3]["json"], recs[4]["json"]
+        moved = per_rank_bytes(alone)
+        figures = (f"GPU alone {num(alone['gflops'])} GFLOP/s ({alone['time_s']:.4f} s, {moved}), "
+                   f"GPU + host cores {num(hybrid['gflops'])} ({hybrid['time_s']:.4f} s, places "
+                   f"{hybrid['runtime']['places']}); cuSOLVER with transfers {num(f['gflops'])} "
+                   f"({f['time_s']:.4f} s); runtime/ref {fmt(ratio(f['time_s'], alone['time_s']))} "
+                   f"alone, {fmt(ratio(f['time_s'], hybrid['time_s']))} with the host cores; "
+                   f"hybrid/alone {fmt(ratio(alone['time_s'], hybrid['time_s']))}")
+        self.verdict("cholesky-runtime-1gpu", what, True, figures, recs)
+
     def shared(self):
         n, iters = self.s["shared"], self.s["shared_iters"]
         what = (f"four processes sharing one GPU (cuda:0*4): hit-cannon n = {n} and hit-jacobi "
@@ -606,7 +641,9 @@ class Checks:
 
     def all(self):
         order = [("tests", self.tests), ("cannon-1gpu", self.cannon), ("jacobi-1gpu", self.jacobi),
-                 ("cholesky-1gpu", self.cholesky), ("shared-gpu-4ranks", self.shared),
+                 ("cholesky-1gpu", self.cholesky),
+                 ("cholesky-runtime-1gpu", self.cholesky_runtime),
+                 ("shared-gpu-4ranks", self.shared),
                  ("packages-gpu-cpu", self.packages), ("advisor-gpu", self.advisor)]
         only = set(self.a.only.split(",")) if self.a.only else None
         for name, check in order:
