@@ -4,7 +4,7 @@ the figures, the time limits, the results file and the copies in $OUT are all ex
 
     gpu_check_fake.py SOURCE_DIR WORK_DIR [HIT_BIN MPIEXEC]
 
-Run 1: every check passes (seven PASS lines, exit 0, the results section of a copy of
+Run 1: every check passes (eight PASS lines, exit 0, the results section of a copy of
 docs/gpu-results.md rewritten, gpu-results.json/.md and gpu-commands.log in the out folder).
 Run 2: the Jacobi reference's checksum differs and hit-packages hangs past the time limit: FAIL,
 FAIL (timed out, the check's second command not started), exit 1. Run 3: no budget left: SKIP.
@@ -59,6 +59,10 @@ elif name == "hit-jacobi":
     out.update(app="jacobi", mcells_per_s=1000.0, checksum=12345.678901234567, residual=1e-5)
 elif name == "hit-cholesky":
     out.update(app="cholesky", gflops=n ** 3 / 3 / 0.05 * 1e-9)
+    if "--runtime" in args:
+        hybrid = "(cores=1)" not in arg("--devices", "")
+        out["runtime"] = {"tasks": 10, "workers": 2 if hybrid else 1,
+                          "places": [{"tasks": 4}, {"tasks": 6}] if hybrid else [{"tasks": 10}]}
 elif name == "hit-packages":
     if mode == "bad":
         time.sleep(60)
@@ -159,10 +163,14 @@ def main():
     expect(p.returncode == 0, "all checks pass: exit 0")
     expect("gpu-check: verdicts" in p.stdout, "the verdicts again at the end")
     verdicts = re.findall(r"^(PASS|FAIL|SKIP) (\S+):", p.stdout.split("gpu-check: verdicts")[1], re.M)
-    expect([v for v, _ in verdicts] == ["PASS"] * 7, f"seven PASS lines, got {verdicts}")
+    expect([v for v, _ in verdicts] == ["PASS"] * 8, f"eight PASS lines, got {verdicts}")
     expect([n for _, n in verdicts] == ["tests", "cannon-1gpu", "jacobi-1gpu", "cholesky-1gpu",
-                                        "shared-gpu-4ranks", "packages-gpu-cpu", "advisor-gpu"],
+                                        "cholesky-runtime-1gpu", "shared-gpu-4ranks",
+                                        "packages-gpu-cpu", "advisor-gpu"],
            "check order")
+    expect(re.search(r"^PASS cholesky-runtime-1gpu: GPU alone .* GPU \+ host cores .* places "
+                     r"\[\{'tasks': 4\}, \{'tasks': 6\}\]", p.stdout, re.M),
+           "the runtime's Cholesky on the GPU alone and with the host cores")
     expect(re.search(r"^PASS advisor-gpu: not calibrated: first blocks on array predicted 0.2000 s, "
                      r"measured 0.2 s, regret 4 \(goal <= 1.10 not met\), Spearman -0.866 over 3; "
                      r"calibrated: first weighted:w=1,0.1 on array .* regret 1 \(goal <= 1.10 met\), "
@@ -180,7 +188,7 @@ def main():
            "verdicts, device and commit in the page")
     expect("bin/hit-cannon --n 8192" in text, "commands shown with bin/")
     results = json.load(open(os.path.join(out_dir, "gpu-results.json")))
-    expect(len(results["checks"]) == 7 and results["commit"] == "abc1234", "gpu-results.json")
+    expect(len(results["checks"]) == 8 and results["commit"] == "abc1234", "gpu-results.json")
     for f in ("gpu-results.md", "gpu-commands.log"):
         expect(os.path.exists(os.path.join(out_dir, f)), f"{f} in the out folder")
 
@@ -205,8 +213,8 @@ def main():
                                 "OPENBLAS_NUM_THREADS": "1"})
         verdicts = re.findall(r"^(PASS|FAIL|SKIP) (\S+):",
                               p.stdout.split("gpu-check: verdicts")[-1], re.M)
-        expect(p.returncode == 0 and [v for v, _ in verdicts] == ["PASS"] * 7,
-               f"the real programs on emulated devices: seven PASS lines, got {verdicts}")
+        expect(p.returncode == 0 and [v for v, _ in verdicts] == ["PASS"] * 8,
+               f"the real programs on emulated devices: eight PASS lines, got {verdicts}")
         expect("checksums equal" in p.stdout, "hit-jacobi's checksum is the reference's")
     print("gpu_check_fake: passed")
 
