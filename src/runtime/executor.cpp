@@ -38,6 +38,10 @@ void check(const TaskGraph& graph, std::span<const Place> places, std::span<cons
   }
   for (std::size_t t = 0; t < place_of.size(); ++t) {
     if (place_of[t] == any_place && placed_when_ready) continue;
+    if (place_of[t] == any_place) {
+      throw bad(
+          fmt::format("task {} is to be placed when ready (any_place), which needs a TaskCost", t));
+    }
     if (place_of[t] < 0 || static_cast<std::size_t>(place_of[t]) >= places.size()) {
       throw bad(fmt::format("task {} is placed on place {}, not one of the {}", t, place_of[t],
                             places.size()));

@@ -303,6 +303,13 @@ TEST(Executor, BadPlacesAreAnError) {
                hit::Error);
   EXPECT_THROW(hit::runtime::execute(g, std::vector<Place>{{0, 1}}, std::vector<int>{}, none),
                hit::Error);
+  try {
+    hit::runtime::execute(g, std::vector<Place>{{0, 1}}, std::vector<int>{hit::runtime::any_place},
+                          none);
+    FAIL() << "no error";
+  } catch (const hit::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a TaskCost"), std::string::npos) << e.what();
+  }
   TileDirectory dir({1024});
   dir.add(8);
   EXPECT_THROW(
