@@ -1,4 +1,5 @@
 // hit-test-procs: 2 3 4
+// hit-test-run-serial (placement compares measured speeds: no other test on its cores)
 // Work packages placed by expected finish time, with the dispatch's MPI: a rank inside a long
 // host kernel still answers the others' claims (they take packages of its queue while it
 // computes); a stalled emulated device's packages are computed once and right; profiles measured
