@@ -16,26 +16,10 @@ namespace hit::cholesky {
 
 namespace {
 
-// A kernel parameter over a whole host tile (rows, unit column steps).
+// A kernel parameter over a whole host tile (rows `step(0)` apart).
 template <class V, class T>
 V view_of(Tile<T>& t) {
-  V v;
-  v.data = t.data();
-  v.rank = 2;
-  for (int k = 0; k < 2; ++k) {
-    v.extent[k] = t.shape().extent(k);
-    v.stride[k] = t.step(k);
-    v.origin[k] = t.shape()[k].begin();
-    v.step[k] = 1;
-  }
-  return v;
-}
-
-// The cpu body of a tile kernel, called directly on a worker thread (the device's launch is for
-// one caller at a time; the runtime's workers are several).
-template <class K>
-const auto& cpu_body(const K& kernel) {
-  return *kernel.body(DeviceKind::cpu);
+  return make_view(static_cast<typename V::value_type*>(t.data()), t.shape(), t.step(0));
 }
 
 // OpenBLAS at one thread while the workers run (each worker is a core), as it was after.
@@ -58,7 +42,7 @@ std::string runtime_refusal(Environment& env, const Options& o) {
     return "--no-lookahead orders the program's loop; --runtime runs tasks by the critical path";
   }
   if (env.size() != 1) {
-    return "--runtime runs one process on its host cores so far (the run has " +
+    return "--runtime runs one process so far (the run has " +
            std::to_string(env.size()) + " processes)";
   }
   return {};
@@ -109,21 +93,35 @@ TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks
 template <class T>
 void TaskCholesky<T>::body(runtime::TaskId t) {
   const Step& s = steps_[static_cast<std::size_t>(t)];
-  KernelContext ctx;
-  View<T> a = view_of<View<T>>(tile(s.i, s.j));
+  const Inputs in = inputs(s, [&](int i, int j) { return view_of<View<const T>>(tile(i, j)); });
+  call(DeviceKind::cpu, KernelContext{}, s, view_of<View<T>>(tile(s.i, s.j)), in);
+}
+
+template <class T>
+template <class F>
+typename TaskCholesky<T>::Inputs TaskCholesky<T>::inputs(const Step& s, F view) const {
+  Inputs in;
+  if (s.kind == Kind::trsm) in.first = view(s.k, s.k);
+  if (s.kind == Kind::syrk || s.kind == Kind::gemm) in.first = view(s.i, s.k);
+  if (s.kind == Kind::gemm) in.second = view(s.j, s.k);
+  return in;
+}
+
+template <class T>
+void TaskCholesky<T>::call(DeviceKind kind, const KernelContext& ctx, const Step& s, View<T> a,
+                           const Inputs& in) const {
   switch (s.kind) {
     case Kind::potrf:
-      cpu_body(potrf_)(ctx, a, static_cast<index_t>(s.k));
+      body_of(potrf_, kind)(ctx, a, static_cast<index_t>(s.k));
       break;
     case Kind::trsm:
-      cpu_body(trsm_)(ctx, view_of<View<const T>>(tile(s.k, s.k)), a);
+      body_of(trsm_, kind)(ctx, in.first, a);
       break;
     case Kind::syrk:
-      cpu_body(syrk_)(ctx, view_of<View<const T>>(tile(s.i, s.k)), a);
+      body_of(syrk_, kind)(ctx, in.first, a);
       break;
     case Kind::gemm:
-      cpu_body(gemm_)(ctx, view_of<View<const T>>(tile(s.i, s.k)),
-                      view_of<View<const T>>(tile(s.j, s.k)), a);
+      body_of(gemm_, kind)(ctx, in.first, in.second, a);
       break;
   }
 }
@@ -137,12 +135,12 @@ double TaskCholesky<T>::flops() const {
 
 template <class T>
 template <class K>
-const typename K::Body& TaskCholesky<T>::body_of(const K& kernel) const {
-  const typename K::Body* b = kernel.body(device_.kind());
-  if (!b && device_.kind() == DeviceKind::emu) b = kernel.body(DeviceKind::cpu);
+const typename K::Body& TaskCholesky<T>::body_of(const K& kernel, DeviceKind kind) const {
+  const typename K::Body* b = kernel.body(kind);
+  if (!b && kind == DeviceKind::emu) b = kernel.body(DeviceKind::cpu);
   if (!b) {
-    throw Error(ErrorKind::device, "hit-cholesky --runtime: kernel '" + kernel.name() +
-                                       "' has no body for " + device_.label());
+    throw Error(ErrorKind::device, "--runtime: kernel '" + kernel.name() + "' has no body for " +
+                                       std::string(to_string(kind)) + " devices");
   }
   return *b;
 }
@@ -163,32 +161,11 @@ void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copie
   const std::uint64_t bytes = task_bytes(t);
   // The views before the kernel: finding a copy may free dropped ones, which waits for the
   // device's streams, and so must not happen on one of them.
-  const auto input = [&](int i, int j) {
-    return copies.view<const T>(id(i, j), tiling_.tile(i, j));
-  };
+  const Inputs in =
+      inputs(s, [&](int i, int j) { return copies.view<const T>(id(i, j), tiling_.tile(i, j)); });
   const View<T> a = copies.view<T>(id(s.i, s.j), tiling_.tile(s.i, s.j));
-  View<const T> first;
-  View<const T> second;
-  if (s.kind == Kind::trsm) first = input(s.k, s.k);
-  if (s.kind == Kind::syrk || s.kind == Kind::gemm) first = input(s.i, s.k);
-  if (s.kind == Kind::gemm) second = input(s.j, s.k);
-  const Box domain = to_box(tiling_.tile(s.i, s.j));
-  runtime::execute_on(device_, domain, bytes, [&](const KernelContext& ctx) {
-    switch (s.kind) {
-      case Kind::potrf:
-        body_of(potrf_)(ctx, a, static_cast<index_t>(s.k));
-        break;
-      case Kind::trsm:
-        body_of(trsm_)(ctx, first, a);
-        break;
-      case Kind::syrk:
-        body_of(syrk_)(ctx, first, a);
-        break;
-      case Kind::gemm:
-        body_of(gemm_)(ctx, first, second, a);
-        break;
-    }
-  });
+  runtime::execute_on(device_, to_box(tiling_.tile(s.i, s.j)), bytes,
+                      [&](const KernelContext& ctx) { call(device_.kind(), ctx, s, a, in); });
 }
 
 template <class T>

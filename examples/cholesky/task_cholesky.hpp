@@ -66,9 +66,19 @@ class TaskCholesky {
   // measurements; unmeasured, the other's, else 1 ns (the first tasks then spread over both).
   double seconds_per_flop(Kind kind, int device) const;
   void record(Kind kind, int device, double seconds, double flops);
-  // The kernel's body for the device (an emulated device runs the cpu body).
+  // The kernel's body for a device kind (an emulated device runs the cpu body).
   template <class K>
-  const typename K::Body& body_of(const K& kernel) const;
+  const typename K::Body& body_of(const K& kernel, DeviceKind kind) const;
+  // A task's input tiles as kernel parameters (`view(i, j)` makes one), and the one call of its
+  // kernel on them, the same for the host and the device places.
+  struct Inputs {
+    View<const T> first;
+    View<const T> second;
+  };
+  template <class F>
+  Inputs inputs(const Step& s, F view) const;
+  void call(DeviceKind kind, const KernelContext& ctx, const Step& s, View<T> a,
+            const Inputs& in) const;
 
   const Tiling& tiling_;
   Device& device_;

@@ -167,7 +167,7 @@ hit_cholesky_error(bh_not_multiple "bh=20 is not a multiple of b=16"
                    "--n|100|--layout|heteroBlockCyclic:B=64,b=16,bh=20|--devices|cpu,emu*3")
 hit_cholesky_error(unwritable_output "/nonexistent/dir/l.raw" "--n|8|--c-out|/nonexistent/dir/l.raw")
 hit_cholesky_error(runtime_processes
-                   "--runtime runs one process on its host cores so far \\(the run has 4 processes\\)"
+                   "--runtime runs one process so far \\(the run has 4 processes\\)"
                    "--n|20|--runtime")
 hit_cholesky_error(runtime_no_lookahead "--no-lookahead orders the program's loop"
                    "--n|20|--runtime|--no-lookahead")
