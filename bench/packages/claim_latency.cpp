@@ -89,7 +89,8 @@ int bench(hit::Environment& env, int argc, char** argv) {
       }
       dev.set_wait_hook({});
     } else if (env.rank() != 1) {
-      hit::detail::ClaimWalk walk(window, queues, env.rank());
+      const std::vector<bool> everyone(queues.size(), true);
+      hit::detail::ClaimWalk walk(window, queues, everyone, env.rank());
       const double start = MPI_Wtime();
       while (MPI_Wtime() - start < span_s) {
         const double t0 = MPI_Wtime();

@@ -35,11 +35,10 @@ std::map<std::string, std::string> hit_variables() {
   return out;
 }
 
-// `auto` becomes `sleep` when the processes of this machine outnumber the cores a process may
-// run on (its affinity mask at start, before any pinning), so waiting ones leave them to the
-// working ones. Collective over `comm`; every process of a machine gets the same answer.
-WaitPolicy resolve_wait_policy(WaitPolicy asked, MPI_Comm comm) {
-  if (asked != WaitPolicy::automatic) return asked;
+// Whether the processes of this machine outnumber the cores a process may run on (its affinity
+// mask at start, before any pinning). Collective over `comm`; every process of a machine gets the
+// same answer. `auto` becomes `sleep` then, so waiting ones leave the cores to the working ones.
+bool machine_oversubscribed(MPI_Comm comm) {
   MPI_Comm machine = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &machine),
             "MPI_Comm_split_type");
@@ -52,7 +51,7 @@ WaitPolicy resolve_wait_policy(WaitPolicy asked, MPI_Comm comm) {
                   : static_cast<int>(std::thread::hardware_concurrency());
   allreduce_in_place(&cores, 1, MPI_INT, MPI_MAX, machine);
   MPI_Comm_free(&machine);
-  return processes > cores ? WaitPolicy::sleep : WaitPolicy::spin;
+  return processes > cores;
 }
 
 std::string quoted(const std::map<std::string, std::string>& vars, const std::string& name) {
@@ -144,7 +143,12 @@ void Environment::init(int* argc, char*** argv) {
       if (auto path = config_.get("plugin-path")) load_plugins(*path);
       if (auto text = config_.get("wait")) wait = parse_wait_policy(*text);
     });
-    if (size_ > 1) wait_policy_ = resolve_wait_policy(wait, comm_);
+    if (size_ > 1) {
+      oversubscribed_ = machine_oversubscribed(comm_);
+      wait_policy_ = wait != WaitPolicy::automatic ? wait
+                     : oversubscribed_             ? WaitPolicy::sleep
+                                                   : WaitPolicy::spin;
+    }
   } catch (const Error& e) {
     // Not quiet: the error is reported after this, on the streams.
     const int rank = rank_;

@@ -62,6 +62,7 @@ void reset_queue(const RmaWindow& queue, int me, std::int64_t per_package_ns) {
   w[free_at_word] = 0;
   w[per_package_word] = per_package_ns;
   w[held_word] = 0;
+  w[over_word] = 0;
   check_mpi(MPI_Win_unlock(me, queue.get()), "MPI_Win_unlock");
 }
 
@@ -78,9 +79,11 @@ index_t Survey::total_left() const noexcept {
   return n;
 }
 
-ClaimWalk::ClaimWalk(const RmaWindow& queue, const std::vector<QueueRange>& queues, int me)
+ClaimWalk::ClaimWalk(const RmaWindow& queue, const std::vector<QueueRange>& queues,
+                     const std::vector<bool>& surveyed, int me)
     : win_(queue.get()),
       queues_(queues),
+      surveyed_(surveyed),
       me_(me),
       procs_(static_cast<int>(queues.size())),
       requests_(static_cast<std::size_t>(procs_), MPI_REQUEST_NULL),
@@ -89,9 +92,11 @@ ClaimWalk::ClaimWalk(const RmaWindow& queue, const std::vector<QueueRange>& queu
 void ClaimWalk::start_survey() {
   // Atomic reads (MPI_NO_OP), so a concurrent claim's add or a rank's publishing is seen whole.
   for (int r = 0; r < procs_; ++r) {
+    if (!surveyed_[static_cast<std::size_t>(r)]) continue;  // its request stays null
     check_mpi(MPI_Rget_accumulate(nullptr, 0, MPI_INT64_T,
-                                  &words_[static_cast<std::size_t>(r) * queue_words], queue_words,
-                                  MPI_INT64_T, r, 0, queue_words, MPI_INT64_T, MPI_NO_OP, win_,
+                                  &words_[static_cast<std::size_t>(r) * queue_words],
+                                  surveyed_words, MPI_INT64_T, r, 0, surveyed_words, MPI_INT64_T,
+                                  MPI_NO_OP, win_,
                                   &requests_[static_cast<std::size_t>(r)]),
               "MPI_Rget_accumulate");
   }
@@ -103,6 +108,13 @@ void ClaimWalk::finish_survey() {
   for (int r = 0; r < procs_; ++r) {
     const std::int64_t* w = &words_[static_cast<std::size_t>(r) * queue_words];
     const QueueRange q = queues_[static_cast<std::size_t>(r)];
+    if (!surveyed_[static_cast<std::size_t>(r)]) {  // an empty queue, a device taking nothing
+      survey_.left.push_back(0);
+      survey_.free_at_ns.push_back(0);
+      survey_.per_package_ns.push_back(-1);
+      survey_.held.push_back(0);
+      continue;
+    }
     const index_t front = w[counter_word] & 0xffffffff;
     const index_t back = w[counter_word] >> 32;
     survey_.left.push_back(std::max<index_t>(0, q.end - q.begin - front - back));
@@ -110,8 +122,34 @@ void ClaimWalk::finish_survey() {
     survey_.per_package_ns.push_back(w[per_package_word]);
     survey_.held.push_back(w[held_word]);
   }
-  if (survey_.total_left() == 0) done_ = true;
+  if (survey_.total_left() == 0) {
+    done_ = true;
+    announce_over();
+  }
   phase_ = Phase::surveyed;
+}
+
+void ClaimWalk::announce_over() {
+  if (!announcements_.empty()) return;
+  // Puts that complete at their targets by the end of the round's epoch (settle() completes them
+  // here first): nothing waits on the others' progress now.
+  for (int r = 0; r < procs_; ++r) {
+    if (r == me_) continue;
+    announcements_.push_back(MPI_REQUEST_NULL);
+    check_mpi(MPI_Raccumulate(&over_, 1, MPI_INT64_T, r, over_word, 1, MPI_INT64_T, MPI_REPLACE,
+                              win_, &announcements_.back()),
+              "MPI_Raccumulate");
+  }
+}
+
+bool ClaimWalk::announced() {
+  if (done_) return true;
+  std::int64_t over = 0;
+  check_mpi(MPI_Fetch_and_op(nullptr, &over, MPI_INT64_T, me_, over_word, MPI_NO_OP, win_),
+            "MPI_Fetch_and_op");
+  check_mpi(MPI_Win_flush(me_, win_), "MPI_Win_flush");
+  done_ = over != 0;
+  return done_;
 }
 
 void ClaimWalk::drop_survey() noexcept {
@@ -200,6 +238,10 @@ Claimed ClaimWalk::take() {
 }
 
 void ClaimWalk::settle() noexcept {
+  if (!announcements_.empty()) {
+    MPI_Waitall(static_cast<int>(announcements_.size()), announcements_.data(),
+                MPI_STATUSES_IGNORE);
+  }
   if (!pending()) return;
   const int n = phase_ == Phase::surveying ? procs_ : 1;
   MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);

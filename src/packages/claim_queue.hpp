@@ -37,9 +37,18 @@ std::vector<QueueRange> queues_of_sizes(const std::vector<index_t>& sizes);
 
 // The int64 words of a rank's queue window: the claim counter, then what the rank publishes for
 // the others' placement decisions (placement.hpp): when it expects to be free (ns on the round's
-// clock), its time per package (ns; 0 not measured, -1 its device failed), the packages it holds.
-enum QueueWord : int { counter_word = 0, free_at_word = 1, per_package_word = 2, held_word = 3 };
-constexpr int queue_words = 4;
+// clock), its time per package (ns; 0 not measured, -1 its device failed), the packages it holds;
+// last, 1 once another rank's survey found every queue empty (the round's claims are over).
+enum QueueWord : int {
+  counter_word = 0,
+  free_at_word = 1,
+  per_package_word = 2,
+  held_word = 3,
+  over_word = 4
+};
+constexpr int queue_words = 5;
+// The words a survey reads (the over word is only ever read by its own rank).
+constexpr int surveyed_words = 4;
 
 // Empties this rank's queue counter (nothing taken yet) and publishes `per_package_ns`, under an
 // exclusive lock of its own window so that no claim of another rank is half-way through it.
@@ -85,13 +94,22 @@ struct Survey {
 // epoch of the queue window.
 class ClaimWalk {
  public:
-  ClaimWalk(const RmaWindow& queue, const std::vector<QueueRange>& queues, int me);
+  // `surveyed`: per rank, whether a survey reads its window (a rank that takes no part in the
+  // round holds an empty queue and claims nothing; it is seen as taking nothing).
+  ClaimWalk(const RmaWindow& queue, const std::vector<QueueRange>& queues,
+            const std::vector<bool>& surveyed, int me);
   ~ClaimWalk() { settle(); }
   ClaimWalk(const ClaimWalk&) = delete;  // MPI writes into it while a claim is pending
   ClaimWalk& operator=(const ClaimWalk&) = delete;
 
-  // A survey found every queue empty (they stay so for the round).
+  // A survey found every queue empty (they stay so for the round): this rank's, or another's
+  // that announced it (announced()).
   bool done() const noexcept { return done_; }
+  // Whether another rank's survey found every queue empty: an atomic read of this rank's own
+  // window, so that a rank the placement rule left out, waiting to ask again, leaves the round
+  // as soon as it ends instead of at its next survey (which a back-off may put milliseconds
+  // later, while the others wait for it in the round's closing exchange).
+  bool announced();
   // A survey or a claim is in flight.
   bool pending() const noexcept { return phase_ != Phase::idle && phase_ != Phase::surveyed; }
   bool claiming() const noexcept { return phase_ == Phase::claiming; }
@@ -120,9 +138,12 @@ class ClaimWalk {
  private:
   enum class Phase { idle, surveying, surveyed, claiming, claimed };
   void finish_survey();
+  // Tells every other rank that the queues are empty (once; completed by settle()).
+  void announce_over();
 
   MPI_Win win_;
   const std::vector<QueueRange>& queues_;
+  const std::vector<bool>& surveyed_;
   int me_;
   int procs_;
   Phase phase_ = Phase::idle;
@@ -134,6 +155,8 @@ class ClaimWalk {
   std::int64_t asked_ = 0;
   std::int64_t add_ = 0;
   std::int64_t old_ = 0;  // the counter before the add
+  const std::int64_t over_ = 1;
+  std::vector<MPI_Request> announcements_;  // announce_over's puts, one per other rank
 };
 
 }  // namespace hit::detail

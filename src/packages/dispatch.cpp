@@ -38,7 +38,7 @@ Dispatcher::Dispatcher(PackageEngine& engine, const KernelCall& call, const Roun
       report_(report),
       comm_(engine.env().comm()),
       me_(engine.env().rank()),
-      claims_(queue, round.queues, me_),
+      claims_(queue, round.queues, round.taking_part, me_),
       claims_window_(queue.get()),
       known_cost_s_(round.queues.size(), 0.0),
       progress_(device(engine.env()), comm_) {
@@ -57,7 +57,10 @@ Dispatcher::~Dispatcher() {
 }
 
 void Dispatcher::run() {
-  while (true) {
+  // A device too slow to finish one package before the others finish all claims nothing: it
+  // waits for the round's end, answering the others' transfers of its rows meanwhile.
+  const bool takes_part = round_.taking_part[static_cast<std::size_t>(me_)];
+  while (takes_part) {
     bool progressed = poll_claim();
     progressed = advance_slots() || progressed;
     progressed = claim_more() || progressed;
@@ -69,7 +72,7 @@ void Dispatcher::run() {
     if (!busy() && (engine_.failed() || claims_.done())) break;
     back_off();
   }
-  if (report_.depth == 0 && !engine_.failed()) report_.depth = depth_now();
+  if (report_.depth == 0 && !engine_.failed() && takes_part) report_.depth = depth_now();
   report_.wall_s = MPI_Wtime() - round_.t0;
 }
 
@@ -119,7 +122,9 @@ bool Dispatcher::claim_more() {
   if (engine_.failed() || claims_.pending() || claims_.done()) return false;
   if (claims_.surveyed()) return decide();
   const int room = std::min(depth_now() + 1 - held(), count(Slot::State::free));
-  if (room <= 0 || MPI_Wtime() < next_survey_) return false;
+  if (room <= 0) return false;
+  // Left out a moment ago: ask again later, unless another rank found the round over meanwhile.
+  if (MPI_Wtime() < next_survey_) return claims_.announced();
   // Far from the end of the round, a survey would say "take what you can hold": when this rank
   // would take `room` packages of its own queue's alone even if every other device were free
   // now (the least it could be given; more packages left or busier devices only give it more),

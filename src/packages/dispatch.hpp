@@ -28,6 +28,8 @@ namespace hit::detail {
 struct Round {
   const std::vector<index_t>& ids;        // the packages, by position
   const std::vector<QueueRange>& queues;  // each rank's positions
+  const std::vector<bool>& taking_part;   // per rank: false, too slow to finish one package
+                                          // before the others finish all (it claims nothing)
   bool rerouted = false;                  // a failed device held these packages
   double t0 = 0;                          // the run's start (MPI_Wtime)
 };

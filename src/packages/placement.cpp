@@ -112,6 +112,28 @@ index_t packages_to_take(std::span<const DeviceOutlook> devices, std::size_t me,
   return std::min(remaining, finished_by(hi, self.at, own_s, remaining));
 }
 
+std::vector<bool> devices_taking_part(std::span<const double> slowness, index_t count) {
+  const std::size_t n = slowness.size();
+  std::vector<bool> part(n, false);
+  double total = 0;
+  std::size_t quickest = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(slowness[i] > 0) || !std::isfinite(slowness[i])) continue;
+    total += 1.0 / slowness[i];
+    if (quickest == n || slowness[i] < slowness[quickest]) quickest = i;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(slowness[i] > 0) || !std::isfinite(slowness[i])) continue;
+    // In the quickest device's packages: when the others, free now, would have computed all
+    // `count` (at least one whole package: they compute packages, not fractions of them).
+    const double others = total - 1.0 / slowness[i];
+    const double others_end =
+        others > 0 ? std::max(static_cast<double>(count) / others, slowness[quickest]) : 0.0;
+    part[i] = i == quickest || count <= 0 || others <= 0 || slowness[i] <= others_end;
+  }
+  return part;
+}
+
 std::vector<index_t> split_by_speed(index_t count, std::span<const double> speeds) {
   const std::size_t n = speeds.size();
   std::vector<index_t> shares(n, 0);

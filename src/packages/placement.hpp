@@ -9,6 +9,7 @@
 //                       before any other device could (earliest finish time, as HEFT/dmda)
 //   split_by_speed      the home queues' sizes, proportional to the speeds known at the start
 //   prefetch_depth      packages held ahead: enough that the next one's rows arrive in time
+//   devices_taking_part the devices that can finish a package before the others finish all
 
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +71,16 @@ struct DeviceOutlook {
 // 0: let the others take them (a slow device beside a fast one near the end of a run).
 [[nodiscard]] index_t packages_to_take(std::span<const DeviceOutlook> devices, std::size_t me,
                                        index_t remaining, double now_s);
+
+// Which devices take part in a round of `count` packages, given each device's slowness (its
+// time on one package over the quickest device's; 0 or less: its device failed): a device takes
+// part unless even one package of its own would end after the others, free now, had computed all
+// `count` packages, i.e. its speed 1/slowness is below the others' summed speed over `count`.
+// Such a device could only lengthen the run (placement by expected finish time would never give
+// it a package), and leaving it out spares the others its survey answers. The quickest working
+// device always takes part; failed ones never do.
+[[nodiscard]] std::vector<bool> devices_taking_part(std::span<const double> slowness,
+                                                    index_t count);
 
 // `count` packages over devices of relative `speeds` (packages per second, or any common unit):
 // proportional shares, rounded by largest remainder so that they sum to `count`. A speed of 0

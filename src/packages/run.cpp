@@ -122,15 +122,17 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
   const int procs = env_.size();
   std::vector<index_t> ids(static_cast<std::size_t>(count()));
   std::iota(ids.begin(), ids.end(), index_t{0});
-  std::vector<QueueRange> queues = first_queues();
+  std::vector<bool> taking_part;
+  std::vector<QueueRange> queues = first_queues(taking_part);
   bool rerouted = false;
   reset_queue(*queue_, me, published_per_package_ns());
   barrier(comm);
+  const PatientWaits patient(env_);
   const double t0 = MPI_Wtime();
   for (int round = 1;; ++round) {
     report.rounds = round;
     const std::size_t known = report.abandoned.size();
-    const Round this_round{ids, queues, rerouted, t0};
+    const Round this_round{ids, queues, taking_part, rerouted, t0};
     with_epochs([&] { Dispatcher(*this, call, this_round, *queue_, report).run(); });
     // One exchange: what each rank abandoned, whether its device works, what it computed.
     const RoundEnd mine{static_cast<std::int64_t>(report.abandoned.size() - known), failed_ ? 0 : 1,
@@ -161,6 +163,9 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
         speeds[static_cast<std::size_t>(r)] = every ? 1.0 / all[static_cast<std::size_t>(r)] : 1.0;
     }
     queues = queues_of_sizes(split_by_speed(s.total, speeds));
+    // What a failed device held goes to every device still working, however slow: the packages
+    // left are few, and the placement rule still keeps a slow device off the last ones.
+    taking_part.assign(static_cast<std::size_t>(procs), true);
     rerouted = true;
     reset_queue(*queue_, me, published_per_package_ns());
     barrier(comm);  // no claim on a queue before its owner reset it
@@ -176,8 +181,10 @@ std::int64_t PackageEngine::published_per_package_ns() const {
 // measured time per package (earlier runs, the size tuner), else the emulated slowdowns of the
 // binding. Devices known to be equally fast (within 5 %) keep the layout's queues (the packages of
 // the rows each rank owns, which need no transfer); unlike ones get shares proportional to their
-// speeds, in rank order, so that every queue takes about as long as the others.
-std::vector<QueueRange> PackageEngine::first_queues() const {
+// speeds, in rank order, so that every queue takes about as long as the others. `taking_part`:
+// per rank, whether it takes part in the round (devices_taking_part, where every speed is
+// measured; a device left out gets an empty queue).
+std::vector<QueueRange> PackageEngine::first_queues(std::vector<bool>& taking_part) const {
   const int procs = env_.size();
   std::vector<QueueRange> owners = home_queues(plans_, procs, domain_[0], size_, count());
   struct Speed {
@@ -208,7 +215,20 @@ std::vector<QueueRange> PackageEngine::first_queues() const {
     lo = lo == 0 ? v : std::min(lo, v);
     hi = std::max(hi, v);
   }
+  taking_part.assign(all.size(), true);
   if (hi == 0 || hi <= 1.05 * lo) return owners;
+  if (every_measured) {
+    std::vector<double> slowness;
+    for (const double v : speeds) slowness.push_back(v > 0 ? 1.0 / v : 0.0);
+    taking_part = devices_taking_part(slowness, count());
+    for (std::size_t r = 0; r < speeds.size(); ++r) {
+      if (speeds[r] <= 0) {
+        taking_part[r] = true;  // a failed device: the dispatch leaves it out as before
+      } else if (!taking_part[r]) {
+        speeds[r] = 0;  // an empty queue
+      }
+    }
+  }
   return queues_of_sizes(split_by_speed(count(), speeds));
 }
 

@@ -207,4 +207,30 @@ TEST(PackagePlacement, MeasuredSpeedsSplitTheNextRunsQueues) {
   }
 }
 
+TEST(PackagePlacement, ADeviceTooSlowForOnePackageComputesNone) {
+  if (env().size() < 2) GTEST_SKIP() << "needs a slow rank beside the fast one";
+  // Rank 0 is fast; the others are 5000 times slower (CPU-clocked, so a shared core does not
+  // blur it): one of their packages would end long after rank 0 alone had computed all of them.
+  // They take no part in the round (no claim, no survey of them), the fast device computes every
+  // package, and the results are right, in the run that measured them and in the next.
+  OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu)"
+                                   : "emu:0(slowdown=5000,clock=cpu)");
+  const index_t rows = 32 * env().size();
+  const Shape shape = Shape::extents({rows, 512});
+  auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
+  hit::WorkPackages packages(env(), shape, hit::PackageOptions{2, 2});
+  for (int run = 0; run < 2; ++run) {
+    if (!out.is_null()) out.fill(-1.0);
+    const auto report = packages.run(work_rows(), hit::partitioned_out(out));
+    EXPECT_EQ(wrong_values(out, work_at), 0) << "run " << run;
+    auto mine = static_cast<std::int64_t>(report.computed.size());
+    const std::vector<std::int64_t> counts = hit::allgather(mine, env().comm());
+    EXPECT_EQ(counts[0], packages.count()) << "run " << run;
+    if (env().rank() != 0) {
+      EXPECT_EQ(report.stolen, 0) << "run " << run;
+      EXPECT_EQ(report.busy_s, 0.0) << "run " << run;
+    }
+  }
+}
+
 }  // namespace

@@ -222,6 +222,40 @@ TEST(SplitBySpeed, AFailedDeviceGetsNoneAndUnknownSpeedsAreEqual) {
   EXPECT_TRUE(split_by_speed(5, std::vector<double>{}).empty());
 }
 
+TEST(DevicesTakingPart, ADeviceThatCannotFinishOnePackageBeforeTheOthersFinishAllIsLeftOut) {
+  const auto part = [](std::vector<double> slowness, index_t count) {
+    return devices_taking_part(slowness, count);
+  };
+  // 45 packages: the quickest alone takes 45 of its packages; one 100 times slower would end its
+  // first package after that, one 20 times slower well before.
+  EXPECT_EQ(part({1, 100, 100}, 45), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(part({1, 20, 20}, 45), (std::vector<bool>{true, true, true}));
+  // The others' speed counts every other device, the other slow one included: 44 packages over
+  // speeds 1 + 1/44 end at 43.0 package times, so a device 43.5 times slower is out, 42 times
+  // not (and beside one 42 times slower, one 44 times slower is out).
+  EXPECT_EQ(part({1, 44, 43.5}, 44), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(part({1, 44, 42}, 44), (std::vector<bool>{true, false, true}));
+}
+
+TEST(DevicesTakingPart, EqualDevicesTakePartEvenWithFewerPackagesThanDevices) {
+  // The others compute whole packages: two packages over four equal devices end after one
+  // package, when every device would end its own.
+  EXPECT_EQ(devices_taking_part(std::vector<double>{1, 1, 1, 1}, 2),
+            (std::vector<bool>{true, true, true, true}));
+  EXPECT_EQ(devices_taking_part(std::vector<double>{2, 2}, 1), (std::vector<bool>{true, true}));
+}
+
+TEST(DevicesTakingPart, TheQuickestAlwaysAndAFailedDeviceNever) {
+  // A failed device (0) takes no part; the quickest working one always does, whatever the rest.
+  EXPECT_EQ(devices_taking_part(std::vector<double>{0, 1000, 3}, 1),
+            (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(devices_taking_part(std::vector<double>{5}, 100), (std::vector<bool>{true}));
+  EXPECT_EQ(devices_taking_part(std::vector<double>{0, 0}, 4), (std::vector<bool>{false, false}));
+  // No packages: nobody is left out for being slow.
+  EXPECT_EQ(devices_taking_part(std::vector<double>{1, 1000}, 0), (std::vector<bool>{true, true}));
+  EXPECT_TRUE(devices_taking_part(std::vector<double>{}, 3).empty());
+}
+
 TEST(PrefetchDepth, CoversTheTransferWithTheComputeAhead) {
   EXPECT_EQ(prefetch_depth(0.001, 0.01, 8), 1);  // rows arrive well within one package
   EXPECT_EQ(prefetch_depth(0.025, 0.01, 8), 3);  // 2.5 packages' time to arrive

@@ -126,6 +126,16 @@ class Environment {
   // How hit::wait_all waits: the `wait` setting (HIT_WAIT), `auto` resolved at start from the
   // processes on this machine and the cores this process may run on. `sleep` or `spin`.
   WaitPolicy wait_policy() const noexcept { return wait_policy_; }
+  // For a stretch of waits known to be long on an oversubscribed machine (a rank done with its
+  // share waiting for the others'): the policy until it is set back. Returns the one it replaces.
+  WaitPolicy set_wait_policy(WaitPolicy policy) noexcept {
+    const WaitPolicy before = wait_policy_;
+    wait_policy_ = policy;
+    return before;
+  }
+  // Whether the processes of this machine outnumber the cores a process may run on (its
+  // affinity mask at start); false with one process.
+  bool oversubscribed() const noexcept { return oversubscribed_; }
 
   // The live Environment; throws Error(internal) when there is none.
   static Environment& current();
@@ -149,6 +159,7 @@ class Environment {
   bool out_of_core_available_ = true;
   bool out_of_core_in_use_ = false;
   WaitPolicy wait_policy_ = WaitPolicy::spin;
+  bool oversubscribed_ = false;
   std::vector<char> announcement_;
   std::vector<MPI_Request> announcement_sends_;
   std::vector<std::shared_ptr<const void>> abandoned_;

@@ -11,39 +11,45 @@ import sys
 
 def main():
     mpiexec, np, program = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    # The last rank's device fails at its second kernel execution (the first times the device
-    # for placement, the second is its first package): early, so that the others cannot have
-    # taken every package it holds first.
+    # The last rank's device fails at its third kernel execution (the first times the device
+    # for placement, and so does the second if it is the quickest device, which times the package
+    # again alone; then its first or second package): early, so that the others cannot have taken
+    # every package it holds first.
     failing = np - 1
-    devices = ",".join(["cpu"] * failing + ["emu:0(fail=1)"])
+    devices = ",".join(["cpu"] * failing + ["emu:0(fail=2)"])
     cmd = [mpiexec, "-n", str(np), program, "--n", "120", "--iters", "64", "--check", "--json",
            "--reps", "1", "--warmup", "0", "--schedule", "workPackages:size=2,depth=2",
            "--devices", devices]
     # On a loaded machine the last rank may start after the others have taken every package it
     # would have held, or placement may leave the emulated device (slower than the host cores
     # under load) without one: its device then never fails, and the run (still correct) does
-    # not exercise the failure. Such a run is retried, up to three times.
-    for attempt in range(3):
+    # not exercise the failure. Or the emulated device was the quickest and failed when it timed
+    # the package again alone, before it held any package. Such a run is retried, up to five
+    # times.
+    for attempt in range(5):
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False)
         if out.returncode != 0:
             sys.exit(f"exit {out.returncode}: {' '.join(cmd)}\n{out.stderr}")
         result = json.loads(out.stdout.strip().splitlines()[-1])
         last = result["per_device"][failing]
-        if last["failed"]:
+        if last["failed"] and last["abandoned"] > 0:
             break
         if not result["check"]["passed"] or sum(d["rows"] for d in result["per_device"]) != 120:
             sys.exit(f"a run without the failure went wrong: {json.dumps(result)}")
+        if last["failed"] and (last["packages"] != 0 or result["rerouted"]):
+            sys.exit(f"the device failed before holding a package, yet: {json.dumps(result)}")
+        what = "failed before holding a package" if last["failed"] else "never failed"
         print(f"attempt {attempt + 1}: rank {failing}'s device computed {last['packages']} "
-              "packages and never failed; again")
+              f"packages and {what}; again")
     errors = []
     if not result["check"]["passed"]:
         errors.append(f"check failed: {result['check']}")
     devices = result["per_device"]
     if [d["failed"] for d in devices] != [r == failing for r in range(np)]:
         errors.append(f"failed flags {[d['failed'] for d in devices]}, expected rank {failing}")
-    if devices[failing]["packages"] != 0:
-        errors.append(f"the failing device computed {devices[failing]['packages']}, expected 0 "
-                      "(it fails at its first package)")
+    if devices[failing]["packages"] > 1:
+        errors.append(f"the failing device computed {devices[failing]['packages']}, expected at "
+                      "most 1 (it fails at its first or second package)")
     total = sum(d["packages"] for d in devices)
     if total != result["packages"]:
         errors.append(f"{total} packages computed, of {result['packages']}")
