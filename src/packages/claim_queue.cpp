@@ -96,8 +96,7 @@ void ClaimWalk::start_survey() {
     check_mpi(MPI_Rget_accumulate(nullptr, 0, MPI_INT64_T,
                                   &words_[static_cast<std::size_t>(r) * queue_words],
                                   surveyed_words, MPI_INT64_T, r, 0, surveyed_words, MPI_INT64_T,
-                                  MPI_NO_OP, win_,
-                                  &requests_[static_cast<std::size_t>(r)]),
+                                  MPI_NO_OP, win_, &requests_[static_cast<std::size_t>(r)]),
               "MPI_Rget_accumulate");
   }
   phase_ = Phase::surveying;

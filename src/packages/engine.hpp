@@ -60,7 +60,8 @@ class PatientWaits {
  public:
   explicit PatientWaits(Environment& env)
       : env_(env),
-        before_(env.oversubscribed() ? env.set_wait_policy(WaitPolicy::sleep) : env.wait_policy()) {}
+        before_(env.oversubscribed() ? env.set_wait_policy(WaitPolicy::sleep) : env.wait_policy()) {
+  }
   ~PatientWaits() { env_.set_wait_policy(before_); }
   PatientWaits(const PatientWaits&) = delete;
   PatientWaits& operator=(const PatientWaits&) = delete;
