@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cholesky_io.hpp"
 #include "hit/hit.hpp"
 #include "task_cholesky.hpp"
@@ -326,12 +328,22 @@ int factorise(Environment& env, const Options& o) {
   Factorisation<T> f(env, o, lay);
   std::optional<TaskCholesky<T>> tasks;
   if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env));
+  runtime::ExecutionReport last;  // of the last repetition (--runtime): the timeline
   harness.repeat([&](int) { f.restore(); },
                  [&](app::Clock& clock) {
                    if (!tasks) return f.run(clock);
-                   tasks->run();
+                   last = tasks->run();
                    clock.compute_seconds_add(tasks->busy_s() / tasks->workers());  // per worker
                  });
+  if (tasks && !o.run.svg.empty()) {
+    const std::vector<std::string> names = tasks->place_names();
+    const runtime::TimelineText text{
+        .title = fmt::format("hit-cholesky --runtime, n = {}, b = {}: tasks per worker", o.n, o.b),
+        .places = names,
+        .kind = [&](runtime::TaskId t) { return tasks->kind_name(t); },
+        .describe = [&](runtime::TaskId t) { return tasks->describe(t); }};
+    write_file_atomically(o.run.svg, runtime::timeline_svg(last, text));
+  }
   clear_upper(f.blocks());
   harness.set_work(tasks ? tasks->flops() : f.flops());
   if (!o.c_out.empty()) write_raw(o.c_out, lay.shape(), f.blocks(), env.comm());

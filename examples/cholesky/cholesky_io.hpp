@@ -58,7 +58,8 @@ class Tiling {
 };
 
 // The tiles of a layout of contiguous blocks only (a cyclic layout's strided blocks are not
-// tiles), on a 2-D square matrix. Also draws the layout (--svg). The same on every rank.
+// tiles), on a 2-D square matrix. Also draws the layout (--svg, unless --runtime draws its
+// tasks instead). The same on every rank.
 inline void check_and_draw(Environment& env, const Options& o, const Layout& lay) {
   for (int p = 0; p < lay.topology().grid_size(); ++p) {
     for (const Shape& b : lay.blocks(p)) {
@@ -72,7 +73,8 @@ inline void check_and_draw(Environment& env, const Options& o, const Layout& lay
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
     if (!o.c_out.empty()) check_output_path(o.c_out, "L (--c-out)");
-    if (!o.run.svg.empty())
+    if (!o.run.svg.empty() && o.runtime) check_output_path(o.run.svg, "the timeline (--svg)");
+    if (!o.run.svg.empty() && !o.runtime)
       write_file_atomically(o.run.svg, layout_svg(lay, "A (" + lay.spec() + ")"));
   });
 }

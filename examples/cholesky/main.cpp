@@ -34,7 +34,9 @@ int main(int argc, char** argv) {
                    "processes; the problem's own n measures what it will run)")
         ->check(hit::cli::count(1));
     o.run.add_to(cli, "check that |A - L*L^T|_F / (|A|_F n eps) <= 30",
-                 "draw the layout of the matrix to this SVG file", "A");
+                 "draw the layout of the matrix to this SVG file (with --runtime: the tasks of "
+                 "the last timed run on each worker)",
+                 "A");
     cli.add_option("--a", o.a_file,
                    "read A from this raw file (row-major n x n; its lower triangle is used)")
         ->check(hit::cli::file_name());

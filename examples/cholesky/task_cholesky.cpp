@@ -42,8 +42,8 @@ std::string runtime_refusal(Environment& env, const Options& o) {
     return "--no-lookahead orders the program's loop; --runtime runs tasks by the critical path";
   }
   if (env.size() != 1) {
-    return "--runtime runs one process so far (the run has " +
-           std::to_string(env.size()) + " processes)";
+    return "--runtime runs one process so far (the run has " + std::to_string(env.size()) +
+           " processes)";
   }
   return {};
 }
@@ -267,6 +267,28 @@ runtime::ExecutionReport TaskCholesky<T>::run() {
   busy_s_ = 0;
   for (const runtime::PlaceReport& p : r.places) busy_s_ += p.busy_s;
   return r;
+}
+
+template <class T>
+std::string TaskCholesky<T>::kind_name(runtime::TaskId t) const {
+  static const char* names[] = {"potrf", "trsm", "syrk", "gemm"};
+  return names[static_cast<std::size_t>(steps_.at(static_cast<std::size_t>(t)).kind)];
+}
+
+template <class T>
+std::string TaskCholesky<T>::describe(runtime::TaskId t) const {
+  const Step& s = steps_.at(static_cast<std::size_t>(t));
+  return fmt::format("task {}: {} of tile ({},{}), column {}", t, kind_name(t), s.i, s.j, s.k);
+}
+
+template <class T>
+std::vector<std::string> TaskCholesky<T>::place_names() const {
+  // As run() places them: host workers first (none beside a device driven alone), then the
+  // device.
+  std::vector<std::string> names;
+  if (device_.kind() == DeviceKind::cpu || host_workers_ > 0) names.emplace_back("host cores");
+  if (device_.kind() != DeviceKind::cpu) names.push_back(device_.label());
+  return names;
 }
 
 template class TaskCholesky<double>;

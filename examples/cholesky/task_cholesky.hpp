@@ -46,6 +46,11 @@ class TaskCholesky {
   // The flops of the tile kernels (each task's cost is its kernel's flops).
   double flops() const;
   double critical_path() const { return graph_.critical_path(); }
+  // For the timeline (--svg): a task's kernel ("potrf", "trsm", "syrk", "gemm"), the task with
+  // its tiles, and the names of the last run's places.
+  std::string kind_name(runtime::TaskId t) const;
+  std::string describe(runtime::TaskId t) const;
+  std::vector<std::string> place_names() const;
 
  private:
   enum class Kind : unsigned char { potrf, trsm, syrk, gemm };

@@ -287,6 +287,7 @@ struct DeviceStats {
   int max_ahead = 0;
   std::uint64_t overlapped = 0;
   bool failed = false;
+  bool withdrawn = false;
 };
 
 // `rows_of`: the rows of a package this rank computed. `span`: the last repetition's, from its
@@ -310,6 +311,7 @@ DeviceStats device_stats(const PackageReport& last, const RowsOf& rows_of, doubl
   s.h2d = last.h2d_bytes;
   s.d2h = last.d2h_bytes;
   s.failed = last.device_failed;
+  s.withdrawn = last.withdrawn;
   s.max_ahead = last.max_ahead;
   s.overlapped = last.overlapped;
   s.evictions = last.evictions;
@@ -373,13 +375,18 @@ void describe_devices(const RunRecords& g, nlohmann::json& fields,
                           {"evicted_bytes", s.evicted_bytes},
                           {"max_ahead", s.max_ahead},
                           {"overlapped", static_cast<std::int64_t>(s.overlapped)},
-                          {"failed", s.failed}});
+                          {"failed", s.failed},
+                          {"withdrawn", s.withdrawn}});
     lines.push_back(fmt::format(
         "rank {} ({}): {} packages ({} rows), busy {:.4f} s, idle {:.4f} s, {} stolen, {} "
         "rerouted here, evictions {} ({} B){}",
         r, g.labels[r], s.packages, s.rows, s.busy_s, s.idle_s, s.stolen, s.rerouted_in,
         s.evictions, s.evicted_bytes,
-        s.failed ? fmt::format(", DEVICE FAILED ({} packages abandoned)", s.abandoned) : ""));
+        s.failed      ? fmt::format(", DEVICE FAILED ({} packages abandoned)", s.abandoned)
+        : s.withdrawn ? fmt::format(", withdrawn: its packages kept missing ({} packages handed "
+                                    "back)",
+                                    s.abandoned)
+                      : ""));
   }
   fields["per_device"] = per_device;
   nlohmann::json rerouted = nlohmann::json::array();

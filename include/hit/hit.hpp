@@ -56,6 +56,7 @@
 #include "hit/runtime/executor.hpp"
 #include "hit/runtime/task_graph.hpp"
 #include "hit/runtime/tile_directory.hpp"
+#include "hit/runtime/timeline_svg.hpp"
 #include "hit/shape.hpp"
 #include "hit/sparse/csr_rows.hpp"
 #include "hit/sparse/csr_shape.hpp"

@@ -111,9 +111,11 @@ struct PackageReport {
   std::uint64_t d2h_bytes = 0;
   std::uint64_t evictions = 0;  // resident copies given up for ranks sharing the device
   std::uint64_t evicted_bytes = 0;
-  bool device_failed = false;           // this rank's device failed (now or in an earlier run)
-  std::string failure;                  // its message
-  std::vector<index_t> abandoned;       // packages this rank held when its device failed
+  bool device_failed = false;  // this rank's device failed (now or in an earlier run)
+  std::string failure;         // its message
+  bool withdrawn = false;      // its packages kept missing (far beyond its measured time): it took
+                               // no more in this run, and the next run measures the devices again
+  std::vector<index_t> abandoned;  // packages this rank held when its device failed or withdrew
   std::vector<PackageRecord> computed;  // in the order computed here
 };
 
@@ -138,9 +140,10 @@ class WorkPackages {
  public:
   // `domain`: the indices the kernel computes (its first axis is cut into packages); `partition`:
   // a partition of `domain`, built as for hit::launch (hit::partition(spec, domain,
-  // {.access = ..., .label = ...}), where a label lets HIT_PARTITION_<LABEL> override the spec): each package's launch
-  // uses its plug-in and parameters over the package's rows. Error(invalid_argument) when it is
-  // not a partition of `domain`. Without one, each launch's partition is `single`.
+  // {.access = ..., .label = ...}), where a label lets HIT_PARTITION_<LABEL> override the spec):
+  // each package's launch uses its plug-in and parameters over the package's rows.
+  // Error(invalid_argument) when it is not a partition of `domain`. Without one, each launch's
+  // partition is `single`.
   WorkPackages(Environment& env, Shape domain, PackageOptions options);
   WorkPackages(Environment& env, Shape domain, PackageOptions options, Partition partition);
   ~WorkPackages();

@@ -42,7 +42,7 @@ Dispatcher::Dispatcher(PackageEngine& engine, const KernelCall& call, const Roun
       claims_window_(queue.get()),
       known_cost_s_(round.queues.size(), 0.0),
       progress_(device(engine.env()), comm_) {
-  if (!engine_.failed()) {
+  if (!engine_.out_of_rounds()) {
     for (int i = 0; i <= engine_.depth(); ++i) slots_.push_back(engine_.make_slot(engine_.size()));
   }
 }
@@ -69,10 +69,10 @@ void Dispatcher::run() {
       continue;
     }
     if (progressed) continue;
-    if (!busy() && (engine_.failed() || claims_.done())) break;
+    if (!busy() && (engine_.out_of_rounds() || claims_.done())) break;
     back_off();
   }
-  if (report_.depth == 0 && !engine_.failed() && takes_part) report_.depth = depth_now();
+  if (report_.depth == 0 && !engine_.out_of_rounds() && takes_part) report_.depth = depth_now();
   report_.wall_s = MPI_Wtime() - round_.t0;
 }
 
@@ -119,7 +119,7 @@ bool Dispatcher::advance_slots() {
 // Surveys every rank's queue and outlook when this rank has room for a package (a slot free and
 // fewer held than its depth), unless the placement rule left it out a moment ago.
 bool Dispatcher::claim_more() {
-  if (engine_.failed() || claims_.pending() || claims_.done()) return false;
+  if (engine_.out_of_rounds() || claims_.pending() || claims_.done()) return false;
   if (claims_.surveyed()) return decide();
   const int room = std::min(depth_now() + 1 - held(), count(Slot::State::free));
   if (room <= 0) return false;
@@ -171,7 +171,7 @@ std::vector<DeviceOutlook> Dispatcher::outlooks_of(const std::vector<double>& co
     o.held = held_now[r];
   }
   DeviceOutlook& mine = out[me];
-  mine.working = !engine_.failed();
+  mine.working = !engine_.out_of_rounds();
   mine.cautious_s = slow(me) * std::max(cost, profile.cautious_seconds());
   mine.held = held();
   mine.free_at_s = now + static_cast<double>(mine.held) * mine.per_package_s;
@@ -265,7 +265,8 @@ void Dispatcher::publish() {
   const std::int64_t held_now = held();
   published_[0] =
       static_cast<std::int64_t>(std::llround((now + static_cast<double>(held_now) * t) * 1e9));
-  published_[1] = engine_.failed() ? -1 : static_cast<std::int64_t>(std::llround(cost * 1e9));
+  published_[1] =
+      engine_.out_of_rounds() ? -1 : static_cast<std::int64_t>(std::llround(cost * 1e9));
   published_[2] = held_now;
   const MPI_Win win = claims_window_;
   check_mpi(MPI_Accumulate(published_, 3, MPI_INT64_T, me_, free_at_word, 3, MPI_INT64_T,
@@ -334,11 +335,36 @@ void Dispatcher::compute(Slot& slot) {
   // In the quickest device's seconds (comparable with the others' costs).
   const std::vector<double>& slowness = engine_.slowness();
   const auto me = static_cast<std::size_t>(me_);
-  engine_.profile().observe((end - start) / (me < slowness.size() ? slowness[me] : 1.0));
+  const double slow = me < slowness.size() ? slowness[me] : 1.0;
+  const double expected =
+      slow * std::max(engine_.profile().seconds(), engine_.profile().cautious_seconds());
+  // A package that missed stays out of the profile: with few samples the cautious estimate is
+  // the longest, and one late package would make the next look expected.
+  const bool late = missed(end - start, expected);
+  if (!late) engine_.profile().observe((end - start) / slow);
   engine_.give_back(slot, pkg);
   slot.state = slot.requests.empty() ? Slot::State::free : Slot::State::returning;
-  publish();
   idle_spins_ = 0;
+  if (late && ++missed_ >= misses_to_withdraw && others_working()) {
+    // Its packages keep missing: what it holds goes to the others (the next round), and it takes
+    // no more in this run.
+    engine_.withdraw();
+    abandon_all();
+  }
+  publish();
+}
+
+bool Dispatcher::missed(double seconds, double expected) {
+  // Far beyond its measured time (costlier rows than usual are within the cautious estimate),
+  // and by more than a scheduling hiccup.
+  return expected > 0 && seconds > miss_factor * expected && seconds - expected > 0.01;
+}
+
+bool Dispatcher::others_working() const {
+  for (std::size_t r = 0; r < known_cost_s_.size(); ++r) {
+    if (static_cast<int>(r) != me_ && known_cost_s_[r] >= 0) return true;
+  }
+  return false;
 }
 
 // The device failed: what this rank holds goes back to the others in the next round (results

@@ -76,17 +76,22 @@ Shape PackageEngine::package(index_t id) const {
   return domain_.with_sig(0, Sig(first, std::min(first + size_, domain_[0].end())));
 }
 
-void PackageEngine::prepare(std::vector<PackageArray> arrays) {
+bool PackageEngine::prepare(std::vector<PackageArray> arrays) {
   const MPI_Comm comm = env_.comm();
-  int same = queue_ && signature(arrays) == signature_ ? 1 : 0;
-  allreduce_in_place(&same, 1, MPI_INT, MPI_MIN, comm);
-  if (same != 0) {
+  // One reduction for both: whether every rank has the same arrays as before, and whether none
+  // withdrew in the last run (0 somewhere: the devices are measured again).
+  int flags[2] = {queue_ && signature(arrays) == signature_ ? 1 : 0, reprobe_ ? 0 : 1};
+  allreduce_in_place(flags, 2, MPI_INT, MPI_MIN, comm);
+  reprobe_ = false;
+  withdrawn_ = false;
+  const bool measure_again = flags[1] == 0;
+  if (flags[0] != 0) {
     // The same memory, perhaps with new contents and another kernel's access patterns.
     for (std::size_t i = 0; i < plans_.size(); ++i) {
       plans_[i].array.reads = arrays[i].reads;
       if (plans_[i].resident) plans_[i].resident->host_modified = true;
     }
-    return;
+    return measure_again;
   }
   windows_.clear();
   owned_windows_.clear();  // collective: every rank found the arrays changed
@@ -98,6 +103,7 @@ void PackageEngine::prepare(std::vector<PackageArray> arrays) {
   if (!queue_) queue_ = std::make_unique<RmaWindow>(queue_words, comm);
   depth_ = -1;  // to be found for these arrays
   signature_ = signature(arrays_of(plans_));
+  return measure_again;
 }
 
 void PackageEngine::copy_replicated_to_device() {

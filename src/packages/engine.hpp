@@ -89,6 +89,9 @@ class PackageEngine {
   double overhead_s() const noexcept { return overhead_s_; }
   double row_s() const noexcept { return row_s_; }
   bool failed() const noexcept { return failed_; }
+  // Out of this run's rounds: its device failed, or withdrew.
+  bool out_of_rounds() const noexcept { return failed_ || withdrawn_; }
+  bool withdrawn() const noexcept { return withdrawn_; }
 
   // `kernel`: its name (the measured profiles belong to one kernel).
   PackageReport run(const std::string& kernel, const KernelCall& call,
@@ -110,6 +113,13 @@ class PackageEngine {
   void give_back(Slot& slot, const Shape& pkg);
   // The device failed: it computes nothing from now on, in this run and later ones.
   void fail(const Error& e);
+  // This device's packages kept missing (took far longer than its measured time: a device slowed
+  // down since it was measured, or unresponsive): it takes no more packages in this run, and the
+  // next run measures every device again (the probe), which places it by its speed then.
+  void withdraw() noexcept {
+    withdrawn_ = true;
+    reprobe_ = true;
+  }
   // This device's seconds per package and per transfer of a package's rows, kept across the runs
   // of one kernel with one package size (placement.hpp).
   PackageProfile& profile() noexcept { return profile_; }
@@ -122,7 +132,8 @@ class PackageEngine {
 
  private:
   // ---- kept between runs of the same arrays (engine.cpp)
-  void prepare(std::vector<PackageArray> arrays);
+  // Returns whether some rank asked that the devices be measured again (withdraw()).
+  bool prepare(std::vector<PackageArray> arrays);
   void copy_replicated_to_device();
   void open_windows();
   template <class F>
@@ -159,6 +170,8 @@ class PackageEngine {
   double overhead_s_ = 0;
   double row_s_ = 0;
   bool failed_ = false;
+  bool withdrawn_ = false;  // in this run
+  bool reprobe_ = false;    // this rank withdrew: the next run probes again
   std::string failure_;
   std::uint64_t launches_ = 0;
   std::uint64_t fetched_bytes_ = 0;

@@ -23,9 +23,10 @@ namespace {
 
 // What a rank says after a round.
 struct RoundEnd {
-  std::int64_t abandoned = 0;  // packages it held when its device failed, in this round
-  std::int64_t working = 0;    // 1: its device works
+  std::int64_t abandoned = 0;  // packages it held when its device failed or withdrew, this round
+  std::int64_t working = 0;    // 1: its device works and has not withdrawn
   std::int64_t computed = 0;   // packages it computed in this run so far
+  std::int64_t withdrawn = 0;  // 1: its device withdrew (its packages kept missing)
 };
 
 // Every rank's RoundEnd, summed up.
@@ -35,6 +36,7 @@ struct RoundSummary {
   std::vector<int> working;  // ranks whose devices work
   int total = 0;             // packages abandoned
   std::int64_t done = 0;     // packages computed
+  int withdrawn = 0;         // ranks withdrawn
 };
 
 RoundSummary summarise(const std::vector<RoundEnd>& all) {
@@ -45,6 +47,7 @@ RoundSummary summarise(const std::vector<RoundEnd>& all) {
     s.total += s.counts.back();
     if (all[r].working != 0) s.working.push_back(static_cast<int>(r));
     s.done += all[r].computed;
+    s.withdrawn += all[r].withdrawn != 0 ? 1 : 0;
   }
   return s;
 }
@@ -77,7 +80,7 @@ void PackageEngine::with_epochs(const F& fn) {
 
 PackageReport PackageEngine::run(const std::string& kernel, const KernelCall& call,
                                  std::vector<PackageArray> arrays) {
-  prepare(std::move(arrays));
+  const bool measure_again = prepare(std::move(arrays));
   const DeviceCounters before = device(env_).counters();
   fetched_bytes_ = 0;
   returned_bytes_ = 0;
@@ -85,7 +88,7 @@ PackageReport PackageEngine::run(const std::string& kernel, const KernelCall& ca
   start_run(call);
   // What this device measured holds for one kernel and one package size.
   const std::string profiled = fmt::format("{}/{}", kernel, size_);
-  if (profiled != profiled_) {
+  if (profiled != profiled_ || measure_again) {
     profiled_ = profiled;
     profile_ = PackageProfile{};
     fetch_profile_ = PackageProfile{};
@@ -135,9 +138,19 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
     const Round this_round{ids, queues, taking_part, rerouted, t0};
     with_epochs([&] { Dispatcher(*this, call, this_round, *queue_, report).run(); });
     // One exchange: what each rank abandoned, whether its device works, what it computed.
-    const RoundEnd mine{static_cast<std::int64_t>(report.abandoned.size() - known), failed_ ? 0 : 1,
-                        static_cast<std::int64_t>(report.computed.size())};
-    const RoundSummary s = summarise(allgather(mine, comm));
+    const RoundEnd mine{static_cast<std::int64_t>(report.abandoned.size() - known),
+                        out_of_rounds() ? 0 : 1, static_cast<std::int64_t>(report.computed.size()),
+                        withdrawn_ ? 1 : 0};
+    std::vector<RoundEnd> ends = allgather(mine, comm);
+    // Every device still working withdrew: they are slow, not broken, so they compute what is
+    // left (a withdrawal never leaves a run without devices).
+    if (std::none_of(ends.begin(), ends.end(), [](const RoundEnd& e) { return e.working != 0; })) {
+      withdrawn_ = false;
+      for (RoundEnd& e : ends) {
+        if (e.withdrawn != 0) e.working = 1;
+      }
+    }
+    const RoundSummary s = summarise(ends);
     // No device left and packages not computed: devices that failed while the package size was
     // tuned (size=auto) never held a package, so nothing was abandoned, yet nothing was computed.
     if (s.working.empty() && (s.total > 0 || s.done < count())) {
@@ -156,7 +169,7 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
       const double slow = slowness_.size() == static_cast<std::size_t>(procs)
                               ? slowness_[static_cast<std::size_t>(me)]
                               : 1.0;
-      const std::vector<double> all = allgather(failed_ ? 0.0 : slow, comm);
+      const std::vector<double> all = allgather(out_of_rounds() ? 0.0 : slow, comm);
       bool every = true;
       for (const int r : s.working) every = every && all[static_cast<std::size_t>(r)] > 0;
       for (const int r : s.working)
@@ -173,7 +186,7 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
 }
 
 std::int64_t PackageEngine::published_per_package_ns() const {
-  if (failed_) return -1;
+  if (out_of_rounds()) return -1;
   return static_cast<std::int64_t>(std::llround(profile_.seconds() * 1e9));
 }
 
@@ -243,6 +256,7 @@ void PackageEngine::finish_report(const DeviceCounters& before, PackageReport& r
   report.bytes_returned = returned_bytes_;
   report.overlapped = overlapped_;
   report.device_failed = failed_;
+  report.withdrawn = withdrawn_;
   report.failure = failure_;
 }
 

@@ -83,6 +83,15 @@ foreach(case "1000;96;double" "777;64;float")
   set_tests_properties(cli.cholesky.runtime_emulated_n${n}_${type}.np1 PROPERTIES
                        LABELS "cli;apps" TIMEOUT 300)
 endforeach()
+# --runtime --svg: the tasks' timeline, on host cores and beside an emulated device.
+foreach(dev "cpu" "emu:0(cores=2)")
+  string(REGEX REPLACE "[^a-z0-9]" "_" tag "${dev}")
+  add_test(NAME cli.cholesky.runtime_timeline_${tag}.np1
+           COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_timeline_check.py
+                   ${MPIEXEC_EXECUTABLE} ${_cholesky} ${CMAKE_CURRENT_BINARY_DIR} ${dev})
+  set_tests_properties(cli.cholesky.runtime_timeline_${tag}.np1 PROPERTIES
+                       LABELS "cli;apps" TIMEOUT 300)
+endforeach()
 add_test(NAME cli.cholesky.runtime_repetitions.np1
          COMMAND ${MPIEXEC_EXECUTABLE} -n 1 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16
                  --runtime)
@@ -177,3 +186,9 @@ add_test(NAME cli.cholesky.error.runtime_device_memory
                  "-DEXPECT=--runtime: a task's tiles \\(384.00 KiB\\) do not fit in the 256.00 KiB free on emu:0\\(mem=256KiB\\)"
                  -P ${_cholesky_errcheck})
 set_tests_properties(cli.cholesky.error.runtime_device_memory PROPERTIES LABELS "cli;apps" TIMEOUT 180)
+add_test(NAME cli.cholesky.error.runtime_svg_folder
+         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cholesky} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=1
+                 "-DARGS=--n|64|--runtime|--svg|${CMAKE_CURRENT_BINARY_DIR}/no_such_folder/t.svg"
+                 "-DEXPECT=cannot write the timeline \\(--svg\\) '.*t.svg': folder '.*no_such_folder' does not exist"
+                 -P ${_cholesky_errcheck})
+set_tests_properties(cli.cholesky.error.runtime_svg_folder PROPERTIES LABELS "cli;apps" TIMEOUT 180)

@@ -2,7 +2,7 @@
 # folder): --check compares with a serial computation (Mandelbrot bit for bit, gemm against BLAS on
 # each rank's rows) at 1-4 processes, on host and emulated devices, for work packages of several
 # sizes and depths and for the static schedule; a failed device's packages are rerouted and the
-# answer is still right; bad input is one clear line on every rank.
+# answer is still right, as a withdrawn one's are; bad input is one clear line on every rank.
 set(_packages ${HIT_BIN}/hit-packages)
 
 function(hit_packages_check name np)
@@ -62,6 +62,15 @@ foreach(np 2 3 4)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/packages_failure.py
                    ${MPIEXEC_EXECUTABLE} ${np} ${_packages})
   set_tests_properties(cli.packages.failure.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
+endforeach()
+
+# A device slowing down a hundred times after it was measured: its packages keep missing, it
+# withdraws, the others compute what it held, and the answer is right (apps/packages_withdraw.py).
+foreach(np 2 3 4)
+  add_test(NAME cli.packages.slowing.np${np}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/packages_withdraw.py
+                   ${MPIEXEC_EXECUTABLE} ${np} ${_packages})
+  set_tests_properties(cli.packages.slowing.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
 endforeach()
 
 function(hit_packages_error name expect args)

@@ -156,6 +156,15 @@ class OnEmulated {
   hit::DeviceBinding original_;
 };
 
+// Every package of the run computed exactly once, over all ranks (collective).
+void expect_each_package_once(const hit::PackageReport& report, index_t count, int run) {
+  const auto records = all_records(report);
+  std::vector<int> times(static_cast<std::size_t>(count), 0);
+  for (const auto& p : records) ++times[static_cast<std::size_t>(p.id)];
+  for (std::size_t id = 0; id < times.size(); ++id)
+    EXPECT_EQ(times[id], 1) << "package " << id << " run " << run;
+}
+
 TEST(PackagePlacement, AStalledDeviceIsWorkedAroundAndEveryPackageIsRight) {
   // Rank 0's device stalls on its fourth execution (100 times its time); the others take what is
   // left. Every package once, the results right, and the run ends (the late package's result is
@@ -169,11 +178,7 @@ TEST(PackagePlacement, AStalledDeviceIsWorkedAroundAndEveryPackageIsRight) {
     if (!out.is_null()) out.fill(-1.0);
     const auto report = packages.run(work_rows(), hit::partitioned_out(out));
     EXPECT_EQ(wrong_values(out, work_at), 0) << "run " << run;
-    const auto records = all_records(report);
-    std::vector<int> times(static_cast<std::size_t>(packages.count()), 0);
-    for (const auto& p : records) ++times[static_cast<std::size_t>(p.id)];
-    for (std::size_t id = 0; id < times.size(); ++id)
-      EXPECT_EQ(times[id], 1) << "package " << id << " run " << run;
+    expect_each_package_once(report, packages.count(), run);
   }
 }
 
@@ -203,6 +208,49 @@ TEST(PackagePlacement, MeasuredSpeedsSplitTheNextRunsQueues) {
     if (run == 1) {
       for (std::size_t r = 1; r < counts.size(); ++r)
         EXPECT_GT(counts[0], counts[r]) << "rank " << r << " run " << run;
+    }
+  }
+}
+
+TEST(PackagePlacement, ADeviceWhosePackagesKeepMissingWithdrawsAndIsMeasuredAgain) {
+  if (env().size() < 2) GTEST_SKIP() << "needs a rank to take over";
+  // Rank 0's device runs 100 times slower from its fourth execution on (after it was measured):
+  // its packages keep missing (over 20 times its measured time, which processes sharing cores
+  // lengthen while the CPU-clocked slowdown does not), it withdraws, what it held goes to the
+  // others in a second round, and every package is computed once, right. Enough packages (a few
+  // ms each) that the others are still computing when its second slow one ends. The next run
+  // measures it again: placed by its speed now, it takes fewer packages than any other rank and
+  // does not withdraw.
+  OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu,change=100@3)"
+                                   : "emu:0(slowdown=1,clock=cpu)");
+  const index_t rows = 256 * env().size();
+  const Shape shape = Shape::extents({rows, 4096});
+  auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
+  hit::WorkPackages packages(env(), shape, hit::PackageOptions{2, 2});
+  for (int run = 0; run < 2; ++run) {
+    if (!out.is_null()) out.fill(-1.0);
+    const auto report = packages.run(work_rows(), hit::partitioned_out(out));
+    EXPECT_EQ(wrong_values(out, work_at), 0) << "run " << run;
+    expect_each_package_once(report, packages.count(), run);
+    const auto withdrawn = hit::allgather(static_cast<int>(report.withdrawn), env().comm());
+    auto mine = static_cast<std::int64_t>(report.computed.size());
+    const std::vector<std::int64_t> counts = hit::allgather(mine, env().comm());
+    EXPECT_EQ(withdrawn[0], run == 0 ? 1 : 0) << "run " << run;
+    for (std::size_t r = 1; r < withdrawn.size(); ++r)
+      EXPECT_EQ(withdrawn[r], 0) << "rank " << r << " run " << run;
+    if (run == 0) {
+      // What it handed back went through a second round, marked rerouted.
+      auto rerouted = static_cast<std::int64_t>(
+          std::count_if(report.computed.begin(), report.computed.end(),
+                        [](const hit::PackageRecord& p) { return p.rerouted; }));
+      rerouted = hit::allreduce(rerouted, hit::ReduceOp::sum);
+      auto handed = static_cast<std::int64_t>(report.abandoned.size());
+      handed = hit::allreduce(handed, hit::ReduceOp::sum);
+      EXPECT_EQ(rerouted, handed);
+      EXPECT_EQ(report.rounds, handed > 0 ? 2 : 1);
+    } else {
+      for (std::size_t r = 1; r < counts.size(); ++r)
+        EXPECT_LT(counts[0], counts[r]) << "rank " << r;
     }
   }
 }
