@@ -186,15 +186,14 @@ double PackageEngine::timed_launch(Slot& slot, const Shape& pkg, const KernelCal
   return t.seconds();
 }
 
-void PackageEngine::probe(const KernelCall& call) {
-  const index_t id = count() / 2;
+// Collective: the ranks for which `times` holds time one launch of `pkg` (the others return 0,
+// as does a rank whose device fails, which is then out). The rows come from their owners, who
+// may be launching too: every rank answers the others' gets while its device computes.
+double PackageEngine::timed_probe(bool times, const Shape& pkg, const KernelCall& call) {
   double seconds = 0;
   collectively(env_.comm(), [&] {
-    if (failed_) return;
-    const Shape pkg = package(id);
+    if (!times || failed_) return;
     Slot slot = make_slot(size_);
-    // The rows come from their owners, who are launching their own probe: answer each other's
-    // gets while the devices compute, and time the launch alone (the device's speed).
     const ProgressWhileWaiting progress(device(env_), env_.comm());
     try {
       seconds = timed_launch(slot, pkg, call);
@@ -203,7 +202,12 @@ void PackageEngine::probe(const KernelCall& call) {
       fail(e);
     }
   });
-  std::vector<double> all = allgather(seconds, env_.comm());
+  return seconds;
+}
+
+void PackageEngine::probe(const KernelCall& call) {
+  const Shape pkg = package(count() / 2);
+  std::vector<double> all = allgather(timed_probe(true, pkg, call), env_.comm());
   int first = -1;  // the quickest rank
   for (std::size_t r = 0; r < all.size(); ++r) {
     if (all[r] > 0 && (first < 0 || all[r] < all[static_cast<std::size_t>(first)]))
@@ -219,23 +223,13 @@ void PackageEngine::probe(const KernelCall& call) {
     double alone = 0;
     {
       const PatientWaits patient(env_);
-      collectively(env_.comm(), [&] {
-        if (env_.rank() != first) return;
-        Slot slot = make_slot(size_);
-        const ProgressWhileWaiting progress(device(env_), env_.comm());
-        try {
-          alone = timed_launch(slot, package(id), call);
-        } catch (const Error& e) {
-          if (e.kind() != ErrorKind::device_failed) throw;
-          fail(e);
-        }
-      });
+      alone = timed_probe(env_.rank() == first, pkg, call);
     }
     broadcast(alone, first, env_.comm());
     auto& q = all[static_cast<std::size_t>(first)];
     if (alone > 0) q = std::min(q, alone);
   }
-  double quickest = first >= 0 ? all[static_cast<std::size_t>(first)] : 0.0;
+  const double quickest = first >= 0 ? all[static_cast<std::size_t>(first)] : 0.0;
   // One launch of a package shorter than a millisecond says little about a device's speed on a
   // shared core (scheduling, a first allocation): times below that are not told apart.
   constexpr double floor_s = 1e-3;

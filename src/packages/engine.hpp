@@ -140,6 +140,7 @@ class PackageEngine {
   void with_epochs(const F& fn);
   void tune(const KernelCall& call);
   void probe(const KernelCall& call);
+  double timed_probe(bool times, const Shape& pkg, const KernelCall& call);
   // Fetches a package's rows, waits for them, and returns the seconds of its launch alone (the
   // device's speed: the copy to the device and the kernel).
   double timed_launch(Slot& slot, const Shape& pkg, const KernelCall& call);
