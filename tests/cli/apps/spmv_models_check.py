@@ -14,7 +14,12 @@ one absorbs a body preempted for up to its own length.
 Why the row ratio is not asserted near 4: the slower device's share (about 60000 rows) keeps more
 of its matrix in cache than the faster one's (about 200000), so its time per row at its share is
 lower than at the faster one's; measured on a 2-core machine, the ratio lies between 2.5 and 3.6.
-The models' own times at one size carry the factor 4 (3.8 to 3.9 measured).
+Memory traffic from other jobs bends the faster device's curve further (its time per row at
+140000 rows was 3 times that at 20000 in a loaded CI run), and the partition follows the curves:
+1.90 was measured there, with the rows within 0.01 % of what `hit-fpm partition` said. So the ratio
+is bounded below by 1.5, which equal devices (ratio about 1) cannot reach, and the exact check is
+the one against the models' own partition. The models' own times at one size carry the factor 4
+(3.8 to 3.9 measured).
 
 usage: spmv_models_check.py MPIEXEC HIT_FPM HIT_CG WORK_DIR
 """
@@ -58,8 +63,8 @@ problems = []
 if sum(rows) != rows_total:
     problems.append(f"the parts hold {sum(rows)} rows, not {rows_total}")
 ratio = rows[0] / max(rows[1], 1)
-if not 2.0 <= ratio <= 8.0:
-    problems.append(f"fast/slow rows = {ratio:.2f}, not clearly uneven (2 to 8)")
+if not 1.5 <= ratio <= 8.0:
+    problems.append(f"fast/slow rows = {ratio:.2f}, not clearly uneven (1.5 to 8)")
 
 
 def largest_point(model):
