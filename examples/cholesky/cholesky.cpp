@@ -321,13 +321,13 @@ int factorise(Environment& env, const Options& o) {
     lay = layout(tuned.str(), topo, lay.shape());
   }
   if (o.runtime) {
-    const std::string refusal = runtime_refusal(env, o);
+    const std::string refusal = runtime_refusal(o);
     if (!refusal.empty()) throw Error::everywhere(ErrorKind::invalid_argument, refusal);
   }
   check_and_draw(env, o, lay);
   Factorisation<T> f(env, o, lay);
   std::optional<TaskCholesky<T>> tasks;
-  if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env));
+  if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), lay, env.comm());
   runtime::ExecutionReport last;  // of the last repetition (--runtime): the timeline
   harness.repeat([&](int) { f.restore(); },
                  [&](app::Clock& clock) {
@@ -372,9 +372,17 @@ int factorise(Environment& env, const Options& o) {
   fields["tuning"] = steps;
   if (tasks) {
     const runtime::TransferCounters& x = tasks->transfers();
-    fields["runtime"] = {{"tasks", tasks->tasks()},   {"workers", tasks->workers()},
-                         {"evictions", x.evictions},  {"write_backs", x.write_backs},
-                         {"span_s", tasks->span_s()}, {"busy_s", tasks->busy_s()}};
+    const runtime::MessageCounters& m = tasks->messages();
+    fields["runtime"] = {{"tasks", tasks->tasks()},
+                         {"workers", tasks->workers()},
+                         {"evictions", x.evictions},
+                         {"write_backs", x.write_backs},
+                         {"span_s", tasks->span_s()},
+                         {"busy_s", tasks->busy_s()},
+                         {"messages_sent", m.sent},
+                         {"messages_received", m.received},
+                         {"bytes_sent", m.bytes_sent},
+                         {"bytes_received", m.bytes_received}};
     // Per place (host workers, then the device on an accelerator): tasks run and busy seconds.
     nlohmann::json places = nlohmann::json::array();
     for (const runtime::PlaceReport& p : tasks->places()) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "hit/core/collective.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/units.hpp"
 #include "hit/device.hpp"
@@ -16,10 +17,56 @@ namespace hit::cholesky {
 
 namespace {
 
-// A kernel parameter over a whole host tile (rows `step(0)` apart).
-template <class V, class T>
-V view_of(Tile<T>& t) {
-  return make_view(static_cast<typename V::value_type*>(t.data()), t.shape(), t.step(0));
+// Per tile (i, j) of the lower triangle, at TaskCholesky::id(i, j): the process that holds it.
+std::vector<int> tile_owners(const Tiling& tiling, const Layout& lay) {
+  std::vector<int> owners;
+  for (int i = 0; i < tiling.count(); ++i) {
+    for (int j = 0; j <= i; ++j) owners.push_back(lay.owner(Index{tiling.cut(i), tiling.cut(j)}));
+  }
+  return owners;
+}
+
+// This process's tiles as views of its blocks (null tiles where another process holds one).
+template <class T>
+std::vector<Tile<T>> own_tiles(const Tiling& tiling, std::vector<Tile<T>>& blocks,
+                               const std::vector<int>& owners, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<Tile<T>> tiles;
+  for (int i = 0; i < tiling.count(); ++i) {
+    for (int j = 0; j <= i; ++j) {
+      tiles.emplace_back();
+      if (owners[tiles.size() - 1] != rank) continue;
+      const Shape s = tiling.tile(i, j);
+      const auto holder = std::find_if(blocks.begin(), blocks.end(),
+                                       [&](const Tile<T>& b) { return b.shape().includes(s); });
+      if (holder == blocks.end()) {
+        throw Error(ErrorKind::internal, "hit-cholesky --runtime: no block holds tile " + s.str());
+      }
+      tiles.back() = holder->select(s);
+    }
+  }
+  return tiles;
+}
+
+// Every tile's rows: this process's where they are, the others' sizes only.
+template <class T>
+std::vector<runtime::HostRows> tile_rows(const Tiling& tiling, std::vector<Tile<T>>& tiles) {
+  std::vector<runtime::HostRows> rows;
+  std::size_t g = 0;
+  for (int i = 0; i < tiling.count(); ++i) {
+    for (int j = 0; j <= i; ++j, ++g) {
+      const auto row_bytes = static_cast<std::size_t>(tiling.width(j)) * sizeof(T);
+      runtime::HostRows r{nullptr, static_cast<std::size_t>(tiling.width(i)), row_bytes,
+                          row_bytes};
+      if (!tiles[g].is_null()) {
+        r.data = tiles[g].data();
+        r.pitch_bytes = static_cast<std::size_t>(tiles[g].step(0)) * sizeof(T);
+      }
+      rows.push_back(r);
+    }
+  }
+  return rows;
 }
 
 // OpenBLAS at one thread while the workers run (each worker is a core), as it was after.
@@ -36,52 +83,41 @@ class OneBlasThread {
 
 }  // namespace
 
-std::string runtime_refusal(Environment& env, const Options& o) {
+std::string runtime_refusal(const Options& o) {
   if (o.tune) return "--runtime does not tune a heteroBlockCyclic host share (--tune) so far";
   if (!o.lookahead) {
     return "--no-lookahead orders the program's loop; --runtime runs tasks by the critical path";
-  }
-  if (env.size() != 1) {
-    return "--runtime runs one process so far (the run has " + std::to_string(env.size()) +
-           " processes)";
   }
   return {};
 }
 
 template <class T>
-TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device)
+TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device,
+                              const Layout& lay, MPI_Comm comm)
     : tiling_(tiling),
       device_(device),
+      comm_(comm),
       host_workers_(device.kind() == DeviceKind::cpu ? std::max(device.cores(), 1)
                                                      : std::max(device.cores() - 1, 0)),
-      workers_(host_workers_ + (device.kind() == DeviceKind::cpu ? 0 : 1)) {
-  const int t = tiling.count();
-  for (int i = 0; i < t; ++i) {
-    for (int j = 0; j <= i; ++j) {
-      const Shape s = tiling.tile(i, j);
-      const auto holder = std::find_if(blocks.begin(), blocks.end(),
-                                       [&](const Tile<T>& b) { return b.shape().includes(s); });
-      if (holder == blocks.end()) {
-        throw Error(ErrorKind::internal, "hit-cholesky --runtime: no block holds tile " + s.str());
-      }
-      tiles_.push_back(holder->select(s));
-    }
-  }
+      workers_(host_workers_ + (device.kind() == DeviceKind::cpu ? 0 : 1)),
+      tiles_(own_tiles(tiling, blocks, tile_owners(tiling, lay), comm)),
+      flow_(comm, tile_owners(tiling, lay), tile_rows(tiling, tiles_)) {
   // The right-looking order; the runtime reorders by the tiles' hazards and the critical path.
   using runtime::Access;
+  const int t = tiling.count();
   const auto w = [&](int i) { return static_cast<double>(tiling.width(i)); };
   for (int k = 0; k < t; ++k) {
-    graph_.add({{id(k, k), Access::read_write}}, w(k) * w(k) * w(k) / 3);
+    flow_.add({{id(k, k), Access::read_write}}, w(k) * w(k) * w(k) / 3);
     steps_.push_back({Kind::potrf, k, k, k});
     for (int i = k + 1; i < t; ++i) {
-      graph_.add({{id(k, k), Access::read}, {id(i, k), Access::read_write}}, w(i) * w(k) * w(k));
+      flow_.add({{id(k, k), Access::read}, {id(i, k), Access::read_write}}, w(i) * w(k) * w(k));
       steps_.push_back({Kind::trsm, i, k, k});
     }
     for (int j = k + 1; j < t; ++j) {
-      graph_.add({{id(j, k), Access::read}, {id(j, j), Access::read_write}}, w(j) * w(j) * w(k));
+      flow_.add({{id(j, k), Access::read}, {id(j, j), Access::read_write}}, w(j) * w(j) * w(k));
       steps_.push_back({Kind::syrk, j, j, k});
       for (int i = j + 1; i < t; ++i) {
-        graph_.add(
+        flow_.add(
             {{id(i, k), Access::read}, {id(j, k), Access::read}, {id(i, j), Access::read_write}},
             2 * w(i) * w(j) * w(k));
         steps_.push_back({Kind::gemm, i, j, k});
@@ -91,19 +127,59 @@ TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks
 }
 
 template <class T>
+std::pair<int, int> TaskCholesky<T>::tile_of(runtime::TileId g) {
+  int i = 0;
+  while (id(i + 1, 0) <= g) ++i;
+  return {i, static_cast<int>(g - id(i, 0))};
+}
+
+template <class T>
+const typename TaskCholesky<T>::Step& TaskCholesky<T>::step(runtime::TaskId t) const {
+  const runtime::TaskId g = flow_.global_task(t);
+  if (g < 0) throw Error(ErrorKind::internal, "hit-cholesky --runtime: a message has no step");
+  return steps_[static_cast<std::size_t>(g)];
+}
+
+template <class T>
+std::vector<Shape> TaskCholesky<T>::access_shapes(const Step& s) const {
+  switch (s.kind) {
+    case Kind::potrf:
+      return {tiling_.tile(s.k, s.k)};
+    case Kind::trsm:
+      return {tiling_.tile(s.k, s.k), tiling_.tile(s.i, s.k)};
+    case Kind::syrk:
+      return {tiling_.tile(s.j, s.k), tiling_.tile(s.j, s.j)};
+    case Kind::gemm:
+      break;
+  }
+  return {tiling_.tile(s.i, s.k), tiling_.tile(s.j, s.k), tiling_.tile(s.i, s.j)};
+}
+
+template <class T>
+template <class V>
+V TaskCholesky<T>::host_view(runtime::TaskId t, std::size_t a, const Shape& shape) const {
+  const runtime::HostRows& r = flow_.host_rows(flow_.local_tile(t, a));
+  return make_view(static_cast<typename V::value_type*>(r.data), shape,
+                   static_cast<index_t>(r.pitch_bytes / sizeof(T)));
+}
+
+template <class T>
 void TaskCholesky<T>::body(runtime::TaskId t) {
-  const Step& s = steps_[static_cast<std::size_t>(t)];
-  const Inputs in = inputs(s, [&](int i, int j) { return view_of<View<const T>>(tile(i, j)); });
-  call(DeviceKind::cpu, KernelContext{}, s, view_of<View<T>>(tile(s.i, s.j)), in);
+  const Step& s = step(t);
+  const std::vector<Shape> shapes = access_shapes(s);
+  const Inputs in = inputs(
+      s, [&](std::size_t a, const Shape& shape) { return host_view<View<const T>>(t, a, shape); });
+  call(DeviceKind::cpu, KernelContext{}, s, host_view<View<T>>(t, shapes.size() - 1, shapes.back()),
+       in);
 }
 
 template <class T>
 template <class F>
 typename TaskCholesky<T>::Inputs TaskCholesky<T>::inputs(const Step& s, F view) const {
+  const std::vector<Shape> shapes = access_shapes(s);
   Inputs in;
-  if (s.kind == Kind::trsm) in.first = view(s.k, s.k);
-  if (s.kind == Kind::syrk || s.kind == Kind::gemm) in.first = view(s.i, s.k);
-  if (s.kind == Kind::gemm) in.second = view(s.j, s.k);
+  if (shapes.size() > 1) in.first = view(0, shapes[0]);
+  if (shapes.size() > 2) in.second = view(1, shapes[1]);
   return in;
 }
 
@@ -128,9 +204,10 @@ void TaskCholesky<T>::call(DeviceKind kind, const KernelContext& ctx, const Step
 
 template <class T>
 double TaskCholesky<T>::flops() const {
+  const runtime::TaskGraph& g = flow_.graph();
   double f = 0;
-  for (std::size_t t = 0; t < graph_.size(); ++t) f += graph_.cost(static_cast<runtime::TaskId>(t));
-  return f;
+  for (std::size_t t = 0; t < g.size(); ++t) f += g.cost(static_cast<runtime::TaskId>(t));
+  return f;  // messages cost nothing
 }
 
 template <class T>
@@ -148,22 +225,23 @@ const typename K::Body& TaskCholesky<T>::body_of(const K& kernel, DeviceKind kin
 template <class T>
 std::uint64_t TaskCholesky<T>::task_bytes(runtime::TaskId t) const {
   std::uint64_t bytes = 0;
-  for (const runtime::TileAccess& a : graph_.accesses(t)) {
-    bytes += static_cast<std::uint64_t>(tiles_[static_cast<std::size_t>(a.tile)].shape().size()) *
-             sizeof(T);
+  for (const runtime::TileAccess& a : flow_.graph().accesses(t)) {
+    bytes += flow_.host_rows(a.tile).bytes();
   }
   return bytes;
 }
 
 template <class T>
 void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copies) {
-  const Step& s = steps_[static_cast<std::size_t>(t)];
+  const Step& s = step(t);
   const std::uint64_t bytes = task_bytes(t);
+  const std::vector<Shape> shapes = access_shapes(s);
   // The views before the kernel: finding a copy may free dropped ones, which waits for the
   // device's streams, and so must not happen on one of them.
-  const Inputs in =
-      inputs(s, [&](int i, int j) { return copies.view<const T>(id(i, j), tiling_.tile(i, j)); });
-  const View<T> a = copies.view<T>(id(s.i, s.j), tiling_.tile(s.i, s.j));
+  const Inputs in = inputs(s, [&](std::size_t i, const Shape& shape) {
+    return copies.view<const T>(flow_.local_tile(t, i), shape);
+  });
+  const View<T> a = copies.view<T>(flow_.local_tile(t, shapes.size() - 1), shapes.back());
   runtime::execute_on(device_, to_box(tiling_.tile(s.i, s.j)), bytes,
                       [&](const KernelContext& ctx) { call(device_.kind(), ctx, s, a, in); });
 }
@@ -173,8 +251,9 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
   // Every tile valid on the host (the input), none on the device: a fresh directory per run.
   const std::uint64_t free = device_.capacity() - std::min(device_.used(), device_.capacity());
   // A task's tiles are on the device together while it runs: the largest task must fit.
+  const runtime::TaskGraph& graph = flow_.graph();
   std::uint64_t largest = 0;
-  for (std::size_t t = 0; t < graph_.size(); ++t) {
+  for (std::size_t t = 0; t < graph.size(); ++t) {
     largest = std::max(largest, task_bytes(static_cast<runtime::TaskId>(t)));
   }
   if (largest > free) {
@@ -184,45 +263,39 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
                             human_bytes(static_cast<double>(largest)),
                             human_bytes(static_cast<double>(free)), device_.label()));
   }
+  // This process's tiles and the replicas of the others' it reads, all valid on the host first.
   runtime::TileDirectory directory({static_cast<std::size_t>(free)});
   runtime::DeviceTiles copies(device_, 1);
-  for (std::size_t i = 0; i < tiles_.size(); ++i) {
-    Tile<T>& tile = tiles_[i];
-    const auto row_bytes = static_cast<std::size_t>(tile.shape().extent(1)) * sizeof(T);
-    const auto rows = static_cast<std::size_t>(tile.shape().extent(0));
-    directory.add(rows * row_bytes);
-    copies.add(static_cast<runtime::TileId>(i),
-               {tile.data(), rows, row_bytes, static_cast<std::size_t>(tile.step(0)) * sizeof(T)});
+  for (std::size_t i = 0; i < flow_.local_tiles(); ++i) {
+    const runtime::HostRows& rows = flow_.host_rows(static_cast<runtime::TileId>(i));
+    directory.add(rows.bytes());
+    copies.add(static_cast<runtime::TileId>(i), rows);
   }
-  const auto apply = [&](const runtime::Transfer& x) { copies.apply(x); };
+  const runtime::TileMover apply = [&](const runtime::Transfer& x) { copies.apply(x); };
+  runtime::ExecutionReport report;
   if (host_workers_ == 0) {
     const std::vector<runtime::Place> places = {{1, 1}};
-    const std::vector<int> place_of(graph_.size(), 0);
-    runtime::ExecutionReport report = runtime::execute(
-        graph_, places, place_of, [&](runtime::TaskId t, int) { device_body(t, copies); },
-        directory, apply);
-    for (const runtime::Transfer& x : directory.flush_all()) copies.apply(x);
-    transfers_ = directory.counters();
-    return report;
+    report = flow_.run(places, 0, [&](runtime::TaskId t, int) { device_body(t, copies); },
+                       {.directory = &directory, .move = &apply});
+  } else {
+    // The host's cores beside the device: place 0 the host workers, place 1 the device.
+    const std::vector<runtime::Place> places = {{runtime::host_memory, host_workers_}, {1, 1}};
+    const auto timed_body = [&](runtime::TaskId t, int place) {
+      const Timer timer;
+      if (place == 1) {
+        device_body(t, copies);
+      } else {
+        body(t);
+      }
+      record(step(t).kind, place, timer.seconds(), graph.cost(t));
+    };
+    const runtime::TaskCost cost = [&](runtime::TaskId t, int place) {
+      return graph.cost(t) * seconds_per_flop(step(t).kind, place);
+    };
+    const OneBlasThread one;
+    report = flow_.run(places, runtime::any_place, timed_body,
+                       {.directory = &directory, .move = &apply, .cost = &cost});
   }
-  // The host's cores beside the device: place 0 the host workers, place 1 the device.
-  const std::vector<runtime::Place> places = {{runtime::host_memory, host_workers_}, {1, 1}};
-  const std::vector<int> place_of(graph_.size(), runtime::any_place);
-  const auto timed_body = [&](runtime::TaskId t, int place) {
-    const Timer timer;
-    if (place == 1) {
-      device_body(t, copies);
-    } else {
-      body(t);
-    }
-    record(steps_[static_cast<std::size_t>(t)].kind, place, timer.seconds(), graph_.cost(t));
-  };
-  const auto cost = [&](runtime::TaskId t, int place) {
-    return graph_.cost(t) * seconds_per_flop(steps_[static_cast<std::size_t>(t)].kind, place);
-  };
-  const OneBlasThread one;
-  runtime::ExecutionReport report =
-      runtime::execute(graph_, places, place_of, timed_body, directory, apply, cost);
   for (const runtime::Transfer& x : directory.flush_all()) copies.apply(x);
   transfers_ = directory.counters();
   return report;
@@ -254,40 +327,61 @@ void TaskCholesky<T>::record(Kind kind, int device, double seconds, double flops
 template <class T>
 runtime::ExecutionReport TaskCholesky<T>::run() {
   runtime::ExecutionReport r;
-  if (device_.kind() != DeviceKind::cpu) {
-    r = run_on_device();
-  } else {
-    const std::vector<runtime::Place> places = {{runtime::host_memory, workers_}};
-    const std::vector<int> place_of(graph_.size(), 0);
-    const OneBlasThread one;
-    r = runtime::execute(graph_, places, place_of, [this](runtime::TaskId t, int) { body(t); });
+  std::exception_ptr failure;
+  try {
+    if (device_.kind() != DeviceKind::cpu) {
+      r = run_on_device();
+    } else {
+      const std::vector<runtime::Place> places = {{runtime::host_memory, workers_}};
+      const OneBlasThread one;
+      r = flow_.run(places, 0, [this](runtime::TaskId t, int) { body(t); });
+    }
+    failure = flow_.failure();
+  } catch (...) {
+    failure = std::current_exception();
   }
+  // A failure on any process, the one that started it (the others' tasks that read its
+  // poisoned tiles were skipped), is every process's Error.
+  agree(comm_, failure);
   span_s_ = r.seconds;
-  places_ = r.places;
+  places_.clear();
   busy_s_ = 0;
-  for (const runtime::PlaceReport& p : r.places) busy_s_ += p.busy_s;
+  for (std::size_t p = 0; p < r.places.size(); ++p) {
+    if (static_cast<int>(p) == flow_.message_place()) continue;
+    places_.push_back(r.places[p]);
+    busy_s_ += r.places[p].busy_s;
+  }
   return r;
 }
 
 template <class T>
 std::string TaskCholesky<T>::kind_name(runtime::TaskId t) const {
+  if (flow_.global_task(t) < 0) return flow_.is_send(t) ? "send" : "receive";
   static const char* names[] = {"potrf", "trsm", "syrk", "gemm"};
-  return names[static_cast<std::size_t>(steps_.at(static_cast<std::size_t>(t)).kind)];
+  return names[static_cast<std::size_t>(step(t).kind)];
 }
 
 template <class T>
 std::string TaskCholesky<T>::describe(runtime::TaskId t) const {
-  const Step& s = steps_.at(static_cast<std::size_t>(t));
-  return fmt::format("task {}: {} of tile ({},{}), column {}", t, kind_name(t), s.i, s.j, s.k);
+  if (flow_.global_task(t) < 0) {
+    const auto [i, j] = tile_of(flow_.message_tile(t));
+    return flow_.is_send(t)
+               ? fmt::format("send tile ({},{}) to process {}", i, j, flow_.message_peer(t))
+               : fmt::format("receive tile ({},{}) from process {}", i, j, flow_.message_peer(t));
+  }
+  const Step& s = step(t);
+  return fmt::format("task {}: {} of tile ({},{}), column {}", flow_.global_task(t), kind_name(t),
+                     s.i, s.j, s.k);
 }
 
 template <class T>
 std::vector<std::string> TaskCholesky<T>::place_names() const {
   // As run() places them: host workers first (none beside a device driven alone), then the
-  // device.
+  // device, then the messages (served by the process's main thread).
   std::vector<std::string> names;
   if (device_.kind() == DeviceKind::cpu || host_workers_ > 0) names.emplace_back("host cores");
   if (device_.kind() != DeviceKind::cpu) names.push_back(device_.label());
+  names.emplace_back("messages");
   return names;
 }
 

@@ -1,11 +1,13 @@
 #pragma once
 // hit-cholesky --runtime: the same tile kernels submitted as tasks of the task runtime
 // (docs/runtime.md) in the right-looking order, and run as their tiles are ready, the critical
-// path first: on host cores, one worker thread per core (one BLAS thread each); on an
-// accelerator (emu, cuda), the device and the process's other cores, each task placed when it is
-// ready where it would finish first (by the seconds per flop each measured for its kernel); on
-// an accelerator with one core, every task on the device, each tile copied in once and back once
-// (the tile directory keeps them there between tasks).
+// path first. Every process submits every task; each runs those that write its tiles (the
+// layout's owners), and a tile another process reads reaches it once, in a message, as soon as
+// it is written (runtime::ProcessFlow). Within a process: on host cores, one worker thread per
+// core (one BLAS thread each); on an accelerator (emu, cuda), the device and the process's other
+// cores, each task placed when it is ready where it would finish first (by the seconds per flop
+// each measured for its kernel); on an accelerator with one core, every task on the device, each
+// tile copied in once and back once (the tile directory keeps them there between tasks).
 
 #include <array>
 #include <mutex>
@@ -16,38 +18,45 @@
 #include "cholesky_io.hpp"
 #include "hit/device.hpp"
 #include "hit/runtime/device_tiles.hpp"
+#include "hit/layout.hpp"
 #include "hit/runtime/executor.hpp"
+#include "hit/runtime/process_flow.hpp"
 #include "hit/tile.hpp"
 #include "tile_kernels.hpp"
 
 namespace hit::cholesky {
 
-// Why --runtime cannot run this configuration (empty when it can): it runs one process so far.
-std::string runtime_refusal(Environment& env, const Options& o);
+// Why --runtime cannot run this configuration (empty when it can).
+std::string runtime_refusal(const Options& o);
 
-// One factorisation's tasks over this process's blocks (which hold the whole matrix).
+// One factorisation's tasks over this process's blocks of the layout `lay`.
 template <class T>
 class TaskCholesky {
  public:
   // Host workers on the device's cores (all of them on cpu, all but the one that drives an
-  // accelerator) and, on an accelerator, the device place.
-  TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device);
-  // Factorises the blocks in place; returns the run's report (per task its worker and times).
+  // accelerator) and, on an accelerator, the device place; the processes of `comm` (the layout's).
+  TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device,
+               const Layout& lay, MPI_Comm comm);
+  // Factorises the blocks in place; returns this process's report (per task of its graph, its
+  // worker and times). Collective: a failure on any process is every process's Error.
   runtime::ExecutionReport run();
-  std::size_t tasks() const noexcept { return graph_.size(); }
+  // This process's tile tasks (sends and receives not counted), and what its messages moved.
+  std::size_t tasks() const noexcept { return flow_.tasks(); }
+  const runtime::MessageCounters& messages() const noexcept { return flow_.counters(); }
   int workers() const noexcept { return workers_; }
-  // The last run's places: what each ran.
+  // The last run's places but the messages': what each ran.
   const std::vector<runtime::PlaceReport>& places() const noexcept { return places_; }
   // The tile directory's counters of the last run on an accelerator (zeros on host cores).
   const runtime::TransferCounters& transfers() const noexcept { return transfers_; }
   // The last run's span and its workers' seconds in task bodies (summed).
   double span_s() const noexcept { return span_s_; }
   double busy_s() const noexcept { return busy_s_; }
-  // The flops of the tile kernels (each task's cost is its kernel's flops).
+  // The flops of this process's tile kernels (each task's cost is its kernel's flops).
   double flops() const;
-  double critical_path() const { return graph_.critical_path(); }
-  // For the timeline (--svg): a task's kernel ("potrf", "trsm", "syrk", "gemm"), the task with
-  // its tiles, and the names of the last run's places.
+  double critical_path() const { return flow_.global_graph().critical_path(); }
+  // For the timeline (--svg), by task of this process's graph: its kernel ("potrf", "trsm",
+  // "syrk", "gemm", or "send" and "receive"), the task with its tiles, and the names of the last
+  // run's places.
   std::string kind_name(runtime::TaskId t) const;
   std::string describe(runtime::TaskId t) const;
   std::vector<std::string> place_names() const;
@@ -58,10 +67,17 @@ class TaskCholesky {
     Kind kind;
     int i, j, k;  // writes tile (i, j) with panel column k
   };
-  Tile<T>& tile(int i, int j) { return tiles_[static_cast<std::size_t>(id(i, j))]; }
   static runtime::TileId id(int i, int j) {
     return static_cast<runtime::TileId>(i) * (i + 1) / 2 + j;
   }
+  // The tile (i, j) of a global tile id.
+  static std::pair<int, int> tile_of(runtime::TileId g);
+  // The step of a task of this process's graph (its own tile tasks only).
+  const Step& step(runtime::TaskId t) const;
+  // Task t's access number a (in the order add() listed them) as a kernel parameter over a host
+  // copy of its tile.
+  template <class V>
+  V host_view(runtime::TaskId t, std::size_t a, const Shape& shape) const;
   void body(runtime::TaskId t);
   void device_body(runtime::TaskId t, runtime::DeviceTiles& copies);
   // The bytes of the tiles task t uses (on the device together while it runs).
@@ -80,18 +96,22 @@ class TaskCholesky {
     View<const T> first;
     View<const T> second;
   };
+  // `view(a, shape)` makes access a's parameter.
   template <class F>
   Inputs inputs(const Step& s, F view) const;
+  // The tiles of a step's accesses, in the order add() lists them (the written one last).
+  std::vector<Shape> access_shapes(const Step& s) const;
   void call(DeviceKind kind, const KernelContext& ctx, const Step& s, View<T> a,
             const Inputs& in) const;
 
   const Tiling& tiling_;
   Device& device_;
+  MPI_Comm comm_;
   int host_workers_;
   int workers_;
-  std::vector<Tile<T>> tiles_;  // the lower triangle, tile (i, j) at id(i, j)
-  runtime::TaskGraph graph_;
-  std::vector<Step> steps_;  // per task
+  std::vector<Tile<T>> tiles_;  // the lower triangle, tile (i, j) at id(i, j); null: another's
+  runtime::ProcessFlow flow_;
+  std::vector<Step> steps_;  // per global task
   runtime::TransferCounters transfers_;
   double span_s_ = 0;
   double busy_s_ = 0;

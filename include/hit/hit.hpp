@@ -54,6 +54,8 @@
 #include "hit/resident.hpp"
 #include "hit/runtime/access.hpp"
 #include "hit/runtime/executor.hpp"
+#include "hit/runtime/host_rows.hpp"
+#include "hit/runtime/process_flow.hpp"
 #include "hit/runtime/task_graph.hpp"
 #include "hit/runtime/tile_directory.hpp"
 #include "hit/runtime/timeline_svg.hpp"

@@ -17,11 +17,27 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 void check(const TaskGraph& graph, std::span<const Place> places, std::span<const int> place_of,
-           const TileDirectory* directory, bool placed_when_ready) {
+           const ExecuteOptions& options) {
+  const TileDirectory* directory = options.directory;
+  const bool placed_when_ready = options.cost != nullptr;
   const auto bad = [](const std::string& what) {
     return Error(ErrorKind::invalid_argument, "execute: " + what);
   };
   if (places.empty()) throw bad("no places to run tasks on");
+  if ((options.directory == nullptr) != (options.move == nullptr)) {
+    throw bad("a tile directory needs a tile mover, and a mover a directory");
+  }
+  if (options.messages &&
+      (options.messages->place < 0 ||
+       static_cast<std::size_t>(options.messages->place) >= places.size() ||
+       !options.messages->start || !options.messages->poll)) {
+    throw bad(fmt::format("the message place {} is not one of the {} places, or it lacks start "
+                          "or poll",
+                          options.messages->place, places.size()));
+  }
+  if (!options.priority.empty() && options.priority.size() != graph.size()) {
+    throw bad(fmt::format("{} priorities for {} tasks", options.priority.size(), graph.size()));
+  }
   for (std::size_t p = 0; p < places.size(); ++p) {
     if (places[p].workers < 1) {
       throw bad(fmt::format("place {} has {} workers (must be >= 1)", p, places[p].workers));
@@ -53,16 +69,18 @@ void check(const TaskGraph& graph, std::span<const Place> places, std::span<cons
 class Run {
  public:
   Run(const TaskGraph& graph, std::span<const Place> places, std::span<const int> place_of,
-      const TaskBody& body, TileDirectory* directory, const TileMover* move,
-      const TaskCost* cost = nullptr)
+      const TaskBody& body, const ExecuteOptions& options)
       : graph_(graph),
         places_(places),
         place_of_(place_of.begin(), place_of.end()),
         body_(body),
-        directory_(directory),
-        move_(move),
-        cost_(cost),
-        priority_(graph.bottom_levels()),
+        directory_(options.directory),
+        move_(options.move),
+        cost_(options.cost),
+        messages_(options.messages),
+        priority_(options.priority.empty()
+                      ? graph.bottom_levels()
+                      : std::vector<double>(options.priority.begin(), options.priority.end())),
         pending_(graph.size()),
         ready_(places.size()),
         expected_(graph.size(), 0.0),
@@ -80,10 +98,12 @@ class Run {
     start_ = Clock::now();
     std::vector<std::thread> workers;
     for (std::size_t p = 0; p < places_.size(); ++p) {
+      if (messages_ && static_cast<int>(p) == messages_->place) continue;
       for (int w = 0; w < places_[p].workers; ++w) {
         workers.emplace_back([this, p, w] { work(static_cast<int>(p), w); });
       }
     }
+    if (messages_) serve_messages();
     for (std::thread& t : workers) t.join();
     if (error_) std::rethrow_exception(error_);
     report_.seconds = since_start();
@@ -183,22 +203,81 @@ class Run {
         changed_.notify_all();
         return;
       }
-      r.ended = events_++;
-      PlaceReport& p = report_.places[static_cast<std::size_t>(place)];
-      ++p.tasks;
-      p.busy_s += r.end_s - r.start_s;
-      try {
-        for (const TaskId s : graph_.successors(t)) {
-          if (--pending_[static_cast<std::size_t>(s)] == 0) push_ready(s);
-        }
-      } catch (...) {  // a task no place can run
-        if (!error_) error_ = std::current_exception();
-        changed_.notify_all();
-        return;
+      if (!finish(t, place)) return;
+    }
+  }
+
+  // Under the lock: task t has ended at `place`; its successors whose last predecessor it was
+  // become ready. False when one of them can run nowhere (the run's error is then set).
+  bool finish(TaskId t, int place) {
+    TaskRecord& r = report_.records[static_cast<std::size_t>(t)];
+    r.ended = events_++;
+    PlaceReport& p = report_.places[static_cast<std::size_t>(place)];
+    ++p.tasks;
+    p.busy_s += r.end_s - r.start_s;
+    try {
+      for (const TaskId s : graph_.successors(t)) {
+        if (--pending_[static_cast<std::size_t>(s)] == 0) push_ready(s);
       }
-      backlog_[static_cast<std::size_t>(place)] -= expected_[static_cast<std::size_t>(t)];
-      --left_;
+    } catch (...) {  // a task no place can run
+      if (!error_) error_ = std::current_exception();
       changed_.notify_all();
+      return false;
+    }
+    backlog_[static_cast<std::size_t>(place)] -= expected_[static_cast<std::size_t>(t)];
+    --left_;
+    changed_.notify_all();
+    return true;
+  }
+
+  // The calling thread's loop over the message place: starts what is ready, polls for ends,
+  // and sleeps briefly only while nothing changed. Messages in flight are served to their end
+  // even after an error elsewhere: the other processes wait for them.
+  void serve_messages() {
+    const int place = messages_->place;
+    std::vector<TaskId> starting;
+    std::vector<TaskId> ended;
+    std::int64_t in_flight = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      auto& ready = ready_[static_cast<std::size_t>(place)];
+      const bool stopping = error_ != nullptr || left_ == 0;
+      if (stopping && in_flight == 0) break;
+      starting.clear();
+      while (!stopping && !ready.empty()) {
+        const TaskId t = pop_ready(place);
+        report_.records[static_cast<std::size_t>(t)] = TaskRecord{t, place, 0, 0, 0, events_++, 0};
+        try {
+          acquire_tiles(t, place);
+        } catch (...) {
+          if (!error_) error_ = std::current_exception();
+          changed_.notify_all();
+          break;
+        }
+        starting.push_back(t);
+      }
+      lock.unlock();
+      for (const TaskId t : starting) {
+        report_.records[static_cast<std::size_t>(t)].start_s = since_start();
+        messages_->start(t);
+      }
+      in_flight += static_cast<std::int64_t>(starting.size());
+      ended.clear();
+      if (in_flight > 0) messages_->poll(ended);
+      lock.lock();
+      for (const TaskId t : ended) {
+        report_.records[static_cast<std::size_t>(t)].end_s = since_start();
+        release_tiles(t, place);
+        --in_flight;
+        if (!finish(t, place)) break;
+      }
+      if (starting.empty() && ended.empty()) {
+        // Nothing to start and nothing ended: wait for a worker's change, or poll again soon
+        // while messages travel.
+        const auto pause = in_flight > 0 ? std::chrono::microseconds(20)
+                                         : std::chrono::microseconds(2000);
+        changed_.wait_for(lock, pause);
+      }
     }
   }
 
@@ -209,6 +288,7 @@ class Run {
   TileDirectory* directory_;
   const TileMover* move_;
   const TaskCost* cost_;
+  const Messages* messages_;
   const std::vector<double> priority_;
   std::vector<std::size_t> pending_;        // per task: predecessors not ended
   std::vector<std::vector<TaskId>> ready_;  // per place: a heap by priority
@@ -226,23 +306,29 @@ class Run {
 }  // namespace
 
 ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
+                        std::span<const int> place_of, const TaskBody& body,
+                        const ExecuteOptions& options) {
+  check(graph, places, place_of, options);
+  return Run(graph, places, place_of, body, options).go();
+}
+
+ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body) {
-  check(graph, places, place_of, nullptr, false);
-  return Run(graph, places, place_of, body, nullptr, nullptr).go();
+  return execute(graph, places, place_of, body, ExecuteOptions{});
 }
 
 ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body,
                         TileDirectory& directory, const TileMover& move) {
-  check(graph, places, place_of, &directory, false);
-  return Run(graph, places, place_of, body, &directory, &move).go();
+  return execute(graph, places, place_of, body,
+                 ExecuteOptions{.directory = &directory, .move = &move});
 }
 
 ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body,
                         TileDirectory& directory, const TileMover& move, const TaskCost& cost) {
-  check(graph, places, place_of, &directory, true);
-  return Run(graph, places, place_of, body, &directory, &move, &cost).go();
+  return execute(graph, places, place_of, body,
+                 ExecuteOptions{.directory = &directory, .move = &move, .cost = &cost});
 }
 
 }  // namespace hit::runtime

@@ -70,8 +70,20 @@ hit_cholesky_cuda(n777 1 cuda:0 --n 777 --b 128)
 hit_cholesky_cuda(n1000_float 1 cuda:0 --n 1000 --b 96 --type float)
 hit_cholesky_cuda(hetero_tuned 3 "cuda:0,cpu*2" --n 1500 --topology array
                   --layout "heteroBlockCyclic:B=256,b=32" --tune)
-# --runtime: the tile kernels as tasks of the task runtime, on one process's host cores.
+# --runtime: the tile kernels as tasks of the task runtime, on one process's host cores; over
+# 2-4 processes (tiles another process reads travel as messages), on host cores, emulated
+# devices beside host processes, one device shared by two processes and a hetero layout.
 hit_cholesky_check(runtime 1 --n 1000 --b 96 --runtime)
+foreach(np 2 3 4)
+  hit_cholesky_check(runtime ${np} --n 1000 --b 96 --runtime)
+  hit_cholesky_check(runtime_n7_float ${np} --n 7 --b 3 --type float --runtime)
+endforeach()
+hit_cholesky_check(runtime_emulated_devices 4 --n 200 --b 40 --runtime
+                   --devices "emu:0(slowdown=2),cpu,emu:1,cpu")
+hit_cholesky_check(runtime_shared_device 3 --n 256 --b 32 --runtime --devices "cpu,emu:0*2")
+hit_cholesky_check(runtime_hetero 4 --n 333 --type float --topology array --runtime
+                   --layout "heteroBlockCyclic:B=64,b=8,bh=40" --devices "${_hetero_devices}")
+hit_cholesky_check(runtime_row_cyclic 3 --n 150 --b 20 --topology array --runtime)
 # On an emulated device: every tile in once and back once; evictions on a small device.
 foreach(case "1000;96;double" "777;64;float")
   list(GET case 0 n)
@@ -105,7 +117,7 @@ add_test(NAME cli.cholesky.runtime_json.np1
                  --runtime)
 # 4 tile columns: 4 potrf, 6 trsm, 6 syrk, 4 gemm.
 set_tests_properties(cli.cholesky.runtime_json.np1 PROPERTIES LABELS "cli;apps" TIMEOUT 300
-                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"busy_s\":[0-9.e-]+,\"evictions\":0,\"places\":\\[\\{\"busy_s\":[0-9.e-]+,\"tasks\":20\\}\\],\"span_s\":[0-9.e-]+,\"tasks\":20,\"workers\":[1-9]"
+                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"busy_s\":[0-9.e-]+,\"bytes_received\":0,\"bytes_sent\":0,\"evictions\":0,\"messages_received\":0,\"messages_sent\":0,\"places\":\\[\\{\"busy_s\":[0-9.e-]+,\"tasks\":20\\}\\],\"span_s\":[0-9.e-]+,\"tasks\":20,\"workers\":[1-9]"
                      FAIL_REGULAR_EXPRESSION "FAILED")
 add_test(NAME cli.cholesky.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)
@@ -114,7 +126,8 @@ set_tests_properties(cli.cholesky.repetitions.np2 PROPERTIES LABELS "cli;apps" T
 
 if(Python3_Interpreter_FOUND)
   foreach(case "1;17;double;5" "4;40;double;7" "3;33;float;8" "4;64;double;16"
-               "1;45;double;8;runtime" "1;33;float;6;runtime")
+               "1;45;double;8;runtime" "1;33;float;6;runtime" "4;40;double;7;runtime"
+               "3;33;float;8;runtime")
     list(GET case 0 np)
     list(GET case 1 n)
     list(GET case 2 type)
@@ -143,12 +156,17 @@ if(Python3_Interpreter_FOUND)
     set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300
                          ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
   endforeach()
-  # The same pivot under --runtime: the failing task's error ends the run, as in program order.
-  foreach(dev cpu emu)
-    set(name cli.cholesky.not_spd_runtime_${dev}.np1)
+  # The same pivot under --runtime: the failing task's error ends the run, as in program order;
+  # over 4 processes the one that holds the failing tile names it, and no other process reports
+  # a failure of its own from the tiles it could not compute.
+  foreach(case "cpu;1" "emu;1" "cpu;4" "emu*4;4")
+    list(GET case 0 dev)
+    list(GET case 1 np)
+    string(REGEX REPLACE "[^a-z0-9]" "_" tag "${dev}")
+    set(name cli.cholesky.not_spd_runtime_${tag}.np${np})
     add_test(NAME ${name}
              COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_files.py not_spd 60 double
-                     ${CMAKE_CURRENT_BINARY_DIR}/${name} 45 10 -- ${MPIEXEC_EXECUTABLE} -n 1
+                     ${CMAKE_CURRENT_BINARY_DIR}/${name} 45 10 -- ${MPIEXEC_EXECUTABLE} -n ${np}
                      ${_cholesky} --b 10 --reps 1 --warmup 0 --runtime --devices ${dev})
     set_tests_properties(${name} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
   endforeach()
@@ -175,9 +193,6 @@ hit_cholesky_error(bh_outside "bh=70 is not a multiple of b=16 in \\[0, B=64\\]"
 hit_cholesky_error(bh_not_multiple "bh=20 is not a multiple of b=16"
                    "--n|100|--layout|heteroBlockCyclic:B=64,b=16,bh=20|--devices|cpu,emu*3")
 hit_cholesky_error(unwritable_output "/nonexistent/dir/l.raw" "--n|8|--c-out|/nonexistent/dir/l.raw")
-hit_cholesky_error(runtime_processes
-                   "--runtime runs one process so far \\(the run has 4 processes\\)"
-                   "--n|20|--runtime")
 hit_cholesky_error(runtime_no_lookahead "--no-lookahead orders the program's loop"
                    "--n|20|--runtime|--no-lookahead")
 add_test(NAME cli.cholesky.error.runtime_device_memory

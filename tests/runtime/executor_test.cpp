@@ -2,7 +2,8 @@
 // per tile), copies made as the tile directory lists them; whatever order the tasks run in, the
 // results are bit for bit those of the program order, every task starts after its predecessors
 // ended, each tile is copied in once and back once when nothing evicts it, the critical path
-// runs first, and a failing task stops the run with its error.
+// runs first, a failing task stops the run with its error, and the tasks of a message place end
+// after they start, on the calling thread.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "hit/core/error.hpp"
@@ -194,7 +197,9 @@ TEST(Executor, APlaceWhereATaskCannotRunNeverGetsIt) {
   const auto r = hit::runtime::execute(
       g, places, place_of, [](TaskId, int) {}, dir, [](const Transfer&) {}, cost);
   for (const auto& rec : r.records) {
-    if (rec.task % 2) EXPECT_EQ(rec.place, 0) << "task " << rec.task;
+    if (rec.task % 2) {
+      EXPECT_EQ(rec.place, 0) << "task " << rec.task;
+    }
   }
   const auto none = [](TaskId t, int place) { return t == 4 && place >= 0 ? -1.0 : 1.0; };
   try {
@@ -292,6 +297,50 @@ TEST(Executor, AFailingTaskStopsTheRunWithItsError) {
   EXPECT_EQ(ran.load(), 6);  // a chain: nothing after the failed task started
 }
 
+// A message place: its tasks end a few polls after they start, on the thread that called
+// execute; the other tasks still respect them as predecessors and successors.
+TEST(Executor, MessageTasksEndLaterOnTheCallingThreadAndKeepTheOrder) {
+  for (std::uint32_t seed = 41; seed <= 46; ++seed) {
+    const Program p = random_program(seed, 6, 80);
+    std::mt19937 rng(seed);
+    const std::vector<Place> places = {{0, 2}, {0, 1}};
+    std::vector<int> place_of(p.graph.size());
+    for (int& x : place_of) x = std::uniform_int_distribution<int>(0, 1)(rng);
+    Memories mem(1, p.tiles);
+    const std::thread::id caller = std::this_thread::get_id();
+    std::vector<std::pair<TaskId, int>> in_flight;  // task, polls left
+    bool off_thread = false;
+    const hit::runtime::Messages messages{
+        .place = 1,
+        .start = [&](TaskId t) {
+          off_thread = off_thread || std::this_thread::get_id() != caller;
+          std::vector<Buffer*> v = mem.view(0);
+          compute(p.graph, t, v);  // done at once, reported a few polls later
+          in_flight.emplace_back(t, static_cast<int>(t % 4));
+        },
+        .poll = [&](std::vector<TaskId>& ended) {
+          off_thread = off_thread || std::this_thread::get_id() != caller;
+          for (auto& [t, left] : in_flight) {
+            if (left-- == 0) ended.push_back(t);
+          }
+          std::erase_if(in_flight, [](const auto& f) { return f.second < 0; });
+        }};
+    const auto report = hit::runtime::execute(
+        p.graph, places, place_of,
+        [&](TaskId t, int) {
+          std::vector<Buffer*> v = mem.view(0);
+          compute(p.graph, t, v);
+        },
+        {.messages = &messages});
+    EXPECT_FALSE(off_thread);
+    EXPECT_EQ(mem.memory[0], in_program_order(p)) << "seed " << seed;
+    expect_dependencies_respected(p.graph, report);
+    std::int64_t on_messages = 0;
+    for (const int x : place_of) on_messages += x == 1;
+    EXPECT_EQ(report.places[1].tasks, on_messages);
+  }
+}
+
 TEST(Executor, BadPlacesAreAnError) {
   TaskGraph g;
   g.add({{0, Access::read}});
@@ -310,6 +359,15 @@ TEST(Executor, BadPlacesAreAnError) {
   } catch (const hit::Error& e) {
     EXPECT_NE(std::string(e.what()).find("needs a TaskCost"), std::string::npos) << e.what();
   }
+  const hit::runtime::Messages elsewhere{
+      .place = 1, .start = [](TaskId) {}, .poll = [](std::vector<TaskId>&) {}};
+  EXPECT_THROW(hit::runtime::execute(g, std::vector<Place>{{0, 1}}, one, none,
+                                     {.messages = &elsewhere}),
+               hit::Error);
+  const std::vector<double> two = {1.0, 2.0};
+  EXPECT_THROW(
+      hit::runtime::execute(g, std::vector<Place>{{0, 1}}, one, none, {.priority = two}),
+      hit::Error);
   TileDirectory dir({1024});
   dir.add(8);
   EXPECT_THROW(

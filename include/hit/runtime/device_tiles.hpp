@@ -12,19 +12,11 @@
 #include <vector>
 
 #include "hit/device.hpp"
+#include "hit/runtime/host_rows.hpp"
 #include "hit/runtime/tile_directory.hpp"
 #include "hit/view.hpp"
 
 namespace hit::runtime {
-
-// A tile's host copy: `rows` rows of `row_bytes` bytes, `pitch_bytes` apart.
-struct HostRows {
-  void* data = nullptr;
-  std::size_t rows = 0;
-  std::size_t row_bytes = 0;
-  std::size_t pitch_bytes = 0;
-  std::size_t bytes() const noexcept { return rows * row_bytes; }
-};
 
 class DeviceTiles {
  public:

@@ -71,4 +71,33 @@ ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body,
                         TileDirectory& directory, const TileMover& move, const TaskCost& cost);
 
+// Tasks that end after they start, without a worker: messages between processes. The thread
+// that called execute() serves the place `place`: it calls start(t) for each of its tasks once t
+// is ready (its tiles acquired at the place's memory), and poll(ended) between, which appends the
+// tasks that ended since the last call. Both run outside the executor's lock, on that thread
+// only (MPI_THREAD_FUNNELED is enough); start must not wait for another process. The place's
+// `workers` is not used. A task of that place must end once started even when the run fails (a
+// process that stops early leaves the others waiting for its messages).
+struct Messages {
+  int place = -1;
+  std::function<void(TaskId)> start;
+  std::function<void(std::vector<TaskId>& ended)> poll;
+};
+
+// Everything the executor may be given beside the graph, the places and the bodies.
+struct ExecuteOptions {
+  TileDirectory* directory = nullptr;  // with `move`: tiles acquired as above
+  const TileMover* move = nullptr;
+  const TaskCost* cost = nullptr;  // needed where a place_of is any_place
+  const Messages* messages = nullptr;
+  // Per task, its priority in the ready queues (higher first), instead of its bottom level in
+  // `graph`: a process's share of a larger graph ranks its tasks by the whole graph's levels.
+  std::span<const double> priority = {};
+};
+// The general form of the three above. Error(invalid_argument) also for a message place that is
+// not one of the places, or a priority list of another size than the graph.
+ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
+                        std::span<const int> place_of, const TaskBody& body,
+                        const ExecuteOptions& options);
+
 }  // namespace hit::runtime

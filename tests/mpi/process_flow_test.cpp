@@ -1,0 +1,194 @@
+// hit-test-procs: 1 2 3 4
+// The sequential task flow over processes: random task graphs over tiles owned by random
+// processes give, on every process, the bits sequential execution in program order gives; each
+// process receives each version of another's tile that its tasks read exactly once; a failing
+// task poisons its readers on other processes, which skip their bodies, and only its own
+// process reports the failure.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "hit/hit.hpp"
+
+namespace {
+
+using hit::runtime::Access;
+using hit::runtime::HostRows;
+using hit::runtime::ProcessFlow;
+using hit::runtime::TaskId;
+using hit::runtime::TileAccess;
+using hit::runtime::TileId;
+
+hit::Environment& env() { return hit::Environment::current(); }
+
+constexpr int tile_doubles = 8;
+
+struct RandomTask {
+  std::vector<TileAccess> accesses;  // reads first, the written tile last
+};
+
+// The same graph on every process: the generator's seed is the trial.
+std::vector<RandomTask> random_tasks(std::mt19937& rng, int tiles, int count) {
+  std::vector<RandomTask> tasks;
+  std::uniform_int_distribution<int> tile(0, tiles - 1);
+  std::uniform_int_distribution<int> reads(0, 3);
+  for (int t = 0; t < count; ++t) {
+    RandomTask task;
+    const int w = tile(rng);
+    std::set<int> read;
+    for (int r = reads(rng); r > 0; --r) {
+      const int x = tile(rng);
+      if (x != w) read.insert(x);
+    }
+    for (const int x : read) task.accesses.push_back({x, Access::read});
+    task.accesses.push_back({w, Access::read_write});
+    tasks.push_back(task);
+  }
+  return tasks;
+}
+
+// The task's arithmetic: not commutative across tasks, so any order that breaks a dependency
+// changes the bits.
+void compute(TaskId id, const std::vector<const double*>& in, double* out) {
+  for (int k = 0; k < tile_doubles; ++k) {
+    double v = out[k] * 0.5 + static_cast<double>(id);
+    for (std::size_t r = 0; r < in.size(); ++r) v += in[r][k] * static_cast<double>(r + 2);
+    out[k] = v;
+  }
+}
+
+double initial(int tile, int k) { return tile * 10.0 + k; }
+
+TEST(ProcessFlow, RandomGraphsGiveTheBitsOfSequentialExecution) {
+  const int size = env().size();
+  const int me = env().rank();
+  for (int trial = 0; trial < 6; ++trial) {
+    std::mt19937 rng(1234 + static_cast<unsigned>(trial));
+    const int tiles = 5 + trial;
+    std::vector<int> owner(static_cast<std::size_t>(tiles));
+    std::uniform_int_distribution<int> proc(0, size - 1);
+    for (int& o : owner) o = proc(rng);
+    const std::vector<RandomTask> tasks = random_tasks(rng, tiles, 40 + 10 * trial);
+
+    // The reference: every tile on every process, the tasks in program order; and the versions
+    // of others' tiles this process's tasks read.
+    std::vector<std::vector<double>> reference(static_cast<std::size_t>(tiles));
+    for (int g = 0; g < tiles; ++g) {
+      for (int k = 0; k < tile_doubles; ++k) reference[g].push_back(initial(g, k));
+    }
+    std::vector<int> version(static_cast<std::size_t>(tiles), 0);
+    std::set<std::pair<int, int>> remote_reads;  // (tile, version)
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      const auto& acc = tasks[t].accesses;
+      const int w = static_cast<int>(acc.back().tile);
+      std::vector<const double*> in;
+      for (std::size_t a = 0; a + 1 < acc.size(); ++a) {
+        const int x = static_cast<int>(acc[a].tile);
+        in.push_back(reference[x].data());
+        if (owner[w] == me && owner[x] != me) remote_reads.insert({x, version[x]});
+      }
+      compute(static_cast<TaskId>(t), in, reference[w].data());
+      ++version[w];
+    }
+
+    std::vector<std::vector<double>> mine(static_cast<std::size_t>(tiles));
+    std::vector<HostRows> rows;
+    for (int g = 0; g < tiles; ++g) {
+      HostRows r{nullptr, 1, tile_doubles * sizeof(double), tile_doubles * sizeof(double)};
+      if (owner[g] == me) {
+        for (int k = 0; k < tile_doubles; ++k) mine[g].push_back(initial(g, k));
+        r.data = mine[g].data();
+      }
+      rows.push_back(r);
+    }
+    ProcessFlow flow(env().comm(), owner, rows);
+    for (const RandomTask& t : tasks) flow.add(t.accesses, 1.0);
+    ASSERT_EQ(flow.global_tasks(), tasks.size());
+
+    const std::vector<hit::runtime::Place> places = {{hit::runtime::host_memory, 3}};
+    flow.run(places, 0, [&](TaskId t, int) {
+      const auto& acc = flow.graph().accesses(t);
+      std::vector<const double*> in;
+      for (std::size_t a = 0; a + 1 < acc.size(); ++a) {
+        in.push_back(static_cast<const double*>(flow.host_rows(flow.local_tile(t, a)).data));
+      }
+      auto* out = static_cast<double*>(flow.host_rows(flow.local_tile(t, acc.size() - 1)).data);
+      compute(flow.global_task(t), in, out);
+    });
+    EXPECT_FALSE(flow.failure());
+    for (int g = 0; g < tiles; ++g) {
+      if (owner[g] != me) continue;
+      EXPECT_EQ(std::memcmp(mine[g].data(), reference[g].data(), tile_doubles * sizeof(double)),
+                0)
+          << "trial " << trial << ", tile " << g << " on process " << me;
+    }
+    // Each version of another's tile that its tasks read, once.
+    EXPECT_EQ(flow.counters().received, static_cast<std::int64_t>(remote_reads.size()))
+        << "trial " << trial;
+    EXPECT_EQ(flow.counters().bytes_received, remote_reads.size() * tile_doubles * sizeof(double));
+    // Every message sent is received: the totals over the processes agree.
+    std::int64_t counts[2] = {flow.counters().sent, flow.counters().received};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT64_T, MPI_SUM, env().comm());
+    EXPECT_EQ(counts[0], counts[1]);
+  }
+}
+
+TEST(ProcessFlow, AFailingTaskPoisonsItsReadersAndOnlyItsProcessReportsIt) {
+  const int size = env().size();
+  const int me = env().rank();
+  // A chain through every process: task p writes tile p (owned by process p) from tile p - 1.
+  // Task 0 fails; every later one reads a poisoned tile and must not run.
+  std::vector<int> owner;
+  std::vector<std::vector<double>> storage(static_cast<std::size_t>(size));
+  std::vector<HostRows> rows;
+  for (int p = 0; p < size; ++p) {
+    owner.push_back(p);
+    storage[p].assign(tile_doubles, 1.0);
+    rows.push_back({p == me ? storage[p].data() : nullptr, 1, tile_doubles * sizeof(double),
+                    tile_doubles * sizeof(double)});
+  }
+  ProcessFlow flow(env().comm(), owner, rows);
+  flow.add({{0, Access::read_write}});
+  for (int p = 1; p < size; ++p) flow.add({{p - 1, Access::read}, {p, Access::read_write}});
+  std::atomic<int> ran{0};
+  const std::vector<hit::runtime::Place> places = {{hit::runtime::host_memory, 1}};
+  flow.run(places, 0, [&](TaskId t, int) {
+    if (flow.global_task(t) == 0) {
+      throw hit::Error(hit::ErrorKind::invalid_argument, "the first task failed");
+    }
+    ++ran;
+  });
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_EQ(static_cast<bool>(flow.failure()), me == 0);
+  // The messages still went: every process but the last sent its tile on.
+  EXPECT_EQ(flow.counters().sent, me + 1 < size ? 1 : 0);
+  try {
+    hit::agree(env().comm(), flow.failure());
+    ADD_FAILURE() << "agree did not throw";
+  } catch (const hit::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the first task failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProcessFlow, RefusesTasksThatWriteNothingOrTilesOfTwoProcesses) {
+  const int size = env().size();
+  std::vector<int> owner = {0, size - 1};
+  std::vector<HostRows> rows(2, HostRows{nullptr, 1, 8, 8});
+  std::vector<double> a(1), b(1);
+  if (env().rank() == 0) rows[0].data = a.data();
+  if (env().rank() == size - 1) rows[1].data = b.data();
+  ProcessFlow flow(env().comm(), owner, rows);
+  EXPECT_THROW(flow.add({{0, Access::read}}), hit::Error);
+  EXPECT_THROW(flow.add({{2, Access::read_write}}), hit::Error);
+  if (size > 1) {
+    EXPECT_THROW(flow.add({{0, Access::write}, {1, Access::write}}), hit::Error);
+  }
+  EXPECT_THROW(ProcessFlow(env().comm(), {size}, {HostRows{}}), hit::Error);
+}
+
+}  // namespace
