@@ -33,7 +33,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import alternated_pairs, commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
+from benchlib import commit_text, machine_text, replace_section, run_json, spread, write_json  # noqa: E402
 
 
 def fmt(s, digits=3):
@@ -101,12 +101,23 @@ def main():
                             "--topology", f"mesh:dims={rows}x{cols}"] + reps
         ref_cmd = launch + [binary("ref-pdpotrf"), "--n", n, "--nb", nb, "--rows", str(rows),
                             "--cols", str(cols)] + reps
-        hit, ref = alternated_pairs(args.runs, lambda: run_json(hit_cmd, env)["time_s"],
-                         lambda: run_json(ref_cmd, env)["time_s"])
+        # The same factorisation on the task runtime (--runtime: the tiles' tasks over the same
+        # processes, the tiles another process reads sent as messages): a third command in the
+        # alternation, its order reversed every other run.
+        commands = {"hit": hit_cmd, "runtime": hit_cmd + ["--runtime"], "ref": ref_cmd}
+        times = {k: [] for k in commands}
+        for i in range(args.runs):
+            for k in (list(commands) if i % 2 == 0 else list(reversed(commands))):
+                times[k].append(run_json(commands[k], env)["time_s"])
+        hit, runtime, ref = times["hit"], times["runtime"], times["ref"]
         case = {"grid": [rows, cols], "procs": procs, "hit_s": spread(hit), "pdpotrf_s": spread(ref),
                 "throughput_ratio": spread([r / h for h, r in zip(hit, ref)]),
                 "hit_gflops": args.n ** 3 / 3 / statistics.median(hit) * 1e-9,
-                "pdpotrf_gflops": args.n ** 3 / 3 / statistics.median(ref) * 1e-9}
+                "pdpotrf_gflops": args.n ** 3 / 3 / statistics.median(ref) * 1e-9,
+                "runtime_s": spread(runtime),
+                "runtime_ratio": spread([r / t for t, r in zip(runtime, ref)]),
+                "runtime_over_program_order": spread([h / t for t, h in zip(runtime, hit)]),
+                "runtime_gflops": args.n ** 3 / 3 / statistics.median(runtime) * 1e-9}
         results["cases"].append(case)
         print(f"{rows}x{cols}: hit-cholesky / PDPOTRF throughput {case['throughput_ratio']['median']:.3f}",
               flush=True)
@@ -155,7 +166,10 @@ def write_markdown(r, path):
         f"`--b {r['nb']}`: `blockCyclic:b={r['nb']}` on the same process grid as PDPOTRF's BLACS grid); "
         f"{r['runs']} alternated pairs per grid, one warm-up factorisation each; median [min-max]. "
         "Throughput ratio = PDPOTRF time / hit-cholesky time, per pair (above 1: hit-cholesky faster; "
-        "goal ≥ 1.0 at every count). One OpenBLAS thread per rank.",
+        "goal ≥ 1.0 at every count). One OpenBLAS thread per rank. `--runtime`: the same tiles as "
+        "tasks of the task runtime on the same processes (docs/runtime.md, \"Over processes\"), a "
+        "third command in each run's alternation; its ratio is PDPOTRF's time over its own, and "
+        "\"vs program order\" hit-cholesky's time over its own (above 1: the runtime faster).",
         "",
         "Command: `python3 bench/cholesky/cholesky_bench.py" + (" --hetero" if "hetero" in r else "") + "`.",
         "",
@@ -167,6 +181,17 @@ def write_markdown(r, path):
         lines.append(f"| {c['grid'][0]}x{c['grid'][1]} | {c['procs']} | {fmt(c['hit_s'])} | "
                      f"{fmt(c['pdpotrf_s'])} | {fmt(c['throughput_ratio'])} | {c['hit_gflops']:.2f} | "
                      f"{c['pdpotrf_gflops']:.2f} | {'met' if ratio >= 1.0 else '**not met**'} |")
+    if any("runtime_s" in c for c in r["cases"]):
+        lines += ["", "| grid | procs | --runtime s | GFLOP/s | throughput ratio vs PDPOTRF "
+                  "| vs program order | goal |", "|---|---|---|---|---|---|---|"]
+        for c in r["cases"]:
+            if "runtime_s" not in c:
+                continue
+            ratio = c["runtime_ratio"]["median"]
+            lines.append(f"| {c['grid'][0]}x{c['grid'][1]} | {c['procs']} | {fmt(c['runtime_s'])} | "
+                         f"{c['runtime_gflops']:.2f} | {fmt(c['runtime_ratio'])} | "
+                         f"{fmt(c['runtime_over_program_order'])} | "
+                         f"{'met' if ratio >= 1.0 else '**not met**'} |")
     if "hetero" in r:
         h = r["hetero"]
         lines += ["", f"### Heterogeneous: heteroBlockCyclic (tuned B_h) against blockCyclic", "",
