@@ -104,7 +104,9 @@ def main():
         # The same factorisation on the task runtime (--runtime: the tiles' tasks over the same
         # processes, the tiles another process reads sent as messages): a third command in the
         # alternation, its order reversed every other run.
-        commands = {"hit": hit_cmd, "runtime": hit_cmd + ["--runtime"], "ref": ref_cmd}
+        # One worker per process, as PDPOTRF has one OpenBLAS thread per rank.
+        commands = {"hit": hit_cmd, "runtime": hit_cmd + ["--runtime", "--devices", "cpu(cores=1)"],
+                    "ref": ref_cmd}
         times = {k: [] for k in commands}
         for i in range(args.runs):
             for k in (list(commands) if i % 2 == 0 else list(reversed(commands))):
@@ -167,7 +169,8 @@ def write_markdown(r, path):
         f"{r['runs']} alternated pairs per grid, one warm-up factorisation each; median [min-max]. "
         "Throughput ratio = PDPOTRF time / hit-cholesky time, per pair (above 1: hit-cholesky faster; "
         "goal ≥ 1.0 at every count). One OpenBLAS thread per rank. `--runtime`: the same tiles as "
-        "tasks of the task runtime on the same processes (docs/runtime.md, \"Over processes\"), a "
+        "tasks of the task runtime on the same processes, one worker each (docs/runtime.md, "
+        "\"Over processes\"), a "
         "third command in each run's alternation; its ratio is PDPOTRF's time over its own, and "
         "\"vs program order\" hit-cholesky's time over its own (above 1: the runtime faster).",
         "",

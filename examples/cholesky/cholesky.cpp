@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -244,6 +245,92 @@ struct TuneStep {
 // the least difference.
 constexpr int tune_repetitions = 3;
 
+// One candidate of the search for the top-level tile size B: the gemm rate of the slowest
+// process timed (the accelerators, or every process where there are none).
+struct TileRate {
+  index_t B = 0;
+  double gflops = 0;
+};
+
+// Step 1 of Song et al.'s tuning: B is "the minimal matrix size that provides the maximum
+// performance for the dominant GPU kernel", searched from 128 to 2048. The accelerator
+// processes (every process where none is one) time the gemm tile kernel C -= A·Bᵀ on B×B tiles,
+// as the factorisation launches it, for B in 128, 256, ..., 2048 and the layout's own B, those
+// at most n (and --tune-n) and multiples of the thin tile b and of g; the smallest B whose
+// slowest rate is within 5 % of the best is chosen. Returns the candidates measured.
+template <class T>
+std::vector<TileRate> tune_tile_size(Environment& env, const Options& o, const Spec& spec) {
+  const index_t given = spec.get_int("B", 0);
+  const index_t thin = spec.get_int("b", 1);
+  const index_t step = spec.get_int("g", thin);
+  const index_t limit = o.tune_n > 0 ? std::min<index_t>(o.n, o.tune_n) : o.n;
+  std::vector<index_t> candidates = {given};
+  for (index_t b = 128; b <= 2048; b *= 2) {
+    if (b != given && b <= limit && b % thin == 0 && b % step == 0) candidates.push_back(b);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  const bool accelerator = device(env).kind() != DeviceKind::cpu;
+  int accelerators = accelerator ? 1 : 0;
+  allreduce_in_place(&accelerators, 1, MPI_INT, MPI_SUM, env.comm());
+  const bool timed = accelerator || accelerators == 0;
+  const Kernel<View<const T>, View<const T>, View<T>> kernel = gemm<T>();
+  std::vector<TileRate> rates;
+  for (const index_t b : candidates) {
+    double rate = std::numeric_limits<double>::infinity();
+    if (timed) {
+      const Shape square = Shape::extents({b, b});
+      Tile<T> a(square), bt(square), c(square);
+      for (Tile<T>* t : {&a, &bt, &c}) {
+        T* x = t->data();
+        for (index_t i = 0; i < b * b; ++i) x[i] = static_cast<T>(1e-3 * static_cast<double>(i % 97));
+      }
+      std::vector<double> seconds;
+      for (int rep = 0; rep < 1 + tune_repetitions; ++rep) {
+        const Timer timer;
+        launch(kernel, partition("single", square), in(a), in(bt), inout(c));
+        if (rep > 0) seconds.push_back(timer.seconds());
+      }
+      rate = 2.0 * static_cast<double>(b) * static_cast<double>(b) * static_cast<double>(b) /
+             app::median(seconds) * 1e-9;
+    }
+    allreduce_in_place(&rate, 1, MPI_DOUBLE, MPI_MIN, env.comm());
+    rates.push_back({b, rate});
+  }
+  return rates;
+}
+
+// The smallest B within 5 % of the best rate.
+index_t chosen_tile_size(const std::vector<TileRate>& rates) {
+  double best = 0;
+  for (const TileRate& r : rates) best = std::max(best, r.gflops);
+  for (const TileRate& r : rates) {
+    if (r.gflops >= 0.95 * best) return r.B;
+  }
+  return rates.back().B;
+}
+
+// One trial's busy times: the slowest host process's and the slowest accelerator's seconds of
+// tile kernels in one factorisation (on the runtime, the process's workers' seconds over its
+// workers).
+template <class T>
+std::pair<double, double> busy_times(Environment& env, Factorisation<T>& f,
+                                     std::optional<TaskCholesky<T>>& tasks, bool host) {
+  app::Clock clock;
+  f.restore();
+  barrier(env.comm());
+  double seconds = 0;
+  if (tasks) {
+    tasks->run();
+    seconds = tasks->busy_s() / tasks->workers();
+  } else {
+    f.run(clock);
+    seconds = clock.compute_seconds();
+  }
+  double busy[2] = {host ? seconds : 0.0, host ? 0.0 : seconds};
+  allreduce_in_place(busy, 2, MPI_DOUBLE, MPI_MAX, env.comm());
+  return {busy[0], busy[1]};
+}
+
 template <class T>
 std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const Layout& lay) {
   const Spec spec = Spec::parse(lay.spec());
@@ -269,19 +356,16 @@ std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const 
     tried.set("bh", std::to_string(bh));
     const Layout l = layout(tried.str(), lay.topology(), Shape::extents({small.n, small.n}));
     Factorisation<T> f(env, small, l);
+    std::optional<TaskCholesky<T>> tasks;  // --runtime: the trials on the runtime too
+    if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), l, env.comm());
     // One factorisation's busy times vary by 5-10 % when processes share cores, as much as a
     // step of B_h changes them: each trial is the median of three, after one that warms up.
     std::vector<double> host_s, device_s;
     for (int rep = 0; rep < 1 + tune_repetitions; ++rep) {
-      app::Clock clock;
-      f.restore();
-      barrier(env.comm());
-      f.run(clock);
-      double busy[2] = {host ? clock.compute_seconds() : 0.0, host ? 0.0 : clock.compute_seconds()};
-      allreduce_in_place(busy, 2, MPI_DOUBLE, MPI_MAX, env.comm());
+      const auto [host_busy, device_busy] = busy_times(env, f, tasks, host);
       if (rep == 0) continue;
-      host_s.push_back(busy[0]);
-      device_s.push_back(busy[1]);
+      host_s.push_back(host_busy);
+      device_s.push_back(device_busy);
     }
     const double busy[2] = {app::median(host_s), app::median(device_s)};
     steps.push_back({small.n, bh, busy[0], busy[1]});
@@ -293,6 +377,61 @@ std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const 
     bh = next;
   }
   return steps;
+}
+
+// What --tune measured: the candidates for B, then the trials of B_h.
+struct Tuning {
+  std::vector<TileRate> sizes;
+  std::vector<TuneStep> steps;
+};
+
+// --tune: B (unless --keep-b), then B_h; `lay` becomes the tuned layout.
+template <class T>
+Tuning tune(Environment& env, const Options& o, Layout& lay) {
+  Tuning t;
+  if (!o.keep_b && Spec::parse(lay.spec()).name() == "heteroBlockCyclic") {
+    const Spec spec = Spec::parse(lay.spec());
+    t.sizes = tune_tile_size<T>(env, o, spec);
+    const index_t chosen = chosen_tile_size(t.sizes);
+    if (chosen != spec.get_int("B", 0)) {
+      // A new B: its host share is estimated afresh (a given bh was a share of the old B).
+      Spec resized(spec.name());
+      for (const auto& [key, value] : spec.params()) {
+        if (key != "bh") resized.set(key, key == "B" ? std::to_string(chosen) : value);
+      }
+      lay = layout(resized.str(), lay.topology(), lay.shape());
+    }
+  }
+  t.steps = tune_host_share<T>(env, o, lay);
+  const auto best =
+      std::min_element(t.steps.begin(), t.steps.end(), [](const TuneStep& a, const TuneStep& b) {
+        return std::abs(a.host_s - a.device_s) < std::abs(b.host_s - b.device_s);
+      });
+  Spec tuned = Spec::parse(lay.spec());
+  tuned.set("bh", std::to_string(best->bh));
+  lay = layout(tuned.str(), lay.topology(), lay.shape());
+  return t;
+}
+
+// The report's lines and JSON of what --tune measured.
+void describe_tuning(const Tuning& t, nlohmann::json& fields, std::vector<std::string>& lines) {
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const TileRate& r : t.sizes) {
+    sizes.push_back({{"B", r.B}, {"gflops", r.gflops}});
+    lines.push_back(fmt::format("tuning: B {}: tile gemm at {:.2f} GFLOP/s", r.B, r.gflops));
+  }
+  if (!t.sizes.empty()) {
+    fields["tuning_b"] = sizes;
+    fields["tuned_b"] = chosen_tile_size(t.sizes);
+  }
+  nlohmann::json steps = nlohmann::json::array();
+  for (const TuneStep& s : t.steps) {
+    steps.push_back({{"bh", s.bh}, {"host_s", s.host_s}, {"device_s", s.device_s}});
+    lines.push_back(fmt::format("tuning: B_h {}: host busy {:.4f} s, accelerators {:.4f} s", s.bh,
+                                s.host_s, s.device_s));
+  }
+  fields["tuning"] = steps;
+  if (!t.steps.empty()) fields["tune_n"] = t.steps.front().n;
 }
 
 template <class T>
@@ -309,21 +448,11 @@ int factorise(Environment& env, const Options& o) {
   const Topology topo = topology(o.topology);
   Layout lay = layout("blockCyclic:b=" + std::to_string(o.b), topo, Shape::extents({o.n, o.n}),
                       {.label = "a"});
-  std::vector<TuneStep> tuning;
-  if (o.tune) {
-    tuning = tune_host_share<T>(env, o, lay);
-    const auto best =
-        std::min_element(tuning.begin(), tuning.end(), [](const TuneStep& a, const TuneStep& b) {
-          return std::abs(a.host_s - a.device_s) < std::abs(b.host_s - b.device_s);
-        });
-    Spec tuned = Spec::parse(lay.spec());
-    tuned.set("bh", std::to_string(best->bh));
-    lay = layout(tuned.str(), topo, lay.shape());
-  }
   if (o.runtime) {
     const std::string refusal = runtime_refusal(o);
     if (!refusal.empty()) throw Error::everywhere(ErrorKind::invalid_argument, refusal);
   }
+  const Tuning tuning = o.tune ? tune<T>(env, o, lay) : Tuning{};
   check_and_draw(env, o, lay);
   Factorisation<T> f(env, o, lay);
   std::optional<TaskCholesky<T>> tasks;
@@ -338,11 +467,16 @@ int factorise(Environment& env, const Options& o) {
   if (tasks && !o.run.svg.empty()) {
     const std::vector<std::string> names = tasks->place_names();
     const runtime::TimelineText text{
-        .title = fmt::format("hit-cholesky --runtime, n = {}, b = {}: tasks per worker", o.n, o.b),
+        .title = fmt::format("hit-cholesky --runtime, n = {}, b = {}, {} processes: tasks per worker",
+                             o.n, o.b, env.size()),
         .places = names,
         .kind = [&](runtime::TaskId t) { return tasks->kind_name(t); },
         .describe = [&](runtime::TaskId t) { return tasks->describe(t); }};
-    write_file_atomically(o.run.svg, runtime::timeline_svg(last, text));
+    // Every process's tasks and messages, drawn by rank 0 on one time axis.
+    const std::string svg = runtime::timeline_svg(env.comm(), last, text);
+    collectively(env.comm(), [&] {
+      if (env.rank() == 0) write_file_atomically(o.run.svg, svg);
+    });
   }
   clear_upper(f.blocks());
   harness.set_work(tasks ? tasks->flops() : f.flops());
@@ -361,15 +495,7 @@ int factorise(Environment& env, const Options& o) {
                            {"layout", lay.spec()},
                            {"partition", "single"}};
   std::vector<std::string> lines;
-  nlohmann::json steps = nlohmann::json::array();
-  for (const TuneStep& s : tuning) {
-    steps.push_back({{"bh", s.bh}, {"host_s", s.host_s}, {"device_s", s.device_s}});
-    char line[128];
-    std::snprintf(line, sizeof line, "tuning: B_h %ld: host busy %.4f s, accelerators %.4f s",
-                  static_cast<long>(s.bh), s.host_s, s.device_s);
-    lines.emplace_back(line);
-  }
-  fields["tuning"] = steps;
+  describe_tuning(tuning, fields, lines);
   if (tasks) {
     const runtime::TransferCounters& x = tasks->transfers();
     const runtime::MessageCounters& m = tasks->messages();
@@ -390,7 +516,6 @@ int factorise(Environment& env, const Options& o) {
     }
     fields["runtime"]["places"] = places;
   }
-  if (!tuning.empty()) fields["tune_n"] = tuning.front().n;
   char headline[256];
   std::snprintf(headline, sizeof headline,
                 "hit-cholesky: %ldx%ld, %s, %d ranks, %d tile columns (widest %ld), %s", o.n, o.n,

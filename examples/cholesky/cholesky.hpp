@@ -21,6 +21,7 @@ struct Options {
   bool lookahead = true;            // factorise the next panel before the rest of the update
   bool tune = false;                // tune heteroBlockCyclic's host share B_h first (Song et al.)
   long tune_n = 0;                  // order of the tuning problem; 0: 3·B·accelerator processes
+  bool keep_b = false;              // --tune keeps the layout's B (tunes B_h only)
   bool runtime = false;             // run the tile kernels as tasks of the task runtime
   app::RunOptions run;
 };

@@ -84,7 +84,6 @@ class OneBlasThread {
 }  // namespace
 
 std::string runtime_refusal(const Options& o) {
-  if (o.tune) return "--runtime does not tune a heteroBlockCyclic host share (--tune) so far";
   if (!o.lookahead) {
     return "--no-lookahead orders the program's loop; --runtime runs tasks by the critical path";
   }

@@ -96,6 +96,7 @@ class Run {
 
   ExecutionReport go() {
     start_ = Clock::now();
+    report_.began_s = std::chrono::duration<double>(start_.time_since_epoch()).count();
     std::vector<std::thread> workers;
     for (std::size_t p = 0; p < places_.size(); ++p) {
       if (messages_ && static_cast<int>(p) == messages_->place) continue;

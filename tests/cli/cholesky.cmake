@@ -41,11 +41,26 @@ hit_cholesky_check(hetero_no_lookahead 4 --n 200 --topology array --no-lookahead
                    --layout "heteroBlockCyclic:B=40,b=8" --devices "${_hetero_devices}")
 add_test(NAME cli.cholesky.tune.np3
          COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${_cholesky} --check --reps 1 --warmup 0 --n 300
-                 --topology array --layout "heteroBlockCyclic:B=64,b=16" --tune
+                 --topology array --layout "heteroBlockCyclic:B=64,b=16" --tune --keep-b
                  --devices "cpu,emu:0(slowdown=3),emu:1(slowdown=3)")
 set_tests_properties(cli.cholesky.tune.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "tuning: B_h [0-9]+: host busy(.|\n)*check: passed"
                      FAIL_REGULAR_EXPRESSION "FAILED")
+# --tune on the runtime: the B_h trials run as tasks too.
+add_test(NAME cli.cholesky.runtime_tune.np3
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${_cholesky} --check --reps 1 --warmup 0 --n 300
+                 --topology array --layout "heteroBlockCyclic:B=64,b=16" --tune --keep-b
+                 --runtime --devices "cpu,emu:0(slowdown=3),emu:1(slowdown=3)")
+set_tests_properties(cli.cholesky.runtime_tune.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "tuning: B_h [0-9]+: host busy(.|\n)*check: passed"
+                     FAIL_REGULAR_EXPRESSION "FAILED")
+# --tune also chooses B (Song et al.'s first step) unless --keep-b.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli.cholesky.tune_b.np3
+           COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_tune_b_check.py
+                   ${MPIEXEC_EXECUTABLE} ${_cholesky})
+  set_tests_properties(cli.cholesky.tune_b.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300)
+endif()
 add_test(NAME cli.cholesky.tune_n.np3
          COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${_cholesky} --json --reps 1 --warmup 0 --n 300
                  --topology array --layout "heteroBlockCyclic:B=64,b=16" --tune --tune-n 200
@@ -95,13 +110,21 @@ foreach(case "1000;96;double" "777;64;float")
   set_tests_properties(cli.cholesky.runtime_emulated_n${n}_${type}.np1 PROPERTIES
                        LABELS "cli;apps" TIMEOUT 300)
 endforeach()
-# --runtime --svg: the tasks' timeline, on host cores and beside an emulated device.
+# --runtime --svg: the tasks' timeline, on host cores and beside an emulated device; over 2 and 4
+# processes, every process's tasks and messages on one time axis.
 foreach(dev "cpu" "emu:0(cores=2)")
   string(REGEX REPLACE "[^a-z0-9]" "_" tag "${dev}")
   add_test(NAME cli.cholesky.runtime_timeline_${tag}.np1
            COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_timeline_check.py
                    ${MPIEXEC_EXECUTABLE} ${_cholesky} ${CMAKE_CURRENT_BINARY_DIR} ${dev})
   set_tests_properties(cli.cholesky.runtime_timeline_${tag}.np1 PROPERTIES
+                       LABELS "cli;apps" TIMEOUT 300)
+endforeach()
+foreach(np 2 4)
+  add_test(NAME cli.cholesky.runtime_timeline_cpu.np${np}
+           COMMAND ${Python3_EXECUTABLE} ${_cholesky_appdir}/cholesky_timeline_check.py
+                   ${MPIEXEC_EXECUTABLE} ${_cholesky} ${CMAKE_CURRENT_BINARY_DIR} cpu ${np})
+  set_tests_properties(cli.cholesky.runtime_timeline_cpu.np${np} PROPERTIES
                        LABELS "cli;apps" TIMEOUT 300)
 endforeach()
 add_test(NAME cli.cholesky.runtime_repetitions.np1
@@ -188,6 +211,7 @@ hit_cholesky_error(wrong_size_file "expected 512 bytes"
 hit_cholesky_error(partition_not_single "--partition must be single" "--n|20|--partition|threads")
 hit_cholesky_error(tune_n_zero "--tune-n: '0' is not a whole number from 1" "--n|8|--tune-n|0")
 hit_cholesky_error(tune_needs_hetero "--tune tunes the host share of heteroBlockCyclic" "--n|20|--tune")
+hit_cholesky_error(keep_b_needs_tune "--keep-b requires --tune" "--n|20|--keep-b")
 hit_cholesky_error(bh_outside "bh=70 is not a multiple of b=16 in \\[0, B=64\\]"
                    "--n|100|--layout|heteroBlockCyclic:B=64,b=16,bh=70|--devices|cpu,emu*3")
 hit_cholesky_error(bh_not_multiple "bh=20 is not a multiple of b=16"

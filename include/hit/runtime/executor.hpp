@@ -39,6 +39,9 @@ struct ExecutionReport {
   std::vector<TaskRecord> records;  // by task id
   std::vector<PlaceReport> places;
   double seconds = 0;
+  // When the run began, in seconds of the steady clock since its epoch: one clock for the
+  // processes of a node (CLOCK_MONOTONIC on Linux), so their runs can share a time axis.
+  double began_s = 0;
 };
 
 // A task's work at its place: its id and the place.
