@@ -512,7 +512,7 @@ int factorise(Environment& env, const Options& o) {
     // Per place (host workers, then the device on an accelerator): tasks run and busy seconds.
     nlohmann::json places = nlohmann::json::array();
     for (const runtime::PlaceReport& p : tasks->places()) {
-      places.push_back({{"tasks", p.tasks}, {"busy_s", p.busy_s}});
+      places.push_back({{"tasks", p.tasks}, {"busy_s", p.busy_s}, {"prefetched", p.prefetched}});
     }
     fields["runtime"]["places"] = places;
   }

@@ -264,7 +264,10 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
   }
   // This process's tiles and the replicas of the others' it reads, all valid on the host first.
   runtime::TileDirectory directory({static_cast<std::size_t>(free)});
-  runtime::DeviceTiles copies(device_, 1);
+  // Copies in start when a task is placed and overlap the kernel before it (docs/runtime.md,
+  // "Copies while the device computes").
+  runtime::DeviceTiles copies(device_, 1, true);
+  const std::function<void(int)> fence = [&](int) { copies.fence(); };
   for (std::size_t i = 0; i < flow_.local_tiles(); ++i) {
     const runtime::HostRows& rows = flow_.host_rows(static_cast<runtime::TileId>(i));
     directory.add(rows.bytes());
@@ -275,7 +278,7 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
   if (host_workers_ == 0) {
     const std::vector<runtime::Place> places = {{1, 1}};
     report = flow_.run(places, 0, [&](runtime::TaskId t, int) { device_body(t, copies); },
-                       {.directory = &directory, .move = &apply});
+                       {.directory = &directory, .move = &apply, .fence = &fence});
   } else {
     // The host's cores beside the device: place 0 the host workers, place 1 the device.
     const std::vector<runtime::Place> places = {{runtime::host_memory, host_workers_}, {1, 1}};
@@ -293,7 +296,7 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
     };
     const OneBlasThread one;
     report = flow_.run(places, runtime::any_place, timed_body,
-                       {.directory = &directory, .move = &apply, .cost = &cost});
+                       {.directory = &directory, .move = &apply, .cost = &cost, .fence = &fence});
   }
   for (const runtime::Transfer& x : directory.flush_all()) copies.apply(x);
   transfers_ = directory.counters();

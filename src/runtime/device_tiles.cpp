@@ -9,11 +9,18 @@ namespace hit::runtime {
 
 namespace {
 // Copies on the second stream: a copy asked for by another place's worker does not wait for the
-// kernel running on the first (the directory never copies a tile a running task writes).
+// kernel running on the first (the directory never copies a tile a running task writes). With
+// asynchronous copies, a copy in is not waited for: fence() makes the kernels' stream wait for
+// the copies made so far, so a tile prefetched for the next task moves while the device
+// computes. Copies out are waited for: the host reads them next.
 constexpr int copy_stream = 1;
 }  // namespace
 
 DeviceTiles::~DeviceTiles() {
+  try {
+    device_.synchronize(copy_stream);  // copies in of tasks that never ran (a failed run)
+  } catch (...) {  // a failed device: its memory is released all the same
+  }
   for (auto& [t, c] : tiles_) {
     if (c.device) device_.deallocate(c.device, c.host.bytes());
   }
@@ -77,7 +84,7 @@ void DeviceTiles::apply(const Transfer& x) {
   if (x.kind != TransferKind::drop && x.to == location_ && x.from == host_memory) {
     device_.copy_in(data(x.tile), h.row_bytes, h.data, h.pitch_bytes, h.row_bytes, h.rows,
                     copy_stream);
-    device_.synchronize(copy_stream);
+    if (!asynchronous_) device_.synchronize(copy_stream);
   } else if (x.kind != TransferKind::drop && x.from == location_ && x.to == host_memory) {
     device_.copy_out(h.data, h.pitch_bytes, existing(x.tile), h.row_bytes, h.row_bytes, h.rows,
                      copy_stream);
@@ -89,6 +96,8 @@ void DeviceTiles::apply(const Transfer& x) {
                             location_, x.tile, x.from, x.to));
   }
 }
+
+void DeviceTiles::fence() { device_.wait_for(0, copy_stream); }
 
 void execute_on(Device& device, const Box& domain, std::uint64_t problem_bytes,
                 const std::function<void(const KernelContext&)>& body) {

@@ -78,6 +78,7 @@ class Run {
         move_(options.move),
         cost_(options.cost),
         messages_(options.messages),
+        fence_(options.fence),
         priority_(options.priority.empty()
                       ? graph.bottom_levels()
                       : std::vector<double>(options.priority.begin(), options.priority.end())),
@@ -85,9 +86,20 @@ class Run {
         ready_(places.size()),
         expected_(graph.size(), 0.0),
         backlog_(places.size(), 0.0),
-        left_(static_cast<std::int64_t>(graph.size())) {
+        left_(static_cast<std::int64_t>(graph.size())),
+        acquired_(graph.size(), 0),
+        prefetched_(places.size(), 0) {
     report_.records.resize(graph.size());
     report_.places.resize(places.size());
+    if (directory_) {
+      for (std::size_t t = 0; t < graph.size(); ++t) {
+        std::size_t bytes = 0;
+        for (const TileAccess& a : graph.accesses(static_cast<TaskId>(t))) {
+          bytes += directory_->bytes(a.tile);
+        }
+        largest_task_bytes_ = std::max(largest_task_bytes_, bytes);
+      }
+    }
     for (std::size_t t = 0; t < graph.size(); ++t) {
       pending_[t] = graph.predecessors(static_cast<TaskId>(t)).size();
       if (pending_[t] == 0) push_ready(static_cast<TaskId>(t));
@@ -155,6 +167,41 @@ class Run {
     auto& q = ready_[static_cast<std::size_t>(place)];
     q.push_back(t);
     std::push_heap(q.begin(), q.end(), [this](TaskId a, TaskId b) { return before(b, a); });
+    top_up(place);
+  }
+
+  bool prefetches(int place) const {
+    return directory_ && places_[static_cast<std::size_t>(place)].memory != host_memory &&
+           !(messages_ && place == messages_->place);
+  }
+
+  // Under the lock: the tiles of a device place's next ready tasks acquired while they wait,
+  // the highest priority first, up to prefetch_depth, while the device keeps room for its
+  // workers' tasks whatever they are.
+  void top_up(int place) {
+    if (!prefetches(place)) return;
+    const auto p = static_cast<std::size_t>(place);
+    const Location memory = places_[p].memory;
+    const std::size_t reserve =
+        largest_task_bytes_ * static_cast<std::size_t>(places_[p].workers);
+    while (prefetched_[p] < prefetch_depth) {
+      TaskId best = -1;
+      for (const TaskId t : ready_[p]) {
+        if (!acquired_[static_cast<std::size_t>(t)] && (best < 0 || before(t, best))) best = t;
+      }
+      if (best < 0) return;
+      std::size_t bytes = 0;
+      for (const TileAccess& a : graph_.accesses(best)) bytes += directory_->bytes(a.tile);
+      if (directory_->held_bytes(memory) + bytes + reserve > directory_->capacity_bytes(memory)) {
+        return;
+      }
+      acquire_tiles(best, place);
+      acquired_[static_cast<std::size_t>(best)] = 1;
+      TaskRecord& r = report_.records[static_cast<std::size_t>(best)];
+      r.acquired = events_++;
+      r.prefetched = true;
+      ++prefetched_[p];
+    }
   }
 
   TaskId pop_ready(int place) {
@@ -189,11 +236,22 @@ class Run {
       if (error_ || left_ == 0) return;
       const TaskId t = pop_ready(place);
       TaskRecord& r = report_.records[static_cast<std::size_t>(t)];
-      r = TaskRecord{t, place, worker, 0, 0, events_++, 0};
+      const bool prefetched = acquired_[static_cast<std::size_t>(t)] != 0;
+      const std::int64_t acquired = r.acquired;
+      r = TaskRecord{t, place, worker, 0, 0, events_++, 0, acquired, prefetched};
       ++running_;
       bool running = true;
       try {
-        acquire_tiles(t, place);
+        if (prefetched) {
+          --prefetched_[static_cast<std::size_t>(place)];
+          ++report_.places[static_cast<std::size_t>(place)].prefetched;
+        } else {
+          acquire_tiles(t, place);
+          acquired_[static_cast<std::size_t>(t)] = 1;
+          r.acquired = r.started;
+        }
+        if (fence_ && prefetches(place)) (*fence_)(place);
+        top_up(place);
         lock.unlock();
         r.start_s = since_start();
         body_(t, place);
@@ -253,7 +311,9 @@ class Run {
       starting.clear();
       while (!stopping && !ready.empty()) {
         const TaskId t = pop_ready(place);
-        report_.records[static_cast<std::size_t>(t)] = TaskRecord{t, place, 0, 0, 0, events_++, 0};
+        TaskRecord& r = report_.records[static_cast<std::size_t>(t)];
+        r = TaskRecord{t, place, 0, 0, 0, events_++, 0, 0, false};
+        r.acquired = r.started;
         try {
           acquire_tiles(t, place);
         } catch (...) {
@@ -306,6 +366,7 @@ class Run {
   const TileMover* move_;
   const TaskCost* cost_;
   const Messages* messages_;
+  const std::function<void(int)>* fence_;
   const std::vector<double> priority_;
   std::vector<std::size_t> pending_;        // per task: predecessors not ended
   std::vector<std::vector<TaskId>> ready_;  // per place: a heap by priority
@@ -313,6 +374,9 @@ class Run {
   std::vector<double> backlog_;             // per place: expected seconds queued and running
   std::int64_t left_;                       // tasks not ended
   int running_ = 0;                         // tasks in the workers' bodies
+  std::vector<char> acquired_;              // per task: its tiles acquired (prefetched or run)
+  std::vector<int> prefetched_;             // per place: tasks waiting with their tiles held
+  std::size_t largest_task_bytes_ = 0;      // with a directory: the most one task holds
   std::int64_t events_ = 0;
   std::exception_ptr error_;
   ExecutionReport report_;

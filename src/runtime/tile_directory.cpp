@@ -16,7 +16,9 @@ bool dirty(CopyState s) {
 }  // namespace
 
 TileDirectory::TileDirectory(std::vector<std::size_t> capacity_bytes)
-    : capacity_(std::move(capacity_bytes)), used_(capacity_.size(), 0) {}
+    : capacity_(std::move(capacity_bytes)),
+      used_(capacity_.size(), 0),
+      held_(capacity_.size(), 0) {}
 
 TileId TileDirectory::add(std::size_t bytes) {
   Tile t;
@@ -63,6 +65,11 @@ std::size_t TileDirectory::bytes(TileId t) const {
 std::size_t TileDirectory::used_bytes(Location device) const {
   check_location(device, "used bytes");
   return device == host_memory ? 0 : used_[static_cast<std::size_t>(device - 1)];
+}
+
+std::size_t TileDirectory::held_bytes(Location device) const {
+  check_location(device, "held bytes");
+  return device == host_memory ? 0 : held_[static_cast<std::size_t>(device - 1)];
 }
 
 std::size_t TileDirectory::capacity_bytes(Location device) const {
@@ -170,7 +177,7 @@ std::vector<Transfer> TileDirectory::acquire(TileId t, Location where, Access mo
       }
     }
     x.used[d] = ++clock_;
-    ++x.holds[d];
+    if (x.holds[d]++ == 0) held_[d] += x.bytes;
   }
   if (writes(mode)) {
     // Every other copy is stale now; stale device copies free their memory.
@@ -197,7 +204,7 @@ void TileDirectory::release(TileId t, Location where) {
                             "no acquire of it",
                             t, where));
   }
-  --holds;
+  if (--holds == 0) held_[static_cast<std::size_t>(where - 1)] -= tile(t).bytes;
 }
 
 std::vector<Transfer> TileDirectory::flush(TileId t) {

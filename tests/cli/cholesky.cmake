@@ -140,7 +140,7 @@ add_test(NAME cli.cholesky.runtime_json.np1
                  --runtime)
 # 4 tile columns: 4 potrf, 6 trsm, 6 syrk, 4 gemm.
 set_tests_properties(cli.cholesky.runtime_json.np1 PROPERTIES LABELS "cli;apps" TIMEOUT 300
-                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"busy_s\":[0-9.e-]+,\"bytes_received\":0,\"bytes_sent\":0,\"evictions\":0,\"messages_received\":0,\"messages_sent\":0,\"places\":\\[\\{\"busy_s\":[0-9.e-]+,\"tasks\":20\\}\\],\"span_s\":[0-9.e-]+,\"tasks\":20,\"workers\":[1-9]"
+                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"busy_s\":[0-9.e-]+,\"bytes_received\":0,\"bytes_sent\":0,\"evictions\":0,\"messages_received\":0,\"messages_sent\":0,\"places\":\\[\\{\"busy_s\":[0-9.e-]+,\"prefetched\":0,\"tasks\":20\\}\\],\"span_s\":[0-9.e-]+,\"tasks\":20,\"workers\":[1-9]"
                      FAIL_REGULAR_EXPRESSION "FAILED")
 add_test(NAME cli.cholesky.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)

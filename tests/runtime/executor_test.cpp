@@ -297,6 +297,50 @@ TEST(Executor, AFailingTaskStopsTheRunWithItsError) {
   EXPECT_EQ(ran.load(), 6);  // a chain: nothing after the failed task started
 }
 
+// A device place's next ready tasks have their tiles acquired while the place computes: with
+// four independent tasks behind a first one on one device worker, later tasks' tiles are
+// acquired before the task before them ended; where the device holds only what a running task
+// needs, nothing is prefetched and the run still fits.
+TEST(Executor, ADevicePlacesNextTasksAcquireTheirTilesWhileItComputes) {
+  for (const std::size_t tiles_of_room : {std::size_t{16}, std::size_t{2}}) {
+    TaskGraph g;
+    g.add({{0, Access::read_write}});
+    for (int i = 1; i <= 4; ++i) g.add({{0, Access::read}, {i, Access::read_write}});
+    const std::vector<Place> places = {{0, 1}, {1, 1}};
+    const std::vector<int> place_of(g.size(), 1);
+    TileDirectory dir({tiles_of_room * elements * sizeof(double)});
+    for (int i = 0; i < 5; ++i) dir.add(elements * sizeof(double));
+    Memories mem(2, 5);
+    const Program p{g, 5};
+    const auto report = hit::runtime::execute(
+        g, places, place_of,
+        [&](TaskId t, int place) {
+          std::vector<Buffer*> v = mem.view(places[static_cast<std::size_t>(place)].memory);
+          compute(g, t, v);
+        },
+        dir, [&](const Transfer& x) { mem.move(x); });
+    for (const Transfer& x : dir.flush_all()) mem.move(x);
+    EXPECT_EQ(mem.memory[0], in_program_order(p));
+    std::int64_t early = 0;
+    for (std::size_t t = 0; t < g.size(); ++t) {
+      const auto& r = report.records[t];
+      EXPECT_LE(r.acquired, r.started) << "task " << t;
+      for (std::size_t u = 0; u < g.size(); ++u) {
+        // Acquired before another task on the device ended, which started before it.
+        const auto& o = report.records[u];
+        if (u != t && o.started < r.started && r.acquired < o.ended) ++early;
+      }
+    }
+    if (tiles_of_room == 16) {
+      EXPECT_GT(report.places[1].prefetched, 0);
+      EXPECT_GT(early, 0);
+    } else {
+      EXPECT_EQ(report.places[1].prefetched, 0);
+      EXPECT_EQ(early, 0);
+    }
+  }
+}
+
 // A message place: its tasks end a few polls after they start, on the thread that called
 // execute; the other tasks still respect them as predecessors and successors.
 TEST(Executor, MessageTasksEndLaterOnTheCallingThreadAndKeepTheOrder) {

@@ -20,8 +20,11 @@ namespace hit::runtime {
 
 class DeviceTiles {
  public:
-  // The copies at memory `location` of the directory, on `device`.
-  DeviceTiles(Device& device, Location location) : device_(device), location_(location) {}
+  // The copies at memory `location` of the directory, on `device`. With `asynchronous`, a copy
+  // in is started and not waited for: a kernel on the tiles must then follow a fence() made
+  // after their copies (the executor makes one per task with ExecuteOptions::fence).
+  DeviceTiles(Device& device, Location location, bool asynchronous = false)
+      : device_(device), location_(location), asynchronous_(asynchronous) {}
   ~DeviceTiles();
   DeviceTiles(const DeviceTiles&) = delete;
   DeviceTiles& operator=(const DeviceTiles&) = delete;
@@ -29,7 +32,8 @@ class DeviceTiles {
   // Where tile `t` lives on the host (before any transfer names it).
   void add(TileId t, HostRows host);
   // Takes one of the directory's steps that concerns this device (from or to `location`):
-  // copies rows in or out, or frees a dropped copy. Others are an Error(internal).
+  // copies rows in (waited for unless asynchronous) or out (waited for), or frees a dropped
+  // copy. Others are an Error(internal).
   void apply(const Transfer& x);
   // The device copy of `t`, allocated when it has none yet (a tile only written here); the
   // copies dropped since the last allocation are freed first. Call it from the device place's
@@ -40,6 +44,9 @@ class DeviceTiles {
   View<T> view(TileId t, const Shape& shape) {
     return make_view(static_cast<T*>(data(t)), shape);
   }
+  // The work submitted to the device's first stream from now on (execute_on's kernels) waits for
+  // the copies started so far, and not for those started after.
+  void fence();
   Device& device() noexcept { return device_; }
   Location location() const noexcept { return location_; }
 
@@ -54,6 +61,7 @@ class DeviceTiles {
 
   Device& device_;
   Location location_;
+  bool asynchronous_;
   // Workers of several places call in (a host task's copy out beside a device task's first
   // allocation): the map and the allocations under one lock; the copies themselves outside it.
   std::mutex mutex_;

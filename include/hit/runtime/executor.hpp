@@ -28,11 +28,16 @@ struct TaskRecord {
   double end_s = 0;
   std::int64_t started = 0;  // the order of events: a task's start and end numbers, from one
   std::int64_t ended = 0;    // counter, so tests check dependencies without trusting clocks
+  // The event at which its tiles were acquired (their copies started): at its start, or earlier
+  // where the task was prefetched (a device place's next tasks, below).
+  std::int64_t acquired = 0;
+  bool prefetched = false;
 };
 
 struct PlaceReport {
   std::int64_t tasks = 0;
-  double busy_s = 0;  // the workers' seconds in task bodies, summed
+  double busy_s = 0;        // the workers' seconds in task bodies, summed
+  std::int64_t prefetched = 0;  // tasks whose tiles were acquired while they waited
 };
 
 struct ExecutionReport {
@@ -52,6 +57,8 @@ using TileMover = std::function<void(const Transfer&)>;
 using TaskCost = std::function<double(TaskId, int place)>;
 // A task placed when it becomes ready, by expected finish time (with a TaskCost).
 inline constexpr int any_place = -1;
+// Ready tasks of a device place whose tiles are acquired ahead of their start.
+inline constexpr int prefetch_depth = 2;
 
 // Runs every task of `graph` once, task t on place place_of[t], with the dependencies respected.
 // A task that throws stops the run: no task starts after it, those running end, and the first
@@ -61,7 +68,11 @@ ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body);
 // The same, with every task's tiles acquired at its place's memory first. Copies are made one at
 // a time, in the directory's order, by `move`. The directory must hold the tiles of the tasks
-// running at once (Error(out_of_memory) otherwise, as from acquire()).
+// running at once (Error(out_of_memory) otherwise, as from acquire()). At a place whose memory
+// is a device's, the ready tasks next in its queue (up to prefetch_depth beyond those running)
+// have their tiles acquired while they wait, so that a mover whose copies are asynchronous
+// (DeviceTiles) moves them while the place computes; only where the tiles held there, the
+// task's and the place's workers' worth of the largest task fit in the device's memory.
 ExecutionReport execute(const TaskGraph& graph, std::span<const Place> places,
                         std::span<const int> place_of, const TaskBody& body,
                         TileDirectory& directory, const TileMover& move);
@@ -93,6 +104,10 @@ struct ExecuteOptions {
   const TileMover* move = nullptr;
   const TaskCost* cost = nullptr;  // needed where a place_of is any_place
   const Messages* messages = nullptr;
+  // Called by a device place's worker once the task it is about to run has its tiles acquired,
+  // before the next tasks' tiles are (prefetched): with asynchronous copies (DeviceTiles), the
+  // point after which the task's kernel may start, and the later copies overlap it.
+  const std::function<void(int place)>* fence = nullptr;
   // Per task, its priority in the ready queues (higher first), instead of its bottom level in
   // `graph`: a process's share of a larger graph ranks its tasks by the whole graph's levels.
   std::span<const double> priority = {};

@@ -77,6 +77,8 @@ class TileDirectory {
   bool host_valid(TileId tile) const { return state(tile, host_memory) != CopyState::invalid; }
   std::size_t bytes(TileId tile) const;
   std::size_t used_bytes(Location device) const;
+  // The bytes of the tiles held on `device` (acquired and not released): what eviction cannot free.
+  std::size_t held_bytes(Location device) const;
   std::size_t capacity_bytes(Location device) const;
   int devices() const noexcept { return static_cast<int>(capacity_.size()); }
   std::size_t size() const noexcept { return tiles_.size(); }
@@ -102,6 +104,7 @@ class TileDirectory {
 
   std::vector<std::size_t> capacity_;
   std::vector<std::size_t> used_;
+  std::vector<std::size_t> held_;
   std::vector<Tile> tiles_;
   std::uint64_t clock_ = 0;
   TransferCounters counters_;

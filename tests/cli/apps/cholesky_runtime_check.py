@@ -2,7 +2,8 @@
 """hit-cholesky --runtime on an emulated device: --check passes, and, with one core (every task
 on the device), the device's byte counters show each tile of the lower triangle copied in once
 and back once (exactly its bytes, no eviction) when the device holds them all; on a device that
-holds a third of them, tiles are evicted, dirty ones written back, and the result is still right.
+holds a third of them, tiles are evicted, dirty ones written back, and the result is still right;
+where the device holds them all, its next tasks acquire their tiles while it computes.
 With two cores, the host worker and the device both take tasks, and the result is right.
 
 usage: cholesky_runtime_check.py MPIEXEC HIT_CHOLESKY N B TYPE
@@ -37,6 +38,9 @@ if rank["h2d_bytes"] != triangle or rank["d2h_bytes"] != triangle:
                     f"tiles are {triangle} B")
 if whole["runtime"]["evictions"] != 0:
     problems.append(f"emu:0: {whole['runtime']['evictions']} evictions with room for every tile")
+# The device's next tasks acquire their tiles while it computes (the copies move meanwhile).
+if len(widths) > 2 and whole["runtime"]["places"][0]["prefetched"] == 0:
+    problems.append(f"emu:0: no task prefetched: {whole['runtime']['places']}")
 
 # Room for a third of the triangle, and at least for a gemm's three widest tiles.
 room = max(triangle // 3, 3 * b * b * size)
