@@ -137,8 +137,10 @@ def hetero(args, binary, env):
     layouts = {"blockCyclic": f"blockCyclic:b={args.hetero_B}"}
     tunings = {}
     for b in (int(x) for x in args.hetero_b.split(",")):
+        # --keep-b: the comparison is of host shares at one B (--hetero-B).
         tuned = run_json(launch + common + ["--layout", f"heteroBlockCyclic:B={args.hetero_B},b={b}",
-                                            "--tune", "--tune-n", str(args.hetero_n)], env)
+                                            "--tune", "--keep-b", "--tune-n", str(args.hetero_n)],
+                         env)
         layouts[f"heteroBlockCyclic b={b} (tuned)"] = tuned["layout"]
         tunings[str(b)] = tuned.get("tuning", [])
     out = {"n": args.hetero_n, "reps": args.hetero_reps, "devices": args.hetero_devices, "procs": procs,

@@ -28,6 +28,7 @@ docs/benchmarks.md.
         [--mandelbrot-n 2048] [--gemm-n 2048] [--quick] [--from-json]
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -211,12 +212,16 @@ def markdown(res):
     ]
     has_before = any("before" in r for r in res["rows"])
     if has_before and res.get("before_commit"):
+        measured_at = (f", measured in the run at commit {res['before_measured_at']} (its "
+                       "rounds, the same machine)" if res.get("before_measured_at") else "")
         lines += [f"Before: the same configurations with hit-packages built at commit "
                         f"{res['before_commit']}, the dispatch before placement by expected finish "
                         "time (equal queues, `depth + 1` held everywhere, claims on a host rank "
-                        "answered between its packages).", ""]
+                        f"answered between its packages){measured_at}.", ""]
+    command = ("--before-from bench/results/placement.json" if res.get("before_measured_at")
+               else "--before OLD_BUILD/bin/hit-packages --before-commit f66e77c")
     lines += ["Command: `python3 bench/packages/placement_bench.py --update-docs --runs 5 "
-                    "--before OLD_BUILD/bin/hit-packages --before-commit f66e77c`.", ""]
+              f"{command}`.", ""]
     head = ("| workload | devices | time (s) | ratio | ideal | ideal at the measured speeds "
             "| fast device's speed | tail (ms) | least busy | fast device's rows | moved (MB) |")
     rule = "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -285,6 +290,19 @@ def markdown(res):
     return "\n".join(lines)
 
 
+def keep_before(res, path):
+    """The before columns of an earlier run (whose rounds paired them with that run's fast device
+    alone): the old build need not be rebuilt to keep them."""
+    with open(path) as f:
+        old = json.load(f)
+    before = {(r["workload"], r["config"]): r["before"] for r in old["rows"] if "before" in r}
+    for r in res["rows"]:
+        if (r["workload"], r["config"]) in before:
+            r["before"] = before[(r["workload"], r["config"])]
+    res["before_commit"] = old.get("before_commit")
+    res["before_measured_at"] = old.get("commit")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
@@ -304,6 +322,8 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     p.add_argument("--json-out")
     p.add_argument("--from-json", action="store_true")
+    p.add_argument("--before-from", help="take the before columns from this earlier results file "
+                   "(its own rounds) instead of measuring them")
     args = p.parse_args()
     if args.quick:
         args.runs, args.mandelbrot_n, args.gemm_n, args.reps = 1, 256, 192, 1
@@ -312,6 +332,8 @@ def main():
     if benchlib.redraw_from_json(args, "placement", markdown):
         return
     res = measure(args)
+    if args.before_from:
+        keep_before(res, args.before_from)
     benchlib.write_json(args.json_out, res)
     text = markdown(res)
     if args.update_docs and not args.quick:
