@@ -167,7 +167,16 @@ class Run {
     auto& q = ready_[static_cast<std::size_t>(place)];
     q.push_back(t);
     std::push_heap(q.begin(), q.end(), [this](TaskId a, TaskId b) { return before(b, a); });
+    if (messages_ && place == messages_->place) message_work_ = true;
     top_up(place);
+  }
+
+  // Under the lock: the workers learn of a change; the message thread only of one it acts on
+  // (a message task ready, the run's end or an error), so that a process's every task end does
+  // not wake it and take a core from the workers.
+  void wake() {
+    changed_.notify_all();
+    if (messages_ && (message_work_ || left_ == 0 || error_)) messages_changed_.notify_one();
   }
 
   bool prefetches(int place) const {
@@ -264,7 +273,7 @@ class Run {
         if (!lock.owns_lock()) lock.lock();
         if (running) --running_;
         if (!error_) error_ = std::current_exception();
-        changed_.notify_all();
+        wake();
         return;
       }
       if (!finish(t, place)) return;
@@ -285,12 +294,12 @@ class Run {
       }
     } catch (...) {  // a task no place can run
       if (!error_) error_ = std::current_exception();
-      changed_.notify_all();
+      wake();
       return false;
     }
     backlog_[static_cast<std::size_t>(place)] -= expected_[static_cast<std::size_t>(t)];
     --left_;
-    changed_.notify_all();
+    wake();
     return true;
   }
 
@@ -308,6 +317,7 @@ class Run {
       auto& ready = ready_[static_cast<std::size_t>(place)];
       const bool stopping = error_ != nullptr || left_ == 0;
       if (stopping && in_flight == 0) break;
+      message_work_ = false;  // what is ready now is started below
       starting.clear();
       while (!stopping && !ready.empty()) {
         const TaskId t = pop_ready(place);
@@ -318,7 +328,7 @@ class Run {
           acquire_tiles(t, place);
         } catch (...) {
           if (!error_) error_ = std::current_exception();
-          changed_.notify_all();
+          wake();
           break;
         }
         starting.push_back(t);
@@ -341,8 +351,8 @@ class Run {
       if (!starting.empty() || !ended.empty()) {
         quiet_since = Clock::now();
       } else {
-        // Nothing to start and nothing ended: wait for a worker's change (which wakes this
-        // thread at once), or poll again after a pause that grows with the quiet time, from
+        // Nothing to start and nothing ended: wait for a message task to become ready (which
+        // wakes this thread at once), or poll again after a pause that grows with the quiet time, from
         // 10 µs up to 200 µs while no worker computes and 1 ms while one does: where this
         // thread shares a core with the workers, polling must not take it from them (measured:
         // kernels 25 % slower with a 20 µs poll at 2 processes on 2 cores), and a process with
@@ -353,7 +363,9 @@ class Run {
         const auto pause = in_flight > 0
                                ? std::clamp(quiet / 8, std::chrono::microseconds(10), longest)
                                : std::chrono::microseconds(2000);
-        changed_.wait_for(lock, pause);
+        if (!message_work_ && error_ == nullptr && left_ > 0) {
+          messages_changed_.wait_for(lock, pause);
+        }
       }
     }
   }
@@ -383,6 +395,8 @@ class Run {
   Clock::time_point start_;
   std::mutex mutex_;
   std::condition_variable changed_;
+  std::condition_variable messages_changed_;  // the message thread's (serve_messages)
+  bool message_work_ = false;                 // a message task became ready since it last woke
 };
 
 }  // namespace
