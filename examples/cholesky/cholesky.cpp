@@ -282,7 +282,8 @@ std::vector<TileRate> tune_tile_size(Environment& env, const Options& o, const S
       Tile<T> a(square), bt(square), c(square);
       for (Tile<T>* t : {&a, &bt, &c}) {
         T* x = t->data();
-        for (index_t i = 0; i < b * b; ++i) x[i] = static_cast<T>(1e-3 * static_cast<double>(i % 97));
+        for (index_t i = 0; i < b * b; ++i)
+          x[i] = static_cast<T>(1e-3 * static_cast<double>(i % 97));
       }
       std::vector<double> seconds;
       for (int rep = 0; rep < 1 + tune_repetitions; ++rep) {
@@ -467,8 +468,9 @@ int factorise(Environment& env, const Options& o) {
   if (tasks && !o.run.svg.empty()) {
     const std::vector<std::string> names = tasks->place_names();
     const runtime::TimelineText text{
-        .title = fmt::format("hit-cholesky --runtime, n = {}, b = {}, {} processes: tasks per worker",
-                             o.n, o.b, env.size()),
+        .title =
+            fmt::format("hit-cholesky --runtime, n = {}, b = {}, {} processes: tasks per worker",
+                        o.n, o.b, env.size()),
         .places = names,
         .kind = [&](runtime::TaskId t) { return tasks->kind_name(t); },
         .describe = [&](runtime::TaskId t) { return tasks->describe(t); }};
@@ -499,16 +501,11 @@ int factorise(Environment& env, const Options& o) {
   if (tasks) {
     const runtime::TransferCounters& x = tasks->transfers();
     const runtime::MessageCounters& m = tasks->messages();
-    fields["runtime"] = {{"tasks", tasks->tasks()},
-                         {"workers", tasks->workers()},
-                         {"evictions", x.evictions},
-                         {"write_backs", x.write_backs},
-                         {"span_s", tasks->span_s()},
-                         {"busy_s", tasks->busy_s()},
-                         {"messages_sent", m.sent},
-                         {"messages_received", m.received},
-                         {"bytes_sent", m.bytes_sent},
-                         {"bytes_received", m.bytes_received}};
+    fields["runtime"] = {{"tasks", tasks->tasks()},    {"workers", tasks->workers()},
+                         {"evictions", x.evictions},   {"write_backs", x.write_backs},
+                         {"span_s", tasks->span_s()},  {"busy_s", tasks->busy_s()},
+                         {"messages_sent", m.sent},    {"messages_received", m.received},
+                         {"bytes_sent", m.bytes_sent}, {"bytes_received", m.bytes_received}};
     // Per place (host workers, then the device on an accelerator): tasks run and busy seconds.
     nlohmann::json places = nlohmann::json::array();
     for (const runtime::PlaceReport& p : tasks->places()) {

@@ -27,11 +27,12 @@ int main(int argc, char** argv) {
                  "run the tile kernels as tasks of the task runtime (docs/runtime.md), as their "
                  "tiles are ready and the critical path first: one worker per core of each "
                  "process, the tiles others read sent once as messages");
-    CLI::Option* tune = cli.add_flag("--tune", o.tune,
-                 "with a heteroBlockCyclic layout: choose its top-level tile size B (the "
-                 "smallest, from 128 to 2048 and the layout's own, at which the accelerators' "
-                 "gemm is within 5 % of its best rate), then tune its host share B_h on a small "
-                 "problem (each trial reported), then factorise with the best");
+    CLI::Option* tune = cli.add_flag(
+        "--tune", o.tune,
+        "with a heteroBlockCyclic layout: choose its top-level tile size B (the "
+        "smallest, from 128 to 2048 and the layout's own, at which the accelerators' "
+        "gemm is within 5 % of its best rate), then tune its host share B_h on a small "
+        "problem (each trial reported), then factorise with the best");
     cli.add_flag("--keep-b", o.keep_b, "with --tune: keep the layout's B, tune B_h only")
         ->needs(tune);
     cli.add_option("--tune-n", o.tune_n,

@@ -57,8 +57,7 @@ std::vector<runtime::HostRows> tile_rows(const Tiling& tiling, std::vector<Tile<
   for (int i = 0; i < tiling.count(); ++i) {
     for (int j = 0; j <= i; ++j, ++g) {
       const auto row_bytes = static_cast<std::size_t>(tiling.width(j)) * sizeof(T);
-      runtime::HostRows r{nullptr, static_cast<std::size_t>(tiling.width(i)), row_bytes,
-                          row_bytes};
+      runtime::HostRows r{nullptr, static_cast<std::size_t>(tiling.width(i)), row_bytes, row_bytes};
       if (!tiles[g].is_null()) {
         r.data = tiles[g].data();
         r.pitch_bytes = static_cast<std::size_t>(tiles[g].step(0)) * sizeof(T);

@@ -19,7 +19,7 @@ constexpr int copy_stream = 1;
 DeviceTiles::~DeviceTiles() {
   try {
     device_.synchronize(copy_stream);  // copies in of tasks that never ran (a failed run)
-  } catch (...) {  // a failed device: its memory is released all the same
+  } catch (...) {                      // a failed device: its memory is released all the same
   }
   for (auto& [t, c] : tiles_) {
     if (c.device) device_.deallocate(c.device, c.host.bytes());
@@ -97,7 +97,9 @@ void DeviceTiles::apply(const Transfer& x) {
   }
 }
 
-void DeviceTiles::fence() { device_.wait_for(0, copy_stream); }
+void DeviceTiles::fence() {
+  device_.wait_for(0, copy_stream);
+}
 
 void execute_on(Device& device, const Box& domain, std::uint64_t problem_bytes,
                 const std::function<void(const KernelContext&)>& body) {

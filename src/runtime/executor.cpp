@@ -27,13 +27,13 @@ void check(const TaskGraph& graph, std::span<const Place> places, std::span<cons
   if ((options.directory == nullptr) != (options.move == nullptr)) {
     throw bad("a tile directory needs a tile mover, and a mover a directory");
   }
-  if (options.messages &&
-      (options.messages->place < 0 ||
-       static_cast<std::size_t>(options.messages->place) >= places.size() ||
-       !options.messages->start || !options.messages->poll)) {
-    throw bad(fmt::format("the message place {} is not one of the {} places, or it lacks start "
-                          "or poll",
-                          options.messages->place, places.size()));
+  if (options.messages && (options.messages->place < 0 ||
+                           static_cast<std::size_t>(options.messages->place) >= places.size() ||
+                           !options.messages->start || !options.messages->poll)) {
+    throw bad(
+        fmt::format("the message place {} is not one of the {} places, or it lacks start "
+                    "or poll",
+                    options.messages->place, places.size()));
   }
   if (!options.priority.empty() && options.priority.size() != graph.size()) {
     throw bad(fmt::format("{} priorities for {} tasks", options.priority.size(), graph.size()));
@@ -191,8 +191,7 @@ class Run {
     if (!prefetches(place)) return;
     const auto p = static_cast<std::size_t>(place);
     const Location memory = places_[p].memory;
-    const std::size_t reserve =
-        largest_task_bytes_ * static_cast<std::size_t>(places_[p].workers);
+    const std::size_t reserve = largest_task_bytes_ * static_cast<std::size_t>(places_[p].workers);
     while (prefetched_[p] < prefetch_depth) {
       TaskId best = -1;
       for (const TaskId t : ready_[p]) {
@@ -352,13 +351,13 @@ class Run {
         quiet_since = Clock::now();
       } else {
         // Nothing to start and nothing ended: wait for a message task to become ready (which
-        // wakes this thread at once), or poll again after a pause that grows with the quiet time, from
-        // 10 µs up to 200 µs while no worker computes and 1 ms while one does: where this
+        // wakes this thread at once), or poll again after a pause that grows with the quiet time,
+        // from 10 µs up to 200 µs while no worker computes and 1 ms while one does: where this
         // thread shares a core with the workers, polling must not take it from them (measured:
         // kernels 25 % slower with a 20 µs poll at 2 processes on 2 cores), and a process with
         // nothing to do but wait for a message learns of it within a fifth of a millisecond.
-        const auto quiet = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
-                                                                                 quiet_since);
+        const auto quiet =
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - quiet_since);
         const auto longest = std::chrono::microseconds(running_ > 0 ? 1000 : 200);
         const auto pause = in_flight > 0
                                ? std::clamp(quiet / 8, std::chrono::microseconds(10), longest)

@@ -13,7 +13,9 @@ namespace hit::runtime {
 
 namespace {
 
-Error bad(const std::string& what) { return Error(ErrorKind::invalid_argument, what); }
+Error bad(const std::string& what) {
+  return Error(ErrorKind::invalid_argument, what);
+}
 
 // Copies a tile's rows into `out` (dense) or from `in` (dense) back into its rows.
 void pack(const HostRows& r, std::byte* out) {
@@ -61,8 +63,8 @@ TaskId ProcessFlow::add(std::span<const TileAccess> accesses, double cost) {
   int runner = -1;
   for (const TileAccess& a : accesses) {
     if (a.tile < 0 || static_cast<std::size_t>(a.tile) >= tiles_.size()) {
-      throw bad(fmt::format("ProcessFlow: task {} names tile {}, not one of the {}",
-                            global_.size(), a.tile, tiles_.size()));
+      throw bad(fmt::format("ProcessFlow: task {} names tile {}, not one of the {}", global_.size(),
+                            a.tile, tiles_.size()));
     }
     if (!writes(a.mode)) continue;
     const int o = owner_[static_cast<std::size_t>(a.tile)];
@@ -100,20 +102,26 @@ TaskId ProcessFlow::add(std::span<const TileAccess> accesses, double cost) {
     const int peer = send ? runner : from;
     int& count = next_tag_[static_cast<std::size_t>(2 * peer + (send ? 0 : 1))];
     if (count >= tag_limit_) {
-      throw bad(fmt::format("ProcessFlow: more than {} messages between processes {} and {} "
-                            "(MPI_TAG_UB); use larger tiles",
-                            tag_limit_, rank_, peer));
+      throw bad(
+          fmt::format("ProcessFlow: more than {} messages between processes {} and {} "
+                      "(MPI_TAG_UB); use larger tiles",
+                      tag_limit_, rank_, peer));
     }
-    Message m{.tile = a.tile, .local = 0, .peer = peer, .tag = count++, .send = send,
-              .priority = 0, .first_reader = g};
+    Message m{.tile = a.tile,
+              .local = 0,
+              .peer = peer,
+              .tag = count++,
+              .send = send,
+              .priority = 0,
+              .first_reader = g};
     if (send) {
       m.local = local_of_[tile];
     } else {  // a replica: dense rows and, after them, the poison flag the message carries
       const HostRows& shape = tiles_[tile];
       replica_storage_.push_back(std::make_unique<std::byte[]>(shape.bytes() + 1));
       m.local = static_cast<TileId>(rows_.size());
-      rows_.push_back({replica_storage_.back().get(), shape.rows, shape.row_bytes,
-                       shape.row_bytes});
+      rows_.push_back(
+          {replica_storage_.back().get(), shape.rows, shape.row_bytes, shape.row_bytes});
       global_of_.push_back(a.tile);
       local[i] = m.local;
     }
@@ -197,16 +205,17 @@ void ProcessFlow::start(TaskId t) {
   if (m.send) {
     f.buffer.resize(bytes + 1);
     pack(r, f.buffer.data());
-    f.buffer[bytes] = std::byte{static_cast<unsigned char>(poisoned_[static_cast<std::size_t>(m.local)])};
+    f.buffer[bytes] =
+        std::byte{static_cast<unsigned char>(poisoned_[static_cast<std::size_t>(m.local)])};
     check_mpi(MPI_Isend(f.buffer.data(), static_cast<int>(bytes + 1), MPI_BYTE, m.peer, m.tag,
                         comm_, &request),
               "MPI_Isend");
     ++counters_.sent;
     counters_.bytes_sent += bytes;
   } else {
-    check_mpi(MPI_Irecv(r.data, static_cast<int>(bytes + 1), MPI_BYTE, m.peer, m.tag, comm_,
-                        &request),
-              "MPI_Irecv");
+    check_mpi(
+        MPI_Irecv(r.data, static_cast<int>(bytes + 1), MPI_BYTE, m.peer, m.tag, comm_, &request),
+        "MPI_Irecv");
   }
   requests_.push_back(request);
   in_flight_.push_back(std::move(f));
@@ -235,7 +244,8 @@ void ProcessFlow::poll(std::vector<TaskId>& ended) {
   }
   // Keep the pending ones, in order.
   std::vector<char> finished(requests_.size(), 0);
-  for (int i = 0; i < count; ++i) finished[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])] = 1;
+  for (int i = 0; i < count; ++i)
+    finished[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])] = 1;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     if (finished[i]) continue;
@@ -264,8 +274,8 @@ ExecutionReport ProcessFlow::run(std::span<const Place> places, int compute_plac
       priority[t] = levels[static_cast<std::size_t>(l.global)];
     } else {
       place_of[t] = message_place_;
-      priority[t] =
-          levels[static_cast<std::size_t>(messages_[static_cast<std::size_t>(l.message)].first_reader)];
+      priority[t] = levels[static_cast<std::size_t>(
+          messages_[static_cast<std::size_t>(l.message)].first_reader)];
     }
   }
   poisoned_.assign(rows_.size(), 0);

@@ -184,8 +184,9 @@ std::string timeline_svg(MPI_Comm comm, const ExecutionReport& report, const Tim
   bool any = false;
   for (int r = 0; r < size; ++r) {
     const std::size_t base = merged.places.size();
-    std::istringstream in(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
-                                     static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+    std::istringstream in(
+        all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                   static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("P\t", 0) == 0) {
         const std::vector<std::string> f = fields(line, 4);

@@ -24,7 +24,9 @@ using hit::runtime::TaskId;
 using hit::runtime::TileAccess;
 using hit::runtime::TileId;
 
-hit::Environment& env() { return hit::Environment::current(); }
+hit::Environment& env() {
+  return hit::Environment::current();
+}
 
 constexpr int tile_doubles = 8;
 
@@ -62,7 +64,9 @@ void compute(TaskId id, const std::vector<const double*>& in, double* out) {
   }
 }
 
-double initial(int tile, int k) { return tile * 10.0 + k; }
+double initial(int tile, int k) {
+  return tile * 10.0 + k;
+}
 
 TEST(ProcessFlow, RandomGraphsGiveTheBitsOfSequentialExecution) {
   const int size = env().size();
@@ -123,8 +127,7 @@ TEST(ProcessFlow, RandomGraphsGiveTheBitsOfSequentialExecution) {
     EXPECT_FALSE(flow.failure());
     for (int g = 0; g < tiles; ++g) {
       if (owner[g] != me) continue;
-      EXPECT_EQ(std::memcmp(mine[g].data(), reference[g].data(), tile_doubles * sizeof(double)),
-                0)
+      EXPECT_EQ(std::memcmp(mine[g].data(), reference[g].data(), tile_doubles * sizeof(double)), 0)
           << "trial " << trial << ", tile " << g << " on process " << me;
     }
     // Each version of another's tile that its tasks read, once.

@@ -356,26 +356,27 @@ TEST(Executor, MessageTasksEndLaterOnTheCallingThreadAndKeepTheOrder) {
     bool off_thread = false;
     const hit::runtime::Messages messages{
         .place = 1,
-        .start = [&](TaskId t) {
-          off_thread = off_thread || std::this_thread::get_id() != caller;
-          std::vector<Buffer*> v = mem.view(0);
-          compute(p.graph, t, v);  // done at once, reported a few polls later
-          in_flight.emplace_back(t, static_cast<int>(t % 4));
-        },
-        .poll = [&](std::vector<TaskId>& ended) {
-          off_thread = off_thread || std::this_thread::get_id() != caller;
-          for (auto& [t, left] : in_flight) {
-            if (left-- == 0) ended.push_back(t);
-          }
-          std::erase_if(in_flight, [](const auto& f) { return f.second < 0; });
-        }};
-    const auto report = hit::runtime::execute(
-        p.graph, places, place_of,
-        [&](TaskId t, int) {
-          std::vector<Buffer*> v = mem.view(0);
-          compute(p.graph, t, v);
-        },
-        {.messages = &messages});
+        .start =
+            [&](TaskId t) {
+              off_thread = off_thread || std::this_thread::get_id() != caller;
+              std::vector<Buffer*> v = mem.view(0);
+              compute(p.graph, t, v);  // done at once, reported a few polls later
+              in_flight.emplace_back(t, static_cast<int>(t % 4));
+            },
+        .poll =
+            [&](std::vector<TaskId>& ended) {
+              off_thread = off_thread || std::this_thread::get_id() != caller;
+              for (auto& [t, left] : in_flight) {
+                if (left-- == 0) ended.push_back(t);
+              }
+              std::erase_if(in_flight, [](const auto& f) { return f.second < 0; });
+            }};
+    const auto report = hit::runtime::execute(p.graph, places, place_of,
+                                              [&](TaskId t, int) {
+                                                std::vector<Buffer*> v = mem.view(0);
+                                                compute(p.graph, t, v);
+                                              },
+                                              {.messages = &messages});
     EXPECT_FALSE(off_thread);
     EXPECT_EQ(mem.memory[0], in_program_order(p)) << "seed " << seed;
     expect_dependencies_respected(p.graph, report);
@@ -405,13 +406,12 @@ TEST(Executor, BadPlacesAreAnError) {
   }
   const hit::runtime::Messages elsewhere{
       .place = 1, .start = [](TaskId) {}, .poll = [](std::vector<TaskId>&) {}};
-  EXPECT_THROW(hit::runtime::execute(g, std::vector<Place>{{0, 1}}, one, none,
-                                     {.messages = &elsewhere}),
-               hit::Error);
-  const std::vector<double> two = {1.0, 2.0};
   EXPECT_THROW(
-      hit::runtime::execute(g, std::vector<Place>{{0, 1}}, one, none, {.priority = two}),
+      hit::runtime::execute(g, std::vector<Place>{{0, 1}}, one, none, {.messages = &elsewhere}),
       hit::Error);
+  const std::vector<double> two = {1.0, 2.0};
+  EXPECT_THROW(hit::runtime::execute(g, std::vector<Place>{{0, 1}}, one, none, {.priority = two}),
+               hit::Error);
   TileDirectory dir({1024});
   dir.add(8);
   EXPECT_THROW(

@@ -36,7 +36,7 @@ struct TaskRecord {
 
 struct PlaceReport {
   std::int64_t tasks = 0;
-  double busy_s = 0;        // the workers' seconds in task bodies, summed
+  double busy_s = 0;            // the workers' seconds in task bodies, summed
   std::int64_t prefetched = 0;  // tasks whose tiles were acquired while they waited
 };
 

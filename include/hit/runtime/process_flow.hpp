@@ -33,7 +33,7 @@ namespace hit::runtime {
 struct MessageCounters {
   std::int64_t sent = 0;
   std::int64_t received = 0;
-  std::uint64_t bytes_sent = 0;      // the tiles' bytes (the poison flag not counted)
+  std::uint64_t bytes_sent = 0;  // the tiles' bytes (the poison flag not counted)
   std::uint64_t bytes_received = 0;
 };
 
@@ -95,8 +95,8 @@ class ProcessFlow {
     std::int64_t message = -1;
   };
   struct Message {
-    TileId tile = 0;     // global
-    TileId local = 0;    // the owned tile (send) or the replica (receive)
+    TileId tile = 0;   // global
+    TileId local = 0;  // the owned tile (send) or the replica (receive)
     int peer = 0;
     int tag = 0;
     bool send = false;
@@ -113,13 +113,13 @@ class ProcessFlow {
   int size_ = 1;
   int tag_limit_ = 32767;
   std::vector<int> owner_;
-  std::vector<HostRows> tiles_;  // global geometry
+  std::vector<HostRows> tiles_;   // global geometry
   std::vector<TileId> local_of_;  // global tile -> own local tile, -1 when another's
   // Per global tile, the processes that have its current version (a write starts a new one)
   // from a message, with the replica's local tile where this process is the reader.
   std::vector<std::vector<std::pair<int, TileId>>> readers_;
-  std::vector<int> next_tag_;  // per peer: messages submitted between this process and it
-  std::vector<HostRows> rows_;  // per local tile
+  std::vector<int> next_tag_;      // per peer: messages submitted between this process and it
+  std::vector<HostRows> rows_;     // per local tile
   std::vector<TileId> global_of_;  // per local tile
   std::vector<std::unique_ptr<std::byte[]>> replica_storage_;
   TaskGraph global_;
