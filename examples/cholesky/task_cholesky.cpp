@@ -245,7 +245,7 @@ void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copie
 }
 
 template <class T>
-runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
+std::uint64_t TaskCholesky<T>::device_room() const {
   // Every tile valid on the host (the input), none on the device: a fresh directory per run.
   const std::uint64_t free = device_.capacity() - std::min(device_.used(), device_.capacity());
   // A task's tiles are on the device together while it runs: the largest task must fit.
@@ -261,6 +261,13 @@ runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
                             human_bytes(static_cast<double>(largest)),
                             human_bytes(static_cast<double>(free)), device_.label()));
   }
+  return free;
+}
+
+template <class T>
+runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
+  const std::uint64_t free = device_room();
+  const runtime::TaskGraph& graph = flow_.graph();
   // This process's tiles and the replicas of the others' it reads, all valid on the host first.
   runtime::TileDirectory directory({static_cast<std::size_t>(free)});
   // Copies in start when a task is placed and overlap the kernel before it (docs/runtime.md,
@@ -329,6 +336,14 @@ template <class T>
 runtime::ExecutionReport TaskCholesky<T>::run() {
   runtime::ExecutionReport r;
   std::exception_ptr failure;
+  // What one process can refuse before its graph runs is agreed first: its peers would wait
+  // for its messages forever.
+  try {
+    if (device_.kind() != DeviceKind::cpu) device_room();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm_, failure);
   try {
     if (device_.kind() != DeviceKind::cpu) {
       r = run_on_device();

@@ -83,6 +83,8 @@ class TaskCholesky {
   // The bytes of the tiles task t uses (on the device together while it runs).
   std::uint64_t task_bytes(runtime::TaskId t) const;
   runtime::ExecutionReport run_on_device();
+  // The device's free bytes, or Error(out_of_memory) when this process's largest task does not fit.
+  std::uint64_t device_room() const;
   // Seconds per flop of a kernel kind on the host (0) or the device (1): the median of its last
   // measurements; unmeasured, the other's, else 1 ns (the first tasks then spread over both).
   double seconds_per_flop(Kind kind, int device) const;

@@ -225,6 +225,14 @@ add_test(NAME cli.cholesky.error.runtime_device_memory
                  "-DEXPECT=--runtime: a task's tiles \\(384.00 KiB\\) do not fit in the 256.00 KiB free on emu:0\\(mem=256KiB\\)"
                  -P ${_cholesky_errcheck})
 set_tests_properties(cli.cholesky.error.runtime_device_memory PROPERTIES LABELS "cli;apps" TIMEOUT 180)
+# A device too small on one process of four: every process gets its error, none waits for it.
+add_test(NAME cli.cholesky.error.runtime_device_memory_one_rank
+         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cholesky} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=4
+                 "-DARGS=--n|384|--b|128|--runtime|--devices|emu:0(mem=200KiB),cpu,cpu,cpu"
+                 "-DEXPECT=a task's tiles \\(256.00 KiB\\) do not fit in the 200.00 KiB free on emu:0"
+                 -P ${_cholesky_errcheck})
+set_tests_properties(cli.cholesky.error.runtime_device_memory_one_rank PROPERTIES
+                     LABELS "cli;apps" TIMEOUT 180)
 add_test(NAME cli.cholesky.error.runtime_svg_folder
          COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_cholesky} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=1
                  "-DARGS=--n|64|--runtime|--svg|${CMAKE_CURRENT_BINARY_DIR}/no_such_folder/t.svg"
