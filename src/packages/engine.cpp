@@ -244,37 +244,68 @@ void PackageEngine::probe(const KernelCall& call) {
   overlapped_ = 0;
 }
 
-void PackageEngine::tune(const KernelCall& call) {
-  double alive = failed_ ? 0.0 : 1.0;
-  allreduce_in_place(&alive, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
-  const auto procs = static_cast<index_t>(std::max(1.0, alive));
-  // Seconds per package (a) and per row (b), measured by every rank on the same rows, the middle
-  // N/(16P) of the domain (so that devices are compared on equal work: an irregular workload's
-  // rows differ): a is the quicker of two one-row packages (the fixed cost, with one row's work:
-  // an upper bound), b the mean over the N/(16P) rows. One untimed launch first pays the one-off
-  // costs (replicated inputs sent, buffers allocated). The rows come from their owners, who are
-  // measuring too: they answer each other's gets while their devices compute; the launches alone
-  // are timed.
-  const index_t r2 = std::clamp<index_t>(rows_ / (16 * procs), 1, rows_);
-  double overhead = 0;  // a (this rank's)
-  double per_row = 0;   // b (this rank's)
+// Collective: the ranks for which `times` holds measure a (the quicker of two one-row packages:
+// the fixed cost, with one row's work, an upper bound) and b (the mean over `rows` rows from the
+// middle of the domain, so that devices are compared on equal work: an irregular workload's rows
+// differ); the others return zeros, as does a rank whose device fails, which is then out. One
+// untimed launch first pays the one-off costs (replicated inputs sent, buffers allocated). The
+// rows come from their owners, who may be measuring too: every rank answers the others' gets
+// while its device computes; the launches alone are timed.
+PackageEngine::RowCosts PackageEngine::timed_rows(bool times, index_t rows,
+                                                  const KernelCall& call) {
+  RowCosts costs;
   collectively(env_.comm(), [&] {
-    if (failed_) return;
-    const index_t first = domain_[0].begin() + (rows_ - r2) / 2;
-    Slot probe = make_slot(r2);
+    if (!times || failed_) return;
+    const index_t first = domain_[0].begin() + (rows_ - rows) / 2;
+    Slot probe = make_slot(rows);
     const ProgressWhileWaiting progress(device(env_), env_.comm());
     const auto time_rows = [&](index_t r) {
       return timed_launch(probe, domain_.with_sig(0, Sig(first, first + r)), call);
     };
     try {
       time_rows(1);
-      overhead = std::min(time_rows(1), time_rows(1));
-      per_row = time_rows(r2) / static_cast<double>(r2);
+      costs.overhead = std::min(time_rows(1), time_rows(1));
+      costs.per_row = time_rows(rows) / static_cast<double>(rows);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::device_failed) throw;
       fail(e);
+      costs = RowCosts{};
     }
   });
+  return costs;
+}
+
+// Collective: the rank whose `per_row` is the least positive one measures again while the others
+// wait (sleeping on an oversubscribed machine, answering its gets); its costs on every rank, zeros
+// when no rank measured.
+PackageEngine::RowCosts PackageEngine::timed_alone(double per_row, index_t rows,
+                                                   const KernelCall& call) {
+  const std::vector<double> all = allgather(per_row, env_.comm());
+  int first = -1;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r] > 0 && (first < 0 || all[r] < all[static_cast<std::size_t>(first)]))
+      first = static_cast<int>(r);
+  }
+  if (first < 0) return {};
+  RowCosts alone;
+  {
+    const PatientWaits patient(env_);
+    alone = timed_rows(env_.rank() == first, rows, call);
+  }
+  broadcast(alone, first, env_.comm());
+  return alone;
+}
+
+void PackageEngine::tune(const KernelCall& call) {
+  double alive = failed_ ? 0.0 : 1.0;
+  allreduce_in_place(&alive, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
+  const auto procs = static_cast<index_t>(std::max(1.0, alive));
+  // Seconds per package (a) and per row (b), measured by every rank on the same rows, the middle
+  // N/(16P) of the domain.
+  const index_t r2 = std::clamp<index_t>(rows_ / (16 * procs), 1, rows_);
+  const RowCosts mine = timed_rows(true, r2, call);
+  const double overhead = mine.overhead;  // a (this rank's)
+  const double per_row = mine.per_row;    // b (this rank's)
   // The fastest device's a and b, and the devices' worth in fastest devices, P' = sum of
   // b_min / b_r (a device 100 times slower adds 0.01).
   const double none = std::numeric_limits<double>::max();
@@ -285,9 +316,20 @@ void PackageEngine::tune(const KernelCall& call) {
   allreduce_in_place(&b_min, 1, MPI_DOUBLE, MPI_MIN, env_.comm());
   allreduce_in_place(&speed, 1, MPI_DOUBLE, MPI_SUM, env_.comm());
   const bool measured = b_min < none && a_min < none && speed > 0;
+  // The ratios of the devices' speeds come from the launches at once; the fastest device's own
+  // costs, as in probe(), from launches alone: while every rank measured, the others' host
+  // threads shared its cores, and its b inflated so shrinks the packages (measured: 92 to 140
+  // rows beside two devices 20 times slower, 176 alone, each package costing a again).
+  const double worth = measured ? std::max(1.0, speed * b_min) : static_cast<double>(procs);
+  if (measured && procs > 1) {
+    const RowCosts quickest = timed_alone(per_row, r2, call);
+    if (quickest.per_row > 0) {
+      a_min = std::min(a_min, quickest.overhead);
+      b_min = std::min(b_min, quickest.per_row);
+    }
+  }
   overhead_s_ = measured ? a_min : 0.0;
   row_s_ = measured ? b_min : 0.0;
-  const double worth = measured ? std::max(1.0, speed * b_min) : static_cast<double>(procs);
   // The run takes about (N/P') b + (N/(P' g)) a + g b_min: the rows, the overhead of the packages,
   // and the tail. Placement by expected finish time leaves the last packages to the devices that
   // finish them first, so the run ends within about one of the fastest device's packages after

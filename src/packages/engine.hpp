@@ -138,6 +138,13 @@ class PackageEngine {
   void open_windows();
   template <class F>
   void with_epochs(const F& fn);
+  // What a device's package costs: a (seconds per package) and b (seconds per row).
+  struct RowCosts {
+    double overhead = 0;
+    double per_row = 0;
+  };
+  RowCosts timed_rows(bool times, index_t rows, const KernelCall& call);
+  RowCosts timed_alone(double per_row, index_t rows, const KernelCall& call);
   void tune(const KernelCall& call);
   void probe(const KernelCall& call);
   double timed_probe(bool times, const Shape& pkg, const KernelCall& call);
