@@ -367,8 +367,10 @@ bool Dispatcher::others_working() const {
   return false;
 }
 
-// The device failed: what this rank holds goes back to the others in the next round (results
-// already on their way to their owners still arrive).
+// The device failed (or withdrew): what this rank holds goes back to the others in the next
+// round (results already on their way to their owners still arrive), and so does what is left in
+// its own queue: the others may all be out of this round (placement found them too slow to take
+// part), and then nobody would claim it.
 void Dispatcher::abandon_all() {
   if (claims_.pending()) {
     const bool claim = claims_.claiming();
@@ -376,6 +378,10 @@ void Dispatcher::abandon_all() {
     if (claim) take_claimed(false, claims_.take());
   }
   claims_.drop_survey();
+  if (const index_t left = claims_.own_left(); left > 0) {
+    for (const index_t position : claims_.take_own(left).positions)
+      report_.abandoned.push_back(round_.ids[static_cast<std::size_t>(position)]);
+  }
   for (Slot& x : slots_) {
     if (x.state != Slot::State::fetching && x.state != Slot::State::ready &&
         x.state != Slot::State::computing)

@@ -63,6 +63,14 @@ foreach(np 2 3 4)
                    ${MPIEXEC_EXECUTABLE} ${np} ${_packages})
   set_tests_properties(cli.packages.failure.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
 endforeach()
+# The failing device is the only one placement let into the first round.
+foreach(np 2 3)
+  add_test(NAME cli.packages.failure_only_taker.np${np}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/packages_failure.py
+                   ${MPIEXEC_EXECUTABLE} ${np} ${_packages} --only-taker)
+  set_tests_properties(cli.packages.failure_only_taker.np${np} PROPERTIES LABELS "cli;apps"
+                       TIMEOUT 300)
+endforeach()
 
 # A device slowing down a hundred times after it was measured: its packages keep missing, it
 # withdraws, the others compute what it held, and the answer is right (apps/packages_withdraw.py).

@@ -38,12 +38,17 @@ double expected(index_t i, index_t j) {
 }
 
 // out(i, j) = in(i, j) * w(j) + i: reads a partitioned input, a replicated one and the row index.
-hit::Kernel<hit::View<const double>, hit::View<const double>, hit::View<double>> scale_rows() {
+// `spin`: extra work per row (iterations of a loop the compiler cannot remove), so that devices
+// of unlike slowdowns differ by more than a loaded machine's noise.
+hit::Kernel<hit::View<const double>, hit::View<const double>, hit::View<double>> scale_rows(
+    std::int64_t spin = 0) {
   hit::Kernel<hit::View<const double>, hit::View<const double>, hit::View<double>> k("scale_rows");
-  k.cpu([](const hit::KernelContext& ctx, hit::View<const double> in, hit::View<const double> w,
-           hit::View<double> out) {
+  k.cpu([spin](const hit::KernelContext& ctx, hit::View<const double> in, hit::View<const double> w,
+               hit::View<double> out) {
     const hit::Box& b = ctx.block;
     for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i) {
+      volatile std::int64_t sink = 0;
+      for (std::int64_t s = 0; s < spin; ++s) sink = sink + s;
       for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) {
         out(i, j) = in(i, j) * w(j) + static_cast<double>(i);
       }
@@ -248,22 +253,29 @@ TEST(WorkPackages, DepthIsBoundedByDeviceMemory) {
 TEST(WorkPackages, FailedDeviceIsRoutedAround) {
   if (env().size() < 2) GTEST_SKIP() << "needs a second rank to take over";
   const bool last = env().rank() == env().size() - 1;
-  // The last rank's device fails at its third kernel execution.
-  OnEmulated emu(last ? "emu:0(fail=2)" : "emu:0");
-  const index_t rows = 60;
+  // The last rank's device fails at its third kernel execution. It is 30 times faster than the
+  // others (their slowdown scales the kernel's CPU time, which a loaded machine does not
+  // inflate), so placement gives it packages whatever the noise: with equal devices, a probe
+  // delayed by another process made it look slow, it took one package or none, and never failed.
+  OnEmulated emu(last ? "emu:0(fail=2)" : "emu:0(slowdown=30,clock=cpu)");
+  // 12 packages: the others, 30 times slower, would not finish one before the fast device
+  // finished all, so they take no part in the first round, and the failed device's own queue
+  // must go to the next round with what it held (nobody else would claim it).
+  const index_t rows = 24;
+  const std::int64_t spin = 500000;  // about 0.5 ms per row
   Arrays a = make_arrays(rows, "blocks", "blocks");
   hit::WorkPackages packages(env(), Shape::extents({rows, cols}), hit::PackageOptions{2, 2});
   const std::uint64_t executed_before = hit::device(env()).counters().executions;
-  const auto report = packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
-                                   hit::partitioned_out(a.out));
+  const auto report = packages.run(scale_rows(spin), hit::partitioned_in(a.in),
+                                   hit::replicated_in(a.w), hit::partitioned_out(a.out));
   const auto times = times_computed(report);
   for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
   EXPECT_EQ(wrong_elements(a.out), 0);
   EXPECT_EQ(report.device_failed, last);
   if (last) {
     // Two executions before the failure (the failing one is not counted): the first times the
-    // device for placement (and the second too if it was the quickest: it times the package
-    // again alone), the rest are packages.
+    // device for placement, the second times it again alone if it was the quickest (on a loaded
+    // machine a slow device's probe can come out quicker), else computes its first package.
     EXPECT_EQ(hit::device(env()).counters().executions - executed_before, 2u);
     EXPECT_LE(report.computed.size(), 1u);
     EXPECT_FALSE(report.abandoned.empty());
@@ -281,8 +293,8 @@ TEST(WorkPackages, FailedDeviceIsRoutedAround) {
 
   // The device stays out: a second run computes nothing on it, and is still complete.
   if (!a.out.is_null()) a.out.fill(-1.0);
-  const auto again = packages.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
-                                  hit::partitioned_out(a.out));
+  const auto again = packages.run(scale_rows(spin), hit::partitioned_in(a.in),
+                                  hit::replicated_in(a.w), hit::partitioned_out(a.out));
   EXPECT_EQ(wrong_elements(a.out), 0);
   if (last) {
     EXPECT_TRUE(again.computed.empty());

@@ -2,15 +2,50 @@
 every package is computed exactly once, and the JSON names what the failed device abandoned and
 which ranks computed it instead.
 
-Usage: packages_failure.py MPIEXEC NP HIT_PACKAGES"""
+With --only-taker, the failing device is the only one of the first round: the others, ten times
+slower, would not finish one package before it finished all four, so placement leaves them out;
+what it held and what was left in its queue must both reach them in a second round.
+
+Usage: packages_failure.py MPIEXEC NP HIT_PACKAGES [--only-taker]"""
 
 import json
 import subprocess
 import sys
 
 
+def only_taker(mpiexec, np, program):
+    failing = np - 1
+    devices = f"emu:0(slowdown=10,clock=cpu)*{failing},emu:1(fail=2)"
+    cmd = [mpiexec, "-n", str(np), program, "--workload", "gemm", "--n", "256", "--check",
+           "--json", "--reps", "1", "--warmup", "0", "--schedule", "workPackages:size=64,depth=2",
+           "--devices", devices]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False)
+    if out.returncode != 0:
+        sys.exit(f"exit {out.returncode}: {' '.join(cmd)}\n{out.stderr}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    devices = result["per_device"]
+    errors = []
+    if not result["check"]["passed"]:
+        errors.append(f"check failed: {result['check']}")
+    if result["packages"] != 4 or sum(d["packages"] for d in devices) != 4:
+        errors.append("expected 4 packages, each computed once")
+    if not devices[failing]["failed"] or devices[failing]["packages"] > 1:
+        errors.append(f"rank {failing}'s device should fail at its first or second package")
+    abandoned = devices[failing]["abandoned"]
+    if abandoned + devices[failing]["packages"] != 4:
+        errors.append(f"it abandoned {abandoned}: everything it did not compute should go")
+    if len(result["rerouted"]) != abandoned or result["rounds"] != 2:
+        errors.append(f"{len(result['rerouted'])} rerouted in {result['rounds']} rounds")
+    if errors:
+        sys.exit("\n".join(errors) + "\n" + json.dumps(result))
+    print(f"the only device of the first round failed; {abandoned} packages went to the others")
+
+
 def main():
     mpiexec, np, program = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    if sys.argv[4:] == ["--only-taker"]:
+        only_taker(mpiexec, np, program)
+        return
     # The last rank's device fails at its third kernel execution (the first times the device
     # for placement, and so does the second if it is the quickest device, which times the package
     # again alone; then its first or second package): early, so that the others cannot have taken
