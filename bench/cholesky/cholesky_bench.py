@@ -136,6 +136,9 @@ def hetero(args, binary, env):
               "--json", "--reps", str(args.hetero_reps), "--warmup", "1", "--topology", "array"]
     layouts = {"blockCyclic": f"blockCyclic:b={args.hetero_B}"}
     tunings = {}
+    # Each layout in program order and as tasks of the runtime (whose tasks are runs of a
+    # process's consecutive tiles: the thin host tiles of a tuned layout do not multiply them).
+    modes = {"program order": [], "--runtime": ["--runtime"]}
     for b in (int(x) for x in args.hetero_b.split(",")):
         # --keep-b: the comparison is of host shares at one B (--hetero-B).
         tuned = run_json(launch + common + ["--layout", f"heteroBlockCyclic:B={args.hetero_B},b={b}",
@@ -145,19 +148,21 @@ def hetero(args, binary, env):
         tunings[str(b)] = tuned.get("tuning", [])
     out = {"n": args.hetero_n, "reps": args.hetero_reps, "devices": args.hetero_devices, "procs": procs,
            "tunings": tunings, "cases": []}
-    times = {k: [] for k in layouts}
-    imb = {k: [] for k in layouts}
+    cases = [(name, mode) for name in layouts for mode in modes]
+    times = {k: [] for k in cases}
+    imb = {k: [] for k in cases}
     for i in range(args.runs):
-        order = list(layouts) if i % 2 == 0 else list(reversed(layouts))
-        for name in order:
-            r = run_json(launch + common + ["--layout", layouts[name]], env)
-            times[name].append(r["time_s"])
-            imb[name].append(r["imbalance"])
-    for name, spec in layouts.items():
-        out["cases"].append({"layout": name, "spec": spec, "time_s": spread(times[name]),
-                             "imbalance": spread(imb[name])})
-        print(f"hetero {name}: {statistics.median(times[name]):.3f} s, imbalance "
-              f"{statistics.median(imb[name]):.3f}", flush=True)
+        for case in cases if i % 2 == 0 else list(reversed(cases)):
+            name, mode = case
+            r = run_json(launch + common + ["--layout", layouts[name]] + modes[mode], env)
+            times[case].append(r["time_s"])
+            imb[case].append(r["imbalance"])
+    for case in cases:
+        name, mode = case
+        out["cases"].append({"layout": name, "mode": mode, "spec": layouts[name],
+                             "time_s": spread(times[case]), "imbalance": spread(imb[case])})
+        print(f"hetero {name} {mode}: {statistics.median(times[case]):.3f} s, imbalance "
+              f"{statistics.median(imb[case]):.3f}", flush=True)
     return out
 
 
@@ -209,9 +214,10 @@ def write_markdown(r, path):
                   "on a smaller one the emulated devices' costs per launch weigh more, and the B_h it "
                   "picks overloads the host at this size); the table's runs alternate the layouts.",
                   "",
-                  "| layout | spec | time s | imbalance | goal |", "|---|---|---|---|---|"]
+                  "| layout | spec | mode | time s | imbalance | goal |", "|---|---|---|---|---|---|"]
         for c in h["cases"]:
-            lines.append(f"| {c['layout']} | `{c['spec']}` | {fmt(c['time_s'])} | {fmt(c['imbalance'])} | "
+            lines.append(f"| {c['layout']} | `{c['spec']}` | {c.get('mode', 'program order')} | "
+                         f"{fmt(c['time_s'])} | {fmt(c['imbalance'])} | "
                          f"{'met' if c['imbalance']['median'] < 1.05 else '**not met**'} |")
         for b, steps in h.get("tunings", {}).items():
             lines += ["", f"Tuning of B_h with b = {b} (hit-cholesky --tune --tune-n {h['n']}; each step's busy "

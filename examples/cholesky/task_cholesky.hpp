@@ -63,9 +63,15 @@ class TaskCholesky {
 
  private:
   enum class Kind : unsigned char { potrf, trsm, syrk, gemm };
+  // A task: potrf of tile (k, k); syrk of (j, j) with column k; a trsm of the run of `count`
+  // row tiles (i .. i + count - 1, k); a gemm of the run (i .. i + count - 1, j) with column k.
+  // A run's tiles are one process's, consecutive in a tile column: one task, one launch, and on
+  // the host one BLAS call over the tiles that follow each other in memory (as the program order
+  // calls them), instead of a task per tile.
   struct Step {
     Kind kind;
-    int i, j, k;  // writes tile (i, j) with panel column k
+    int i, j, k;
+    int count = 1;
   };
   static runtime::TileId id(int i, int j) {
     return static_cast<runtime::TileId>(i) * (i + 1) / 2 + j;
@@ -74,8 +80,9 @@ class TaskCholesky {
   static std::pair<int, int> tile_of(runtime::TileId g);
   // The step of a task of this process's graph (its own tile tasks only).
   const Step& step(runtime::TaskId t) const;
-  // Task t's access number a (in the order add() listed them) as a kernel parameter over a host
-  // copy of its tile.
+  // Submits a step with its accesses (in the order access_shapes lists them) and its flops.
+  void submit(const Step& s);
+  // Task t's access number a as a kernel parameter over a host copy of its tile.
   template <class V>
   V host_view(runtime::TaskId t, std::size_t a, const Shape& shape) const;
   void body(runtime::TaskId t);
@@ -92,19 +99,19 @@ class TaskCholesky {
   // The kernel's body for a device kind (an emulated device runs the cpu body).
   template <class K>
   const typename K::Body& body_of(const K& kernel, DeviceKind kind) const;
-  // A task's input tiles as kernel parameters (`view(i, j)` makes one), and the one call of its
-  // kernel on them, the same for the host and the device places.
-  struct Inputs {
-    View<const T> first;
-    View<const T> second;
+  // A task's tiles as kernel parameters, in the order of its accesses: those it reads, those it
+  // writes; `in(a, shape)` and `out(a, shape)` make access a's.
+  struct Views {
+    std::vector<View<const T>> in;
+    std::vector<View<T>> out;
   };
-  // `view(a, shape)` makes access a's parameter.
-  template <class F>
-  Inputs inputs(const Step& s, F view) const;
-  // The tiles of a step's accesses, in the order add() lists them (the written one last).
+  template <class In, class Out>
+  Views views(runtime::TaskId t, const Step& s, In in, Out out) const;
+  // The tiles of a step's accesses, in the order submit() lists them.
   std::vector<Shape> access_shapes(const Step& s) const;
-  void call(DeviceKind kind, const KernelContext& ctx, const Step& s, View<T> a,
-            const Inputs& in) const;
+  // The step's kernel calls on its tiles, the same for the host and the device places: one per
+  // part of a run whose tiles follow each other in memory.
+  void call(DeviceKind kind, const KernelContext& ctx, const Step& s, const Views& v) const;
 
   const Tiling& tiling_;
   Device& device_;

@@ -137,10 +137,11 @@ hit_cholesky_check(runtime_one_tile 1 --n 50 --b 64 --runtime)
 hit_cholesky_check(runtime_thin_tiles 1 --n 300 --b 7 --runtime)
 add_test(NAME cli.cholesky.runtime_json.np1
          COMMAND ${MPIEXEC_EXECUTABLE} -n 1 ${_cholesky} --json --reps 1 --warmup 0 --n 200 --b 50
-                 --runtime)
-# 4 tile columns: 4 potrf, 6 trsm, 6 syrk, 4 gemm.
+                 --runtime --devices "cpu(cores=1)")
+# 4 tile columns on one worker: 4 potrf, 6 syrk, and a task per run of a column's tiles below
+# the diagonal: 3 trsm (columns 0-2), 3 gemm (tile columns 1 and 2 with column 0, 2 with 1).
 set_tests_properties(cli.cholesky.runtime_json.np1 PROPERTIES LABELS "cli;apps" TIMEOUT 300
-                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"busy_s\":[0-9.e-]+,\"bytes_received\":0,\"bytes_sent\":0,\"evictions\":0,\"messages_received\":0,\"messages_sent\":0,\"places\":\\[\\{\"busy_s\":[0-9.e-]+,\"prefetched\":0,\"tasks\":20\\}\\],\"span_s\":[0-9.e-]+,\"tasks\":20,\"workers\":[1-9]"
+                     PASS_REGULAR_EXPRESSION "\"runtime\":\\{\"busy_s\":[0-9.e-]+,\"bytes_received\":0,\"bytes_sent\":0,\"evictions\":0,\"messages_received\":0,\"messages_sent\":0,\"places\":\\[\\{\"busy_s\":[0-9.e-]+,\"prefetched\":0,\"tasks\":16\\}\\],\"span_s\":[0-9.e-]+,\"tasks\":16,\"workers\":1"
                      FAIL_REGULAR_EXPRESSION "FAILED")
 add_test(NAME cli.cholesky.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_cholesky} --check --reps 2 --warmup 1 --n 90 --b 16)

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """hit-cholesky --runtime --svg: the timeline of the last timed run has one bar per task (as many
 as the JSON's runtime.tasks), on as many lanes as the run had workers, every bar's tooltip names
-its kernel and tile and its times; the times respect the factorisation's dependencies (the
-potrf of column k ends before any trsm of column k starts, and each trsm (i, k) ends before the
-syrk of tile (i, i) and column k starts); every kernel is in the legend once.
+its kernel and tile (or run of tiles of a column) and its times; the bars cover every tile step of
+the factorisation exactly once (a potrf per column, a trsm of each tile below it, a syrk of each
+diagonal tile and a gemm of each tile below it per column before it); the times respect the
+factorisation's dependencies (the potrf of column k ends before any trsm of column k starts, and
+the trsm of (i, k) ends before the syrk of tile (i, i) and column k starts); every kernel is in
+the legend once.
 
 Over NP > 1 processes the picture holds every process's lanes ("rank r: ..."): every task of the
 factorisation once, whichever process ran it; every receive of a tile matched by the send of the
@@ -42,27 +45,39 @@ tasks = [r for r in bars_all if not message.fullmatch(r.find("s:title", ns).text
 messages = [message.fullmatch(r.find("s:title", ns).text) for r in bars_all]
 messages = [m for m in messages if m]
 tiles = (400 + 63) // 64
-everything = tiles + tiles * (tiles - 1) + tiles * (tiles - 1) * (tiles - 2) // 6
 if np == 1 and len(tasks) != result["runtime"]["tasks"]:
     problems.append(f"{len(tasks)} bars for {result['runtime']['tasks']} tasks")
-if len(tasks) != everything:
-    problems.append(f"{len(tasks)} task bars for the {everything} tasks of {tiles} tile columns")
 if np == 1 and messages:
     problems.append(f"{len(messages)} messages in a run of one process")
-title = re.compile(r"task (\d+): (potrf|trsm|syrk|gemm) of tile \((\d+),(\d+)\), column (\d+) "
-                   r"\(([0-9.]+)-([0-9.]+) ms\)")
+title = re.compile(r"task (\d+): (potrf|trsm|syrk|gemm) of tiles? \((\d+)(?:-(\d+))?,(\d+)\), "
+                   r"column (\d+) \(([0-9.]+)-([0-9.]+) ms\)")
+# Per tile step (kernel, i, j, k): the times of the bar that covers it.
 bars = {}
 for r in tasks:
     m = title.fullmatch(r.find("s:title", ns).text)
     if not m:
         problems.append(f"tooltip {r.find('s:title', ns).text!r}")
         continue
-    kind, i, j, k = m.group(2), int(m.group(3)), int(m.group(4)), int(m.group(5))
-    if (kind, i, j, k) in bars:
-        problems.append(f"{m.group(0)} drawn twice")
-    bars[(kind, i, j, k)] = (float(m.group(6)), float(m.group(7)))
-    if float(m.group(7)) < float(m.group(6)):
+    kind, first, j, k = m.group(2), int(m.group(3)), int(m.group(5)), int(m.group(6))
+    last = int(m.group(4)) if m.group(4) else first
+    if m.group(4) and (kind not in ("trsm", "gemm") or last <= first):
+        problems.append(f"{m.group(0)}: a run of one kernel's tiles (i-i') with i < i'")
+    start, end = float(m.group(7)), float(m.group(8))
+    if end < start:
         problems.append(f"{m.group(0)} ends before it starts")
+    for i in range(first, last + 1):
+        if (kind, i, j, k) in bars:
+            problems.append(f"{kind} of tile ({i},{j}), column {k}, drawn twice")
+        bars[(kind, i, j, k)] = (start, end)
+expected = {("potrf", k, k, k) for k in range(tiles)}
+expected |= {("trsm", i, k, k) for k in range(tiles) for i in range(k + 1, tiles)}
+expected |= {("syrk", j, j, k) for k in range(tiles) for j in range(k + 1, tiles)}
+expected |= {("gemm", i, j, k) for k in range(tiles) for j in range(k + 1, tiles)
+             for i in range(j + 1, tiles)}
+if set(bars) != expected:
+    problems.append(f"the bars cover {len(bars)} tile steps, {len(set(bars) & expected)} of the "
+                    f"{len(expected)} of {tiles} tile columns; missing "
+                    f"{sorted(expected - set(bars))[:5]}, extra {sorted(set(bars) - expected)[:5]}")
 for k in range(tiles):
     potrf = bars.get(("potrf", k, k, k))
     if potrf is None:
