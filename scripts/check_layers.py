@@ -77,6 +77,21 @@ def resolve(root, including, name):
     return None, name
 
 
+def incomplete_umbrella(root):
+    """hit/hit.hpp includes every public header: those under include/hit/ outside detail/ (the
+    internals come with the headers that need them; a header no program may include lives under
+    src/, where it is not installed)."""
+    umbrella = root / "include" / "hit" / "hit.hpp"
+    if not umbrella.is_file():
+        return ["include/hit/hit.hpp: missing (the one include of the public API)"]
+    named = set(INCLUDE.findall(umbrella.read_text(errors="replace")))
+    public = sorted(p.relative_to(root / "include").as_posix()
+                    for p in (root / "include" / "hit").rglob("*.hpp")
+                    if p != umbrella and "detail" not in p.relative_to(root / "include").parts)
+    return [f"include/hit/hit.hpp: does not include {h} (a public header: include it, or move it "
+            f"under src/ if no program may use it)" for h in public if h not in named]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parents[1]))
@@ -105,6 +120,7 @@ def main():
             elif layer > own:
                 errors.append(f"{rel}:{line}: layer '{LAYERS[own][0]}' includes {target} of the "
                               f"higher layer '{LAYERS[layer][0]}'")
+    errors += incomplete_umbrella(root)
     for e in errors:
         print(e)
     return 1 if errors else 0

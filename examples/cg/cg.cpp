@@ -13,6 +13,7 @@
 #include "cg_balance.hpp"
 #include "cg_check.hpp"
 #include "cg_ops.hpp"
+#include "hit/core/reduce.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::cg {
@@ -27,7 +28,7 @@ struct Outcome {
 };
 
 double sum_over_ranks(Environment& env, double local, app::Clock& clock) {
-  clock.comm([&] { allreduce_in_place(&local, 1, MPI_DOUBLE, MPI_SUM, env.comm()); });
+  clock.comm([&] { local = all_reduce(local, Reduce::sum, env); });
   return local;
 }
 

@@ -17,6 +17,7 @@
 #include "cg.hpp"
 #include "cg_ops.hpp"
 #include "hit/balance/dynamic_balance.hpp"
+#include "hit/core/reduce.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::cg {
@@ -186,7 +187,7 @@ class CgBalancer {
 
   // The largest of every rank's `seconds`. Collective.
   double slowest(double seconds) const {
-    allreduce_in_place(&seconds, 1, MPI_DOUBLE, MPI_MAX, env_.comm());
+    seconds = all_reduce(seconds, Reduce::max, env_);
     return seconds;
   }
 

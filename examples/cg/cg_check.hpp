@@ -20,6 +20,7 @@
 #include "../common/sparse_setup.hpp"
 #include "../common/values.hpp"
 #include "cg.hpp"
+#include "hit/core/reduce.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::cg {
@@ -173,7 +174,7 @@ app::CheckResult check_solution(Environment& env, const Options& o, const CsrRow
     sums[0] += res * res;
     sums[1] += b[static_cast<std::size_t>(r)] * b[static_cast<std::size_t>(r)];
   }
-  allreduce_in_place(sums, 2, MPI_DOUBLE, MPI_SUM, env.comm());
+  all_reduce(std::span<double>(sums), Reduce::sum, env);
   const double rel = sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
   app::CheckResult c;
   c.ran = true;

@@ -10,14 +10,14 @@
 #include "hit/balance/row_balancer.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
+#include "hit/core/reduce.hpp"
 
 namespace hit::app {
 
 // What the balancer did, for the report (collective: the time is the slowest rank's).
 inline nlohmann::json balance_report(Environment& env, const RowBalancer& b,
                                      std::vector<std::string>& lines) {
-  double seconds = b.seconds();
-  allreduce_in_place(&seconds, 1, MPI_DOUBLE, MPI_MAX, env.comm());
+  const double seconds = all_reduce(b.seconds(), Reduce::max, env);
   nlohmann::json moves = nlohmann::json::array();
   std::uint64_t bytes = 0;
   std::string at;

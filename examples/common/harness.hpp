@@ -20,6 +20,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/program.hpp"
+#include "hit/core/reduce.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/version.hpp"
 #include "hit/device.hpp"
@@ -138,8 +139,7 @@ class Harness {
       const double start = MPI_Wtime();
       body(clock);
       barrier(env_.comm());
-      double slowest = MPI_Wtime() - start;
-      allreduce_in_place(&slowest, 1, MPI_DOUBLE, MPI_MAX, env_.comm());
+      const double slowest = all_reduce(MPI_Wtime() - start, Reduce::max, env_);
       if (rep < options_.warmup) continue;
       const DeviceCounters after = dev.counters();
       times_.push_back(slowest);

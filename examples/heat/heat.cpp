@@ -12,6 +12,7 @@
 #include "../common/sparse_setup.hpp"
 #include "../common/values.hpp"
 #include "heat_ops.hpp"
+#include "hit/core/reduce.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::heat {
@@ -157,7 +158,7 @@ int simulate(Environment& env, const Options& o) {
   const std::vector<T> values = ops.values_host();
   double sum = 0;
   for (const T v : values) sum += static_cast<double>(v);
-  allreduce_in_place(&sum, 1, MPI_DOUBLE, MPI_SUM, env.comm());
+  sum = all_reduce(sum, Reduce::sum, env);
   harness.set_work(static_cast<double>(sys.shape().rows()) * o.iters);
   if (!o.out.empty()) app::write_vector_from<T>(env, o.out, n, sys.row_names(), values);
   app::CheckResult check;

@@ -1,12 +1,11 @@
 // 2-D Jacobi with hitmap++: the grid's layout by name, two device-resident copies of this
-// process's block, halos that exchange the faces only, and the example's own kernel.
+// process's block, halos that exchange the faces only, and the library's jacobi5 kernel.
 #include "jacobi.hpp"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "five_point.hpp"
 #include "hit/hit.hpp"
 #include "jacobi_io.hpp"
 
@@ -70,7 +69,7 @@ int solve(Environment& env, const Options& o) {
   // The sweep updates the interior points of the block; the boundary ring never changes. The
   // points next to a neighbour's block read ghost cells; the others ("inner") are updated while
   // the halos travel, the faces once they have arrived.
-  const auto sweep = five_point<T>();
+  const auto sweep = jacobi5<T>();
   const Shape interior = Shape::extents({o.n - 2, o.n - 2}).displace(Index{1, 1});
   const auto split = [&](const Layout& l) {
     return SplitSweep(o.run.partition, l, interior, sweep);

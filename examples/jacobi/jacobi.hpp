@@ -2,7 +2,7 @@
 // 2-D 5-point Jacobi on an N×N grid: the outer ring is a fixed (Dirichlet) boundary, every
 // interior point becomes the mean of its four neighbours each iteration. Distributed by a layout
 // chosen by name on a virtual topology (mesh2d by default); one-element ghost borders filled by
-// reusable halos; the sweep is the example's own kernel (five_point.hpp).
+// reusable halos; the sweep is the library's jacobi5 kernel, the one the balancer's models measure.
 
 #include <string>
 

@@ -387,7 +387,8 @@ template <class T>
 
 // One 5-point Jacobi sweep: out(i,j) = 0.25 * (in(i-1,j) + in(i+1,j) + in(i,j-1) + in(i,j+1)) for
 // every (i,j) of the domain (array indices; `in` must hold the domain and its 4 neighbours, e.g.
-// through its ghost cells). cpu: a loop per block; cuda: a hand-written kernel. double and float.
+// through its ghost cells). cpu: rows of a block, two at a time where they are unit-stride; cuda:
+// one thread per index. Both add up, down, left, right in that order. double and float.
 template <class T>
 [[nodiscard]] Kernel<View<const T>, View<T>> jacobi5();
 

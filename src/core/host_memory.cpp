@@ -1,4 +1,4 @@
-#include "hit/core/host_memory.hpp"
+#include "core/host_memory.hpp"
 
 #include <cstdlib>
 

@@ -1,7 +1,7 @@
 // The non-template parts of hit::Tile: shape checks, allocation, error messages.
 #include "hit/tile.hpp"
 
-#include "hit/core/host_memory.hpp"
+#include "core/host_memory.hpp"
 #include "hit/core/units.hpp"
 
 #include <cstdlib>

@@ -14,7 +14,7 @@
 #include "devices/backends.hpp"
 #include "devices/emu/host_stream.hpp"
 #include "devices/host_pool.hpp"
-#include "hit/core/host_memory.hpp"
+#include "core/host_memory.hpp"
 #include "hit/core/timer.hpp"
 
 namespace hit::detail {

@@ -16,7 +16,7 @@
 #include <mutex>
 #include <vector>
 
-#include "hit/core/host_memory.hpp"
+#include "core/host_memory.hpp"
 
 namespace hit::detail {
 

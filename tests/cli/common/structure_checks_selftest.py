@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The structure checks fail when they should: on a scratch tree, check_layers.py must refuse an
-include of a higher layer and a header no layer claims, and check_structure.py a function over
+include of a higher layer, a header no layer claims and a public header hit/hit.hpp leaves out, and check_structure.py a function over
 100 lines and a file over 600 lines; both pass the tree once the offence is removed.
 
 Usage: structure_checks_selftest.py SOURCE_DIR WORK_DIR
@@ -36,6 +36,9 @@ write(work / "include/hit/core/error.hpp", "#pragma once\n")
 write(work / "include/hit/comm.hpp", '#pragma once\n#include "hit/core/error.hpp"\n')
 write(work / "include/hit/fpm/model.hpp", '#pragma once\n#include "hit/core/error.hpp"\n')
 write(work / "src/fpm/model.cpp", '#include "hit/fpm/model.hpp"\n')
+umbrella = ('#pragma once\n#include "hit/comm.hpp"\n#include "hit/core/error.hpp"\n'
+            '#include "hit/fpm/model.hpp"\n')
+write(work / "include/hit/hit.hpp", umbrella)
 rc, out = run("check_layers.py")
 expect(rc == 0, "layers: a tree that only includes downwards was refused", out)
 
@@ -50,6 +53,14 @@ rc, out = run("check_layers.py")
 expect(rc == 1 and "include/hit/unplaced.hpp: belongs to no layer" in out,
        "layers: a header of no layer was not refused", out)
 (work / "include/hit/unplaced.hpp").unlink()
+
+write(work / "include/hit/fpm/extra.hpp", '#pragma once\n#include "hit/core/error.hpp"\n')
+rc, out = run("check_layers.py")
+expect(rc == 1 and "does not include hit/fpm/extra.hpp" in out,
+       "layers: a public header missing from hit/hit.hpp was not refused", out)
+write(work / "include/hit/hit.hpp", umbrella + '#include "hit/fpm/extra.hpp"\n')
+rc, out = run("check_layers.py")
+expect(rc == 0, "layers: a complete hit/hit.hpp was refused", out)
 
 # Lengths: a 101-line function, then a 601-line file.
 body = "".join(f"  x += {i};\n" for i in range(99))
@@ -69,4 +80,5 @@ expect(rc == 1 and "src/fpm/long.cpp: 601 lines" in out, "lengths: a 601-line fi
 if failures:
     print("\n".join(failures))
     sys.exit(1)
-print("structure checks: refuse an upward include, an unplaced header, a long function, a long file")
+print("structure checks: refuse an upward include, an unplaced header, an incomplete hit.hpp, a long "
+      "function, a long file")
