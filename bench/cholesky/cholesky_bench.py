@@ -148,17 +148,34 @@ def hetero(args, binary, env):
         tunings[str(b)] = tuned.get("tuning", [])
     out = {"n": args.hetero_n, "reps": args.hetero_reps, "devices": args.hetero_devices, "procs": procs,
            "tunings": tunings, "cases": []}
-    cases = [(name, mode) for name in layouts for mode in modes]
+    # The references the balanced runs must beat: each kind of device of the list alone, one
+    # process factorising the whole matrix (the goal: faster than the fastest of them).
+    items = re.findall(r"[^,(]+(?:\([^)]*\))?", args.hetero_devices)
+    alone = {}
+    for item in items:
+        label = "host alone" if item.split("(")[0] == "cpu" else "accelerator alone"
+        alone.setdefault(label, item)
+    cases = [(name, mode) for name in layouts for mode in modes] + [(a, "alone") for a in alone]
     times = {k: [] for k in cases}
     imb = {k: [] for k in cases}
     for i in range(args.runs):
         for case in cases if i % 2 == 0 else list(reversed(cases)):
             name, mode = case
-            r = run_json(launch + common + ["--layout", layouts[name]] + modes[mode], env)
+            if mode == "alone":
+                one = list(common)
+                one[one.index("--devices") + 1] = alone[name]
+                cmd = ["mpiexec.mpich", "-n", "1"] + one + ["--layout", layouts["blockCyclic"]]
+            else:
+                cmd = launch + common + ["--layout", layouts[name]] + modes[mode]
+            r = run_json(cmd, env)
             times[case].append(r["time_s"])
-            imb[case].append(r["imbalance"])
+            imb[case].append(r.get("imbalance", 1.0))
     for case in cases:
         name, mode = case
+        if mode == "alone":
+            out.setdefault("alone", []).append({"device": name, "spec": alone[name],
+                                                "time_s": spread(times[case])})
+            continue
         out["cases"].append({"layout": name, "mode": mode, "spec": layouts[name],
                              "time_s": spread(times[case]), "imbalance": spread(imb[case])})
         print(f"hetero {name} {mode}: {statistics.median(times[case]):.3f} s, imbalance "
@@ -219,6 +236,18 @@ def write_markdown(r, path):
             lines.append(f"| {c['layout']} | `{c['spec']}` | {c.get('mode', 'program order')} | "
                          f"{fmt(c['time_s'])} | {fmt(c['imbalance'])} | "
                          f"{'met' if c['imbalance']['median'] < 1.05 else '**not met**'} |")
+        if h.get("alone"):
+            fastest = min(h["alone"], key=lambda a: a["time_s"]["median"])
+            lines += ["", "Each kind of device alone (one process, the whole matrix, `blockCyclic`, in the "
+                      "same rounds), and the balanced runs against the fastest of them (goal: faster, "
+                      "ratio above 1):", "", "| device | devices | time s |", "|---|---|---|"]
+            for a in h["alone"]:
+                lines.append(f"| {a['device']} | `{a['spec']}` | {fmt(a['time_s'])} |")
+            lines += ["", f"| layout | mode | {fastest['device']} s / time | goal |", "|---|---|---|---|"]
+            for c in h["cases"]:
+                ratio = fastest["time_s"]["median"] / c["time_s"]["median"]
+                lines.append(f"| {c['layout']} | {c.get('mode', 'program order')} | {ratio:.3f} | "
+                             f"{'met' if ratio > 1.0 else '**not met**'} |")
         for b, steps in h.get("tunings", {}).items():
             lines += ["", f"Tuning of B_h with b = {b} (hit-cholesky --tune --tune-n {h['n']}; each step's busy "
                       "times the medians of three factorisations after a warm-up):", "",
