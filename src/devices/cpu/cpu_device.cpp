@@ -11,10 +11,10 @@
 #include <limits>
 #include <new>
 
+#include "core/host_memory.hpp"
 #include "devices/backends.hpp"
 #include "devices/emu/host_stream.hpp"
 #include "devices/host_pool.hpp"
-#include "core/host_memory.hpp"
 #include "hit/core/timer.hpp"
 
 namespace hit::detail {
