@@ -13,7 +13,7 @@
 #include "cg_balance.hpp"
 #include "cg_check.hpp"
 #include "cg_ops.hpp"
-#include "hit/core/reduce.hpp"
+#include "hit/comm.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::cg {
@@ -27,8 +27,8 @@ struct Outcome {
   double move_s = 0;  // seconds spent moving rows
 };
 
-double sum_over_ranks(Environment& env, double local, app::Clock& clock) {
-  clock.comm([&] { local = all_reduce(local, Reduce::sum, env); });
+double sum_over_ranks(double local, app::Clock& clock) {
+  clock.comm([&] { local = allreduce(local, ReduceOp::sum); });
   return local;
 }
 
@@ -44,11 +44,11 @@ void require_positive_curvature(double pq, long iteration) {
 }
 
 template <class T>
-Outcome iterate(Environment& env, const Options& o, app::SparseSystem<T>& sys, CgOps<T>& ops,
-                std::span<const T> b, double tol, app::Clock& clock, CgBalancer<T>* balancer) {
+Outcome iterate(const Options& o, app::SparseSystem<T>& sys, CgOps<T>& ops, std::span<const T> b,
+                double tol, app::Clock& clock, CgBalancer<T>* balancer) {
   Outcome out;
   ops.load(b);
-  const double bb = sum_over_ranks(env, ops.dot_rr(), clock);
+  const double bb = sum_over_ranks(ops.dot_rr(), clock);
   if (bb == 0) {  // b = 0: x = 0 solves it exactly
     out.converged = true;
     return out;
@@ -60,10 +60,10 @@ Outcome iterate(Environment& env, const Options& o, app::SparseSystem<T>& sys, C
     double my_pq = ops.spmv(0, sys.interior);
     clock.comm([&] { sys.halo->wait(); });
     my_pq += ops.spmv(sys.interior, sys.shape().rows());
-    const double pq = sum_over_ranks(env, my_pq, clock);
+    const double pq = sum_over_ranks(my_pq, clock);
     require_positive_curvature(pq, k + 1);
     const double alpha = rr / pq;
-    const double rr_new = sum_over_ranks(env, ops.update_xr(static_cast<T>(alpha)), clock);
+    const double rr_new = sum_over_ranks(ops.update_xr(static_cast<T>(alpha)), clock);
     out.iterations = k + 1;
     out.relative_residual = std::sqrt(rr_new / bb);
     if (out.relative_residual <= tol) {
@@ -122,7 +122,7 @@ int solve(Environment& env, const Options& o) {
         if (o.balance != "off") balancer.emplace(env, o, n, tol, sys, stored);
       },
       [&](app::Clock& clock) {
-        outcome = iterate(env, o, sys, *ops, std::span<const T>(b), tol, clock,
+        outcome = iterate(o, sys, *ops, std::span<const T>(b), tol, clock,
                           balancer ? &*balancer : nullptr);
         moved = outcome.rebalances > 0;
       });

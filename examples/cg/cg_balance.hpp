@@ -17,7 +17,7 @@
 #include "cg.hpp"
 #include "cg_ops.hpp"
 #include "hit/balance/dynamic_balance.hpp"
-#include "hit/core/reduce.hpp"
+#include "hit/comm.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::cg {
@@ -187,7 +187,7 @@ class CgBalancer {
 
   // The largest of every rank's `seconds`. Collective.
   double slowest(double seconds) const {
-    seconds = all_reduce(seconds, Reduce::max, env_);
+    seconds = allreduce(seconds, ReduceOp::max);
     return seconds;
   }
 

@@ -20,7 +20,7 @@
 #include "../common/sparse_setup.hpp"
 #include "../common/values.hpp"
 #include "cg.hpp"
-#include "hit/core/reduce.hpp"
+#include "hit/comm.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::cg {
@@ -174,7 +174,7 @@ app::CheckResult check_solution(Environment& env, const Options& o, const CsrRow
     sums[0] += res * res;
     sums[1] += b[static_cast<std::size_t>(r)] * b[static_cast<std::size_t>(r)];
   }
-  all_reduce(std::span<double>(sums), Reduce::sum, env);
+  allreduce(std::span<double>(sums), ReduceOp::sum);
   const double rel = sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
   app::CheckResult c;
   c.ran = true;

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "cholesky_io.hpp"
-#include "hit/core/reduce.hpp"
+#include "hit/comm.hpp"
 #include "hit/hit.hpp"
 #include "task_cholesky.hpp"
 #include "tile_kernels.hpp"
@@ -271,7 +271,7 @@ std::vector<TileRate> tune_tile_size(Environment& env, const Options& o, const S
   }
   std::sort(candidates.begin(), candidates.end());
   const bool accelerator = device(env).kind() != DeviceKind::cpu;
-  const int accelerators = all_reduce(accelerator ? 1 : 0, Reduce::sum, env);
+  const int accelerators = allreduce(accelerator ? 1 : 0, ReduceOp::sum);
   const bool timed = accelerator || accelerators == 0;
   const Kernel<View<const T>, View<const T>, View<T>> kernel = gemm<T>();
   std::vector<TileRate> rates;
@@ -294,7 +294,7 @@ std::vector<TileRate> tune_tile_size(Environment& env, const Options& o, const S
       rate = 2.0 * static_cast<double>(b) * static_cast<double>(b) * static_cast<double>(b) /
              app::median(seconds) * 1e-9;
     }
-    rate = all_reduce(rate, Reduce::min, env);
+    rate = allreduce(rate, ReduceOp::min);
     rates.push_back({b, rate});
   }
   return rates;
@@ -328,7 +328,7 @@ std::pair<double, double> busy_times(Environment& env, Factorisation<T>& f,
     seconds = clock.compute_seconds();
   }
   double busy[2] = {host ? seconds : 0.0, host ? 0.0 : seconds};
-  all_reduce(std::span<double>(busy), Reduce::max, env);
+  allreduce(std::span<double>(busy), ReduceOp::max);
   return {busy[0], busy[1]};
 }
 
@@ -344,7 +344,7 @@ std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const 
   const index_t thin = spec.get_int("b", 0);
   const index_t step = spec.get_int("g", thin);
   const bool host = device(env).kind() == DeviceKind::cpu;
-  const int accelerators = all_reduce(host ? 0 : 1, Reduce::sum, env);
+  const int accelerators = allreduce(host ? 0 : 1, ReduceOp::sum);
   Options small = o;
   small.n = o.tune_n > 0 ? o.tune_n : std::max<index_t>(big, 3 * big * std::max(accelerators, 1));
   small.a_file.clear();

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "hit/core/collective.hpp"
-#include "hit/core/reduce.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/units.hpp"
 #include "hit/device.hpp"
@@ -131,7 +130,7 @@ RunLimits run_limits(const Tiling& tiling, std::size_t element_bytes, Device& de
         std::min<std::uint64_t>(tiles > 1 ? (tiles - 1) / 2 : 1, std::numeric_limits<int>::max()));
   }
   most[1] = -most[1];  // the least, by one MAX reduction
-  all_reduce(std::span<int>(most), Reduce::max, comm);
+  allreduce_in_place(most, 2, MPI_INT, MPI_MAX, comm);
   return {most[0], -most[1]};
 }
 

@@ -8,16 +8,15 @@
 #include <vector>
 
 #include "hit/balance/row_balancer.hpp"
+#include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
-#include "hit/core/reduce.hpp"
 
 namespace hit::app {
 
 // What the balancer did, for the report (collective: the time is the slowest rank's).
-inline nlohmann::json balance_report(Environment& env, const RowBalancer& b,
-                                     std::vector<std::string>& lines) {
-  const double seconds = all_reduce(b.seconds(), Reduce::max, env);
+inline nlohmann::json balance_report(const RowBalancer& b, std::vector<std::string>& lines) {
+  const double seconds = allreduce(b.seconds(), ReduceOp::max);
   nlohmann::json moves = nlohmann::json::array();
   std::uint64_t bytes = 0;
   std::string at;

@@ -20,7 +20,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/program.hpp"
-#include "hit/core/reduce.hpp"
+#include "hit/comm.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/version.hpp"
 #include "hit/device.hpp"
@@ -139,7 +139,7 @@ class Harness {
       const double start = MPI_Wtime();
       body(clock);
       barrier(env_.comm());
-      const double slowest = all_reduce(MPI_Wtime() - start, Reduce::max, env_);
+      const double slowest = allreduce(MPI_Wtime() - start, ReduceOp::max);
       if (rep < options_.warmup) continue;
       const DeviceCounters after = dev.counters();
       times_.push_back(slowest);

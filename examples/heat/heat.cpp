@@ -12,7 +12,7 @@
 #include "../common/sparse_setup.hpp"
 #include "../common/values.hpp"
 #include "heat_ops.hpp"
-#include "hit/core/reduce.hpp"
+#include "hit/comm.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::heat {
@@ -158,7 +158,7 @@ int simulate(Environment& env, const Options& o) {
   const std::vector<T> values = ops.values_host();
   double sum = 0;
   for (const T v : values) sum += static_cast<double>(v);
-  sum = all_reduce(sum, Reduce::sum, env);
+  sum = allreduce(sum, ReduceOp::sum);
   harness.set_work(static_cast<double>(sys.shape().rows()) * o.iters);
   if (!o.out.empty()) app::write_vector_from<T>(env, o.out, n, sys.row_names(), values);
   app::CheckResult check;

@@ -152,7 +152,7 @@ int finish(Environment& env, const Options& o, app::Harness& harness, const Layo
   char line[128];
   std::snprintf(line, sizeof line, "residual %.3e, checksum %.10g", residual, checksum);
   std::vector<std::string> lines{line};
-  if (balancer != nullptr) fields["balance"] = app::balance_report(env, *balancer, lines);
+  if (balancer != nullptr) fields["balance"] = app::balance_report(*balancer, lines);
   return harness.report({.fields = fields,
                          .headline = headline,
                          .throughput = {"mcells_per_s", t > 0 ? cells / t * 1e-6 : 0.0},

@@ -103,8 +103,7 @@ int solve(Environment& env, const Options& o, double tol) {
       "%s after %d iterations (largest change %.3e, tolerance %.1e), relative residual %.3e",
       change <= tol ? "converged" : "NOT converged", iterations, change, tol, residual);
   std::vector<std::string> lines{line};
-  if (o.balance.mode != BalanceMode::off)
-    fields["balance"] = app::balance_report(env, balancer, lines);
+  if (o.balance.mode != BalanceMode::off) fields["balance"] = app::balance_report(balancer, lines);
   const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * iterations;
   return harness.report({.fields = fields,
                          .headline = headline,

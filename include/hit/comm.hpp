@@ -30,6 +30,7 @@
 #include <concepts>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -172,7 +173,7 @@ Comm fetch(const Layout& layout, Parts from, const Shape& wanted, const CommTile
 Comm root_transfer(const Layout& layout, Parts parts, int root, const CommTile& whole, bool to_root,
                    const CommOptions& options);
 void reduce_tile(const TileData& tile, ElementType element, ReduceOp op, int root);
-void reduce_value(void* value, ElementType element, ReduceOp op);
+void reduce_values(void* values, std::size_t count, ElementType element, ReduceOp op);
 
 }  // namespace detail
 
@@ -269,8 +270,15 @@ void reduce(Tile<T>& tile, ReduceOp op, int root) {
 template <class T>
 requires std::is_arithmetic_v<T>
 [[nodiscard]] T allreduce(T value, ReduceOp op) {
-  detail::reduce_value(&value, detail::element_type<T>(), op);
+  detail::reduce_values(&value, 1, detail::element_type<T>(), op);
   return value;
+}
+// Every element of `values` replaced, on every rank, by `op` of that element over the ranks.
+// The ranks pass the same count.
+template <class T>
+requires std::is_arithmetic_v<T>
+void allreduce(std::span<T> values, ReduceOp op) {
+  detail::reduce_values(values.data(), values.size(), detail::element_type<T>(), op);
 }
 
 }  // namespace hit

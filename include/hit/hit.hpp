@@ -27,7 +27,6 @@
 #include "hit/core/mpi_type.hpp"
 #include "hit/core/param.hpp"
 #include "hit/core/program.hpp"
-#include "hit/core/reduce.hpp"
 #include "hit/core/registry.hpp"
 #include "hit/core/spec.hpp"
 #include "hit/core/timer.hpp"

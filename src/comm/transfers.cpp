@@ -2,6 +2,7 @@
 // those between a distributed array and one whole tile (gather, scatter), and the reductions
 // (hit/comm.hpp).
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -261,8 +262,12 @@ void reduce_tile(const TileData& tile, ElementType element, ReduceOp op, int roo
   });
 }
 
-void reduce_value(void* value, ElementType element, ReduceOp op) {
-  reduce_in_place(value, 1, element.mpi, to_mpi(op), -1, Environment::current().comm());
+void reduce_values(void* values, std::size_t count, ElementType element, ReduceOp op) {
+  if (count > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw Error(ErrorKind::invalid_argument, "allreduce: more than 2^31-1 values");
+  }
+  reduce_in_place(values, static_cast<int>(count), element.mpi, to_mpi(op), -1,
+                  Environment::current().comm());
 }
 
 }  // namespace hit::detail

@@ -4,13 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
-#include "hit/core/reduce.hpp"
 
 namespace {
 
@@ -95,23 +93,6 @@ TEST(TypedCollectives, BroadcastFromTheLastRankResizesStringsAndVectors) {
   EXPECT_EQ(text, "from the last rank");
   EXPECT_EQ(values, (std::vector<double>{1.0, 2.5, -3.0}));
   EXPECT_EQ(facts.rank, root);
-}
-
-TEST(TypedReductions, SumMinAndMaxOfValuesThatDifferByRank) {
-  auto& env = hit::Environment::current();
-  const int p = env.size();
-  const int r = env.rank();
-  // Sum of 1..p; the rank order decides min and max, and a negative value the sign handling.
-  EXPECT_EQ(hit::all_reduce(r + 1, hit::Reduce::sum, env), p * (p + 1) / 2);
-  EXPECT_DOUBLE_EQ(hit::all_reduce(-0.5 * r, hit::Reduce::min, env), -0.5 * (p - 1));
-  EXPECT_EQ(hit::all_reduce(std::int64_t{r} << 40, hit::Reduce::max, env.comm()),
-            std::int64_t{p - 1} << 40);
-  // Element-wise over a span: each element reduced on its own.
-  float values[3] = {static_cast<float>(r), static_cast<float>(p - r), 1.0F};
-  hit::all_reduce(std::span<float>(values), hit::Reduce::max, env);
-  EXPECT_EQ(values[0], static_cast<float>(p - 1));
-  EXPECT_EQ(values[1], static_cast<float>(p));
-  EXPECT_EQ(values[2], 1.0F);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -390,6 +392,21 @@ TEST(Reduce, TilesAndScalars) {
   hit::allreduce(every_other, hit::ReduceOp::sum);
   EXPECT_EQ(u(0, 0), procs());
   EXPECT_EQ(u(1, 0), 1.0);
+}
+
+TEST(Reduce, ScalarsAndSpansThatDifferByRank) {
+  const int p = procs();
+  const int r = rank();
+  // Sum of 1..p; the rank order decides min and max, and a negative value the sign handling.
+  EXPECT_EQ(hit::allreduce(r + 1, hit::ReduceOp::sum), p * (p + 1) / 2);
+  EXPECT_DOUBLE_EQ(hit::allreduce(-0.5 * r, hit::ReduceOp::min), -0.5 * (p - 1));
+  EXPECT_EQ(hit::allreduce(std::int64_t{r} << 40, hit::ReduceOp::max), std::int64_t{p - 1} << 40);
+  // Element-wise over a span: each element reduced on its own.
+  float values[3] = {static_cast<float>(r), static_cast<float>(p - r), 1.0F};
+  hit::allreduce(std::span<float>(values), hit::ReduceOp::max);
+  EXPECT_EQ(values[0], static_cast<float>(p - 1));
+  EXPECT_EQ(values[1], static_cast<float>(p));
+  EXPECT_EQ(values[2], 1.0F);
 }
 
 TEST(Pattern, ReusedAcrossIterations) {

@@ -15,7 +15,9 @@ import sys
 
 def only_taker(mpiexec, np, program):
     failing = np - 1
-    devices = f"emu:0(slowdown=10,clock=cpu)*{failing},emu:1(fail=2)"
+    # Every device CPU-clocked: on a loaded machine a wall-clocked failing device can look slower
+    # than the others and placement then never lets it in.
+    devices = f"emu:0(slowdown=10,clock=cpu)*{failing},emu:1(fail=2,clock=cpu)"
     cmd = [mpiexec, "-n", str(np), program, "--workload", "gemm", "--n", "256", "--check",
            "--json", "--reps", "1", "--warmup", "0", "--schedule", "workPackages:size=64,depth=2",
            "--devices", devices]
