@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Structure limits of the tree: no function longer than 100 lines, no source file over 600 lines.
+"""Structure limits of the tree: no function longer than 100 lines, no source file over 600 lines,
+no raw MPI or test of the process's rank in an example's algorithm file.
 
 Usage: structure.py [--root DIR] [--list]
 
@@ -7,6 +8,9 @@ A function is a brace body opened where every enclosing brace is a namespace, cl
 union, enum or extern block; lambdas and local classes count as part of the function that holds
 them. Comments and string literals are blanked first, so braces inside them do not count.
 Functions that only declare options or draw (listed in EXEMPT, by file and name) may be longer.
+The algorithm files (ALGORITHM_FILES, the ones docs/examples.md names) hold the global view only:
+an MPI_ name or the environment's rank() in their code is an offence (reports, checks and
+drawings live in the files beside them).
 Exit status 1 when a limit is broken, with one line per offence.
 """
 import argparse
@@ -22,6 +26,21 @@ MAX_FILE = 600
 EXEMPT = {
     ("src/fpm/plot.cpp", "speed_plot_svg"),  # the SVG of a speed plot, element after element
 }
+
+# Each example program's algorithm, as docs/examples.md lists them.
+ALGORITHM_FILES = (
+    "examples/cannon/cannon.cpp",
+    "examples/summa/summa.cpp",
+    "examples/jacobi/jacobi.cpp",
+    "examples/linsolve/linsolve.cpp",
+    "examples/cg/cg.cpp",
+    "examples/heat/heat.cpp",
+    "examples/cholesky/cholesky.cpp",
+    "examples/cholesky/task_cholesky.cpp",
+    "examples/packages/packages.cpp",
+)
+# Raw MPI and the process's rank (a Shape's or a block's rank() is its number of axes: allowed).
+NOT_GLOBAL_VIEW = re.compile(r"\bMPI_\w+|\b(?:env_?|Environment::current\(\))\s*\.\s*rank\(\)")
 
 SCOPE = re.compile(r"\b(namespace|class|struct|union|enum|extern\s+\"C\"?)\b[^;{}()]*$")
 
@@ -117,6 +136,15 @@ def main():
                 length = last - first + 1
                 if length > MAX_FUNCTION and ((rel, name) not in EXEMPT or args.list):
                     offences.append(f"{rel}:{first}: {name} is {length} lines (at most {MAX_FUNCTION})")
+    for rel in ALGORITHM_FILES:
+        path = root / rel
+        if not path.is_file():
+            continue
+        for number, line in enumerate(blank(path.read_text(errors="replace")).splitlines(), 1):
+            m = NOT_GLOBAL_VIEW.search(line)
+            if m:
+                offences.append(f"{rel}:{number}: '{m.group(0)}' in an algorithm file (raw MPI or "
+                                "the process's rank: move it beside the algorithm)")
     for o in offences:
         print(o)
     return 1 if offences else 0

@@ -357,7 +357,7 @@ std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const 
     const Layout l = layout(tried.str(), lay.topology(), Shape::extents({small.n, small.n}));
     Factorisation<T> f(env, small, l);
     std::optional<TaskCholesky<T>> tasks;  // --runtime: the trials on the runtime too
-    if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), l, env.comm());
+    if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), l, env);
     // One factorisation's busy times vary by 5-10 % when processes share cores, as much as a
     // step of B_h changes them: each trial is the median of three, after one that warms up.
     std::vector<double> host_s, device_s;
@@ -456,7 +456,7 @@ int factorise(Environment& env, const Options& o) {
   check_and_draw(env, o, lay);
   Factorisation<T> f(env, o, lay);
   std::optional<TaskCholesky<T>> tasks;
-  if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), lay, env.comm());
+  if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), lay, env);
   runtime::ExecutionReport last;  // of the last repetition (--runtime): the timeline
   harness.repeat([&](int) { f.restore(); },
                  [&](app::Clock& clock) {
@@ -465,19 +465,11 @@ int factorise(Environment& env, const Options& o) {
                    clock.compute_seconds_add(tasks->busy_s() / tasks->workers());  // per worker
                  });
   if (tasks && !o.run.svg.empty()) {
-    const std::vector<std::string> names = tasks->place_names();
-    const runtime::TimelineText text{
-        .title =
-            fmt::format("hit-cholesky --runtime, n = {}, b = {}, {} processes: tasks per worker",
-                        o.n, o.b, env.size()),
-        .places = names,
-        .kind = [&](runtime::TaskId t) { return tasks->kind_name(t); },
-        .describe = [&](runtime::TaskId t) { return tasks->describe(t); }};
-    // Every process's tasks and messages, drawn by rank 0 on one time axis.
-    const std::string svg = runtime::timeline_svg(env.comm(), last, text);
-    collectively(env.comm(), [&] {
-      if (env.rank() == 0) write_file_atomically(o.run.svg, svg);
-    });
+    write_timeline(env, o.run.svg,
+                   fmt::format("hit-cholesky --runtime, n = {}, b = {}, {} processes: tasks per "
+                               "worker",
+                               o.n, o.b, env.size()),
+                   *tasks, last);
   }
   clear_upper(f.blocks());
   harness.set_work(tasks ? tasks->flops() : f.flops());

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/units.hpp"
@@ -30,9 +31,8 @@ std::vector<int> tile_owners(const Tiling& tiling, const Layout& lay) {
 // This process's tiles as views of its blocks (null tiles where another process holds one).
 template <class T>
 std::vector<Tile<T>> own_tiles(const Tiling& tiling, std::vector<Tile<T>>& blocks,
-                               const std::vector<int>& owners, MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+                               const std::vector<int>& owners, const Layout& lay) {
+  const int rank = lay.local().rank;
   std::vector<Tile<T>> tiles;
   for (int i = 0; i < tiling.count(); ++i) {
     for (int j = 0; j <= i; ++j) {
@@ -114,12 +114,11 @@ void column_runs(const std::vector<int>& owners, int from, int col, int count, R
   }
 }
 
-// The limits every process of `comm` agrees on (each submits the same tasks): the most workers
+// The limits every process agrees on (each submits the same tasks): the most workers
 // of any, and the longest run whose gemm (the run's panel and updated tiles, and the column's
 // tile) fits a quarter of the smallest device's free memory, so that a device place still holds
 // several tasks' tiles at once (host processes impose none).
-RunLimits run_limits(const Tiling& tiling, std::size_t element_bytes, Device& device, int workers,
-                     MPI_Comm comm) {
+RunLimits run_limits(const Tiling& tiling, std::size_t element_bytes, Device& device, int workers) {
   int most[2] = {std::max(workers, 1), std::numeric_limits<int>::max()};
   if (device.kind() != DeviceKind::cpu) {
     const std::uint64_t free = device.capacity() - std::min(device.used(), device.capacity());
@@ -130,7 +129,7 @@ RunLimits run_limits(const Tiling& tiling, std::size_t element_bytes, Device& de
         std::min<std::uint64_t>(tiles > 1 ? (tiles - 1) / 2 : 1, std::numeric_limits<int>::max()));
   }
   most[1] = -most[1];  // the least, by one MAX reduction
-  allreduce_in_place(most, 2, MPI_INT, MPI_MAX, comm);
+  allreduce(std::span<int>(most), ReduceOp::max);
   return {most[0], -most[1]};
 }
 
@@ -145,18 +144,18 @@ std::string runtime_refusal(const Options& o) {
 
 template <class T>
 TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device,
-                              const Layout& lay, MPI_Comm comm)
+                              const Layout& lay, Environment& env)
     : tiling_(tiling),
       device_(device),
-      comm_(comm),
+      comm_(env.comm()),
       host_workers_(device.kind() == DeviceKind::cpu ? std::max(device.cores(), 1)
                                                      : std::max(device.cores() - 1, 0)),
       workers_(host_workers_ + (device.kind() == DeviceKind::cpu ? 0 : 1)),
-      tiles_(own_tiles(tiling, blocks, tile_owners(tiling, lay), comm)),
-      flow_(comm, tile_owners(tiling, lay), tile_rows(tiling, tiles_)) {
+      tiles_(own_tiles(tiling, blocks, tile_owners(tiling, lay), lay)),
+      flow_(comm_, tile_owners(tiling, lay), tile_rows(tiling, tiles_)) {
   // The right-looking order; the runtime reorders by the tiles' hazards and the critical path.
   const std::vector<int> owners = tile_owners(tiling, lay);
-  const RunLimits limits = run_limits(tiling, sizeof(T), device, workers_, comm);
+  const RunLimits limits = run_limits(tiling, sizeof(T), device, workers_);
   const int t = tiling.count();
   for (int k = 0; k < t; ++k) {
     submit({Kind::potrf, k, k, k});

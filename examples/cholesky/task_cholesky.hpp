@@ -16,11 +16,13 @@
 
 #include "cholesky.hpp"
 #include "cholesky_io.hpp"
+#include "hit/core/environment.hpp"
 #include "hit/device.hpp"
 #include "hit/layout.hpp"
 #include "hit/runtime/device_tiles.hpp"
 #include "hit/runtime/executor.hpp"
 #include "hit/runtime/process_flow.hpp"
+#include "hit/runtime/timeline_svg.hpp"
 #include "hit/tile.hpp"
 #include "tile_kernels.hpp"
 
@@ -34,9 +36,9 @@ template <class T>
 class TaskCholesky {
  public:
   // Host workers on the device's cores (all of them on cpu, all but the one that drives an
-  // accelerator) and, on an accelerator, the device place; the processes of `comm` (the layout's).
+  // accelerator) and, on an accelerator, the device place; the processes of `env` (the layout's).
   TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks, Device& device,
-               const Layout& lay, MPI_Comm comm);
+               const Layout& lay, Environment& env);
   // Factorises the blocks in place; returns this process's report (per task of its graph, its
   // worker and times). Collective: a failure on any process is every process's Error.
   runtime::ExecutionReport run();
@@ -133,5 +135,22 @@ class TaskCholesky {
   Kernel<View<const T>, View<T>> syrk_ = syrk<T>();
   Kernel<View<const T>, View<const T>, View<T>> gemm_ = gemm<T>();
 };
+
+// --svg of a --runtime run: every process's tasks and messages of `report` on one time axis,
+// written by rank 0. Collective.
+template <class T>
+void write_timeline(Environment& env, const std::string& path, const std::string& title,
+                    const TaskCholesky<T>& tasks, const runtime::ExecutionReport& report) {
+  const std::vector<std::string> names = tasks.place_names();
+  const runtime::TimelineText text{
+      .title = title,
+      .places = names,
+      .kind = [&](runtime::TaskId t) { return tasks.kind_name(t); },
+      .describe = [&](runtime::TaskId t) { return tasks.describe(t); }};
+  const std::string svg = runtime::timeline_svg(env.comm(), report, text);
+  collectively(env.comm(), [&] {
+    if (env.rank() == 0) write_file_atomically(path, svg);
+  });
+}
 
 }  // namespace hit::cholesky

@@ -22,13 +22,7 @@ int solve(Environment& env, const Options& o, double tol) {
   // The balancer checks the layout gives whole rows; with --balance off it never moves them.
   RowBalancer balancer(env, la, o.balance, o.iters);
   la = balancer.layout();  // stored models (--balance-models) choose the first rows
-  collectively(env.comm(), [&] {
-    if (env.rank() != 0) return;
-    // x's file is checked before the iterations, so a typo costs seconds, not a run.
-    if (!o.out.empty()) check_output_path(o.out, "x (--out)");
-    if (!o.run.svg.empty())
-      write_file_atomically(o.run.svg, layout_svg(la, "[A | b] (" + la.spec() + ")"));
-  });
+  check_outputs_and_draw(env, o, la);
   // With rows to spare when balancing: the first moves happen in place.
   Resident<T> a = balancer.resident<T>(0);
   generate(a.host(), o.run.seed, n);
@@ -83,7 +77,7 @@ int solve(Environment& env, const Options& o, double tol) {
   const auto [r, b] = local_residual(a.host(), x, n);
   const double residual =
       allreduce(r, ReduceOp::max) / std::max(allreduce(b, ReduceOp::max), 1e-300);
-  if (!o.out.empty()) write_raw(o.out, lx.shape(), x_new, env.comm());
+  if (!o.out.empty()) write_x(env, o.out, lx, x_new);
   const app::CheckResult check =
       o.run.check ? verify(env, o, o.run.seed, iterations, x) : app::CheckResult{};
   harness.set_work(x_new.is_null() ? 0.0 : 2.0 * static_cast<double>(x_new.size()) * n);

@@ -69,6 +69,24 @@ void serial_update(const Tile<T>& a, const Tile<T>& x, Tile<T>& x_new, index_t n
   }
 }
 
+// Checks x's file (--out) before the iterations, so that a typo costs seconds, not a run, and
+// draws the layout (--svg). Collective.
+inline void check_outputs_and_draw(Environment& env, const Options& o, const Layout& la) {
+  collectively(env.comm(), [&] {
+    if (env.rank() != 0) return;
+    if (!o.out.empty()) check_output_path(o.out, "x (--out)");
+    if (!o.run.svg.empty()) {
+      write_file_atomically(o.run.svg, layout_svg(la, "[A | b] (" + la.spec() + ")"));
+    }
+  });
+}
+
+// x written as one raw file from each process's rows of it. Collective.
+template <class T>
+void write_x(Environment& env, const std::string& path, const Layout& lx, const Tile<T>& x_rows) {
+  write_raw(path, lx.shape(), x_rows, env.comm());
+}
+
 // The serial solve on rank 0, as many iterations as the distributed one took, compared bit for bit.
 template <class T>
 app::CheckResult verify(Environment& env, const Options& o, std::uint64_t seed, int iterations,

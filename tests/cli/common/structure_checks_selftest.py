@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The structure checks fail when they should: on a scratch tree, check_layers.py must refuse an
 include of a higher layer, a header no layer claims and a public header hit/hit.hpp leaves out, and check_structure.py a function over
-100 lines and a file over 600 lines; both pass the tree once the offence is removed.
+100 lines, a file over 600 lines and raw MPI or a rank test in an example's algorithm file; both pass the tree once the offence is removed.
 
 Usage: structure_checks_selftest.py SOURCE_DIR WORK_DIR
 """
@@ -77,8 +77,27 @@ write(work / "src/fpm/long.cpp", "".join(f"int f{i}() {{ return {i}; }}\n" for i
 rc, out = run("check_structure.py")
 expect(rc == 1 and "src/fpm/long.cpp: 601 lines" in out, "lengths: a 601-line file passed", out)
 
+(work / "src/fpm/long.cpp").unlink()
+
+# The global view: raw MPI, then a test of the process's rank, in an algorithm file are refused;
+# the same words in a comment or a string, and a Shape's rank(), are not.
+algorithm = work / "examples/heat/heat.cpp"
+write(algorithm, "int sweep(const Shape& s) {\n  // MPI_Allreduce is named in a comment\n"
+      '  const char* m = "env.rank() in a string";\n  return s.rank();\n}\n')
+rc, out = run("check_structure.py")
+expect(rc == 0, "global view: a comment, a string or a Shape's rank() was refused", out)
+write(algorithm, "double total(double x) {\n  MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, "
+      "MPI_SUM, MPI_COMM_WORLD);\n  return x;\n}\n")
+rc, out = run("check_structure.py")
+expect(rc == 1 and "examples/heat/heat.cpp:2: 'MPI_Allreduce'" in out,
+       "global view: raw MPI in an algorithm file passed", out)
+write(algorithm, "void report(Environment& env) {\n  if (env.rank() == 0) print();\n}\n")
+rc, out = run("check_structure.py")
+expect(rc == 1 and "examples/heat/heat.cpp:2: 'env.rank()'" in out,
+       "global view: a rank test in an algorithm file passed", out)
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
 print("structure checks: refuse an upward include, an unplaced header, an incomplete hit.hpp, a long "
-      "function, a long file")
+      "function, a long file, raw MPI or a rank test in an algorithm file")
