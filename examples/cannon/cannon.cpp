@@ -12,9 +12,9 @@ int multiply(Environment& env, const Options& o) {
   app::Harness harness(env, o.run);
   // The three matrices, laid on a square grid of processes by the layouts chosen by name.
   const Topology grid = topology("square");
-  const Layout la = layout(o.layout_a, grid, Shape::extents({o.n, o.m}), {.label = "a"});
-  const Layout lb = layout(o.layout_b, grid, Shape::extents({o.m, o.k}), {.label = "b"});
-  const Layout lc = layout(o.layout_c, grid, Shape::extents({o.n, o.k}), {.label = "c"});
+  const Layout la = layout(o.layout_a, grid, Shape::extents({o.n, o.m}));
+  const Layout lb = layout(o.layout_b, grid, Shape::extents({o.m, o.k}));
+  const Layout lc = layout(o.layout_c, grid, Shape::extents({o.n, o.k}));
   check_and_draw(env, o, la, lb, lc);
 
   // This process's blocks, kept on its device. A and B are padded to their layout's largest
@@ -37,8 +37,7 @@ int multiply(Environment& env, const Options& o) {
 
   // The local product C += A·B on the process's device.
   const auto gemm = gemm_accumulate<T>();
-  const Partition part =
-      partition(o.run.partition, c.host().shape(), {.access = gemm.access(), .label = "c"});
+  const Partition part = partition(o.run.partition, c.host().shape(), {.access = gemm.access()});
   const int steps = la.active_extent(1);
 
   harness.repeat(

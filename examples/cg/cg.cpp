@@ -95,11 +95,10 @@ int solve(Environment& env, const Options& o) {
   const index_t n = block.global_rows;
   const std::vector<fpm::Model> stored =
       app::load_balance_models(env, o.balance_models, o.balance != "off");
-  // With stored models the layout is their partition's, resolved here; without, the label lets
-  // an error name where an overriding spec came from.
-  const std::string spec = starting_spec(env, o, n, stored);
-  const SparseLayoutOptions layout_options{.label = stored.empty() ? "matrix" : ""};
-  app::SparseSystem<T> sys = app::distribute(env, block, spec, layout_options);
+  // With stored models the layout is their partition's; without, the resolved --layout (an
+  // error in an overriding spec names what set it).
+  const Setting spec = starting_spec(o, n, stored);
+  app::SparseSystem<T> sys = app::distribute(env, block, spec);
   sys.input_s = input_s;
   app::draw_sparse_layout(env, o.run.svg, o.input, sys.layout, "hit-cg");
   std::vector<index_t> initial_rows;
@@ -115,7 +114,7 @@ int solve(Environment& env, const Options& o) {
         // Every repetition solves the same system from the initial layout: after a run that
         // moved rows, the set-up is made again (untimed).
         if (moved) {
-          sys = app::distribute(env, block, spec, layout_options);
+          sys = app::distribute(env, block, spec);
           sys.input_s = input_s;
         }
         ops.emplace(sys, o.run.partition);

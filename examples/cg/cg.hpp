@@ -18,7 +18,7 @@ struct Options {
   std::string rhs;  // raw values of b; empty: b = A·1
   double tol = 0;   // relative residual; 0: the type's default
   long max_iters = 10000;
-  std::string layout = "rows";
+  Setting layout = "rows";      // resolved at the start (main.cpp)
   std::string x_out;            // the solution as a raw file
   std::string balance = "off";  // off, cpm or fpm
   int balance_every = 5;        // iterations per balancing step

@@ -50,17 +50,16 @@ inline std::string spec_with_shares(const std::string& current,
 // The layout hit-cg starts from: --layout (or HIT_LAYOUT_MATRIX, else `rows`), with the rows
 // shared as the stored models partition them when --balance-models gives any. Balancing needs a
 // layout that takes target weights.
-inline std::string starting_spec(const Environment& env, const Options& o, index_t n,
-                                 std::span<const fpm::Model> stored) {
-  const std::string spec = env.config().get("layout-matrix").value_or(o.layout);
-  if (o.balance == "off") return spec;
+inline Setting starting_spec(const Options& o, index_t n, std::span<const fpm::Model> stored) {
+  if (o.balance == "off") return o.layout;
+  const std::string& spec = o.layout.value;
   const std::string name = Spec::parse(spec).name();
   if (name != "rows" && name != "metis") {
     throw Error(ErrorKind::invalid_argument,
                 "--balance re-partitions with the `rows` or `metis` layout; '" + spec +
                     "' cannot take the measured shares");
   }
-  if (stored.empty()) return spec;
+  if (stored.empty()) return o.layout;
   balance::BalanceContext ctx(n, static_cast<int>(stored.size()), algorithm(o), model_kind(o));
   balance::start_from_stored(ctx, stored);
   return spec_with_shares(spec, ctx.dist.sizes());

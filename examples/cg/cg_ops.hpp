@@ -23,7 +23,7 @@ namespace hit::cg {
 template <class T>
 class CgOps {
  public:
-  CgOps(const app::SparseSystem<T>& sys, const std::string& partition_spec)
+  CgOps(const app::SparseSystem<T>& sys, const Setting& partition_spec)
       : partition_spec_(partition_spec) {
     bind(sys);
   }
@@ -82,7 +82,7 @@ class CgOps {
   void bind(const app::SparseSystem<T>& sys) {
     rows_ = sys.shape().rows();
     vertices_ = sys.shape().vertices();
-    rows_part_ = partition(partition_spec_, Shape{Sig(0, rows_)}, {.label = "matrix"});
+    rows_part_ = partition(partition_spec_, Shape{Sig(0, rows_)});
     shape_ = sys.matrix.shape_ptr();
     row_ptr_ = Resident<index_t>(row_ptr_tile(*shape_));
     cols_ = Resident<local_index_t>(cols_tile(*shape_));
@@ -110,7 +110,7 @@ class CgOps {
     return result;
   }
 
-  std::string partition_spec_;
+  Setting partition_spec_;
   index_t rows_ = 0;
   index_t vertices_ = 0;
   Partition rows_part_;

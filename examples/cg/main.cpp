@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
                  "matrices, compare x with a serial dense solve)",
                  "draw the layout to this SVG file (generated 2-D grids)", "MATRIX");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cg")) return 0;
-    if (!layout.empty()) env.config().set("layout-matrix", layout, "--layout");
+    o.layout =
+        hit::app::given_or(hit::layout_setting(env, "matrix", o.layout.code), layout, "--layout");
     o.run.apply(env, "matrix");
     return hit::cg::run(env, o);
   });

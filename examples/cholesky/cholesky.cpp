@@ -446,8 +446,7 @@ int factorise(Environment& env, const Options& o) {
   }
   // The matrix, laid on a grid of processes by the layout chosen by name.
   const Topology topo = topology(o.topology);
-  Layout lay = layout("blockCyclic:b=" + std::to_string(o.b), topo, Shape::extents({o.n, o.n}),
-                      {.label = "a"});
+  Layout lay = layout(o.layout, topo, Shape::extents({o.n, o.n}));
   if (o.runtime) {
     const std::string refusal = runtime_refusal(o);
     if (!refusal.empty()) throw Error::everywhere(ErrorKind::invalid_argument, refusal);

@@ -15,6 +15,7 @@ namespace hit::cholesky {
 struct Options {
   long n = 1024;
   long b = 256;                     // tile side of the default layout, blockCyclic:b=<b>
+  Setting layout;                   // resolved at the start; its code is blockCyclic:b=<b>
   std::string topology = "mesh2d";  // the process grid the layout deals the tiles over
   std::string a_file;               // read A (its lower triangle) from this raw file
   std::string c_out;                // write L (zeros above the diagonal) to this raw file

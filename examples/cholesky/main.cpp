@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
         ->check(hit::cli::file_name());
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cholesky")) return 0;
     o.lookahead = !no_lookahead;
-    if (!layout.empty()) env.config().set("layout-a", layout, "--layout");
+    o.layout = hit::app::given_or(
+        hit::layout_setting(env, "a", "blockCyclic:b=" + std::to_string(o.b)), layout, "--layout");
     o.run.apply(env, "a");
     return hit::cholesky::run(env, o);
   });

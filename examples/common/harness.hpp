@@ -17,24 +17,37 @@
 
 #include "../../tools/common/cli.hpp"
 #include "app.hpp"
+#include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/program.hpp"
-#include "hit/comm.hpp"
+#include "hit/core/setting.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/version.hpp"
 #include "hit/device.hpp"
 #include "hit/kernel.hpp"
+#include "hit/layout.hpp"
+#include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
 
 namespace hit::app {
+
+// `from_environment` (a layout_setting() or partition_setting()), unless the program's own option
+// `flag` gave `given`: the command line wins over HIT_* variables, which win over the code.
+inline Setting given_or(Setting from_environment, const std::string& given,
+                        const std::string& flag) {
+  if (given.empty()) return from_environment;
+  from_environment.value = given;
+  from_environment.source = flag;
+  return from_environment;
+}
 
 // The flags every example has (the command line hit-cannon and hit-jacobi share).
 struct RunOptions {
   std::string type = "double";
   std::string devices;
-  std::string partition = "single";  // the default written in the program
-  std::string partition_given;       // --partition, when given
+  Setting partition = "single";  // the program's default, resolved by apply()
+  std::string partition_given;   // --partition, when given
   int reps = 3;
   int warmup = 1;
   bool check = false;
@@ -49,7 +62,7 @@ struct RunOptions {
     cli.add_option("--devices", devices, "device binding of the ranks (HIT_DEVICES)");
     cli.add_option("--partition", partition_given,
                    "partition spec of the local work on each device (else HIT_PARTITION_" +
-                       partition_label + ", else " + partition + ")");
+                       partition_label + ", else " + partition.code + ")");
     cli.add_option("--reps", reps, "timed repetitions (the median is reported)")
         ->check(hit::cli::count(1, std::numeric_limits<int>::max()));
     cli.add_option("--warmup", warmup, "untimed repetitions first")
@@ -60,12 +73,13 @@ struct RunOptions {
     // Checked on the text: CLI11 would take "-1" as 2^64 - 1.
     cli.add_option("--seed", seed, "seed of the generated inputs")->check(hit::cli::count(0));
   }
-  // Settings the library reads from the run's configuration, where the command line wins over
-  // HIT_* variables (the partition of `label`: config key "partition-<label>").
-  void apply(Environment& env, const std::string& label) const {
+  // At the program's start: the devices into the run's configuration (the library binds them
+  // when the physical topology is first asked for), and the partition of `label` resolved
+  // (--partition, else HIT_PARTITION_<LABEL>, else the program's default).
+  void apply(Environment& env, const std::string& label) {
     if (!devices.empty()) env.config().set("devices", devices);
-    if (!partition_given.empty())
-      env.config().set("partition-" + label, partition_given, "--partition");
+    partition =
+        given_or(partition_setting(env, label, partition.code), partition_given, "--partition");
   }
 };
 

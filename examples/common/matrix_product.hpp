@@ -30,11 +30,11 @@ namespace hit::app {
 // matrix, input files (empty: generated) and an output file, and the shared run flags.
 struct ProductOptions {
   long n = 1024;
-  long m = -1;  // defaults to n
-  long k = -1;  // defaults to n
-  std::string layout_a = "blocks";
-  std::string layout_b = "blocks";
-  std::string layout_c = "blocks";
+  long m = -1;                  // defaults to n
+  long k = -1;                  // defaults to n
+  Setting layout_a = "blocks";  // resolved at the start (ProductFlags::apply)
+  Setting layout_b = "blocks";
+  Setting layout_c = "blocks";
   std::string a_file;
   std::string b_file;
   std::string c_out;
@@ -60,16 +60,17 @@ class ProductFlags {
     cli.add_option("--b", o.b_file, "read B from this raw file")->check(hit::cli::file_name());
     cli.add_option("--c-out", o.c_out, "write C to this raw file")->check(hit::cli::file_name());
   }
-  // After parsing: the layouts into the run's configuration, m and k defaulting to n, the run
-  // flags applied, and the output file checked before any computation. Collective.
+  // After parsing: each layout resolved (--layout-<x>, else --layout, else HIT_LAYOUT_<X>, else
+  // the program's), m and k defaulting to n, the run flags applied, and the output file checked
+  // before any computation. Collective.
   void apply(Environment& env, ProductOptions& o) const {
-    const char* labels[3] = {"layout-a", "layout-b", "layout-c"};
+    const char* labels[3] = {"a", "b", "c"};
+    Setting* specs[3] = {&o.layout_a, &o.layout_b, &o.layout_c};
     for (int i = 0; i < 3; ++i) {
       const bool own = !layouts_[i].empty();
-      if (own || !layout_.empty()) {
-        env.config().set(labels[i], own ? layouts_[i] : layout_,
-                         own ? std::string("--") + labels[i] : std::string("--layout"));
-      }
+      *specs[i] =
+          given_or(layout_setting(env, labels[i], specs[i]->code), own ? layouts_[i] : layout_,
+                   own ? std::string("--layout-") + labels[i] : std::string("--layout"));
     }
     if (o.m < 0) o.m = o.n;
     if (o.k < 0) o.k = o.n;
@@ -205,7 +206,7 @@ int finish_product(Environment& env, const ProductOptions& o, Harness& harness, 
   fields["m"] = o.m;
   fields["k"] = o.k;
   fields["layouts"] = {{"a", la.spec()}, {"b", lb.spec()}, {"c", lc.spec()}};
-  fields["partition"] = part.spec().empty() ? o.run.partition : part.spec();
+  fields["partition"] = part.spec().empty() ? o.run.partition.value : part.spec();
   return harness.report(
       {.fields = fields,
        .headline = headline,

@@ -59,11 +59,11 @@ void rebuild(Environment& env, SparseSystem<T>& s, const CsrRows<T>& mine) {
                  SparseHaloOptions{.label = "matrix halo"});
 }
 
-// Lays out the block rows `block` by `spec` (override: --layout-<label> / HIT_LAYOUT_<LABEL>)
-// and builds this process's part. Collective.
+// Lays out the block rows `block` by `spec` (a Setting the program resolved at its start) and
+// builds this process's part. Collective.
 template <class T>
-SparseSystem<T> distribute(Environment& env, const CsrRows<T>& block, const std::string& spec,
-                           const SparseLayoutOptions& options) {
+SparseSystem<T> distribute(Environment& env, const CsrRows<T>& block, const Setting& spec,
+                           const SparseLayoutOptions& options = {}) {
   SparseSystem<T> s;
   Timer timer;
   s.layout = sparse_layout(spec, topology("array"), block, options);

@@ -63,7 +63,7 @@ int simulate(Environment& env, const Options& o) {
   const double input_s = input_timer.seconds();
   require_square_graph(block, o.input.name());
   check_outputs(env, o);
-  app::SparseSystem<T> sys = app::distribute(env, block, o.layout, {.label = "graph"});
+  app::SparseSystem<T> sys = app::distribute(env, block, o.layout);
   sys.input_s = input_s;
   app::draw_sparse_layout(env, o.run.svg, o.input, sys.layout, "hit-heat");
   const index_t n = block.global_rows;

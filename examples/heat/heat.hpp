@@ -16,9 +16,9 @@ namespace hit::heat {
 struct Options {
   app::SparseInput input;
   int iters = 1000;
-  std::string init;  // raw values, one per vertex; empty: the default start
-  std::string layout = "metis";
-  std::string out;  // final values as a raw file
+  std::string init;          // raw values, one per vertex; empty: the default start
+  Setting layout = "metis";  // resolved at the start (main.cpp)
+  std::string out;           // final values as a raw file
   app::RunOptions run;
 };
 

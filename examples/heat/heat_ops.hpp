@@ -21,9 +21,9 @@ namespace hit::heat {
 template <class T>
 class HeatOps {
  public:
-  HeatOps(const app::SparseSystem<T>& sys, const std::string& partition_spec)
+  HeatOps(const app::SparseSystem<T>& sys, const Setting& partition_spec)
       : rows_(sys.shape().rows()), vertices_(sys.shape().vertices()) {
-    rows_part_ = partition(partition_spec, Shape{Sig(0, rows_)}, {.label = "graph"});
+    rows_part_ = partition(partition_spec, Shape{Sig(0, rows_)});
     shape_ = sys.matrix.shape_ptr();
     row_ptr_ = Resident<index_t>(row_ptr_tile(*shape_));
     cols_ = Resident<local_index_t>(cols_tile(*shape_));

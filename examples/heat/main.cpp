@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
     o.run.add_to(cli, "compare with a serial run, value by value",
                  "draw the layout to this SVG file (generated 2-D grids)", "GRAPH");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-heat")) return 0;
-    if (!layout.empty()) env.config().set("layout-graph", layout, "--layout");
+    o.layout =
+        hit::app::given_or(hit::layout_setting(env, "graph", o.layout.code), layout, "--layout");
     o.run.apply(env, "graph");
     return hit::heat::run(env, o);
   });

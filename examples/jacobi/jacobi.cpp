@@ -20,7 +20,7 @@ struct SplitSweep {
   std::vector<Partition> faces;
 
   template <class K>
-  SplitSweep(const std::string& spec, const Layout& l, const Shape& interior, const K& sweep) {
+  SplitSweep(const Setting& spec, const Layout& l, const Shape& interior, const K& sweep) {
     const Shape block = l.local().block();
     const Shape domain = block.intersect(interior);
     if (domain.is_null() || domain.empty()) return;
@@ -32,9 +32,9 @@ struct SplitSweep {
       own = own.expand(k, below, above);
     }
     const Shape reads_no_ghost = domain.intersect(own);
-    inner = partition(spec, reads_no_ghost, {.access = sweep.access(), .label = "grid"});
+    inner = partition(spec, reads_no_ghost, {.access = sweep.access()});
     for (const Shape& face : domain.subtract(reads_no_ghost)) {
-      faces.push_back(partition(spec, face, {.access = sweep.access(), .label = "grid"}));
+      faces.push_back(partition(spec, face, {.access = sweep.access()}));
     }
   }
 };
@@ -43,8 +43,7 @@ template <class T>
 int solve(Environment& env, const Options& o) {
   app::Harness harness(env, o.run);
   // The grid, laid on a virtual topology of processes by the layout chosen by name.
-  Layout lay =
-      layout(o.layout, topology(o.topology), Shape::extents({o.n, o.n}), {.label = "grid"});
+  Layout lay = layout(o.layout, topology(o.topology), Shape::extents({o.n, o.n}));
   // With --balance, the rows move between the processes as their measured speeds ask (and start
   // from the partition of stored models, when given).
   std::optional<RowBalancer> balancer;

@@ -15,7 +15,7 @@ namespace hit::jacobi {
 struct Options {
   long n = 1024;
   int iters = 100;
-  std::string layout = "blocks";
+  Setting layout = "blocks";  // resolved at the start (main.cpp)
   std::string topology = "mesh2d";
   std::string out;  // final field as a raw file
   // Re-partitioning of the rows while the iteration runs (off: the layout stays).

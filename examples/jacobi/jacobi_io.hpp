@@ -140,10 +140,14 @@ int finish(Environment& env, const Options& o, app::Harness& harness, const Layo
   const double cells = static_cast<double>(o.n - 2) * static_cast<double>(o.n - 2) * o.iters;
   const Topology& topo = lay.topology();
   nlohmann::json fields = {
-      {"app", "jacobi"},      {"n", o.n},
-      {"iters", o.iters},     {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
-      {"layout", lay.spec()}, {"partition", part.spec().empty() ? o.run.partition : part.spec()},
-      {"residual", residual}, {"checksum", checksum},
+      {"app", "jacobi"},
+      {"n", o.n},
+      {"iters", o.iters},
+      {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
+      {"layout", lay.spec()},
+      {"partition", part.spec().empty() ? o.run.partition.value : part.spec()},
+      {"residual", residual},
+      {"checksum", checksum},
   };
   char headline[256];
   std::snprintf(headline, sizeof headline,

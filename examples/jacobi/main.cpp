@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     }
     hit::app::apply_balance_flags(env, balance, o.balance);
     if (o.balance.mode != hit::BalanceMode::off && topology->count() == 0) o.topology = "array";
-    if (!layout.empty()) env.config().set("layout-grid", layout, "--layout");
+    o.layout =
+        hit::app::given_or(hit::layout_setting(env, "grid", o.layout.code), layout, "--layout");
     o.run.apply(env, "grid");
     return hit::jacobi::run(env, o);
   });

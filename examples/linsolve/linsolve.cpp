@@ -18,7 +18,7 @@ int solve(Environment& env, const Options& o, double tol) {
   app::Harness harness(env, o.run);
   const index_t n = o.n;
   // The rows of [A | b], laid on the processes by the layout chosen by name (whole rows).
-  Layout la = layout(o.layout, topology("array"), Shape::extents({n, n + 1}), {.label = "a"});
+  Layout la = layout(o.layout, topology("array"), Shape::extents({n, n + 1}));
   // The balancer checks the layout gives whole rows; with --balance off it never moves them.
   RowBalancer balancer(env, la, o.balance, o.iters);
   la = balancer.layout();  // stored models (--balance-models) choose the first rows
@@ -36,7 +36,7 @@ int solve(Environment& env, const Options& o, double tol) {
   Comm gather_x = fetch_regions(lx, x_new, everyone, x);
   const auto update = jacobi_rows<T>();
   const auto local_part = [&](const Layout& l) {
-    return partition(o.run.partition, l.local().block(), {.access = update.access(), .label = "a"});
+    return partition(o.run.partition, l.local().block(), {.access = update.access()});
   };
   Partition part = local_part(lx);
 
@@ -83,11 +83,16 @@ int solve(Environment& env, const Options& o, double tol) {
   harness.set_work(x_new.is_null() ? 0.0 : 2.0 * static_cast<double>(x_new.size()) * n);
   const double t = harness.median_time();
   nlohmann::json fields = {
-      {"app", "linsolve"},    {"n", o.n},
-      {"max_iters", o.iters}, {"iterations", iterations},
-      {"tol", tol},           {"converged", change <= tol},
-      {"change", change},     {"residual", residual},
-      {"layout", la.spec()},  {"partition", part.spec().empty() ? o.run.partition : part.spec()}};
+      {"app", "linsolve"},
+      {"n", o.n},
+      {"max_iters", o.iters},
+      {"iterations", iterations},
+      {"tol", tol},
+      {"converged", change <= tol},
+      {"change", change},
+      {"residual", residual},
+      {"layout", la.spec()},
+      {"partition", part.spec().empty() ? o.run.partition.value : part.spec()}};
   char headline[256];
   std::snprintf(headline, sizeof headline, "hit-linsolve: dense Jacobi, n = %ld, %s, %d ranks (%s)",
                 o.n, o.run.type.c_str(), env.size(), la.spec().c_str());

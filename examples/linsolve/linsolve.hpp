@@ -13,11 +13,11 @@
 namespace hit::linsolve {
 
 struct Options {
-  long n = 1024;       // unknowns
-  int iters = 200;     // iterations at most
-  double tol = 1e-10;  // stop when max |x_new − x| <= tol
-  std::string layout = "blocks";
-  std::string out;  // the solution as a raw file
+  long n = 1024;              // unknowns
+  int iters = 200;            // iterations at most
+  double tol = 1e-10;         // stop when max |x_new − x| <= tol
+  Setting layout = "blocks";  // resolved at the start (main.cpp)
+  std::string out;            // the solution as a raw file
   BalanceOptions balance;
   app::RunOptions run;
 };

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     cli.add_option("--out", o.out, "write x to this raw file")->check(hit::cli::file_name());
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-linsolve")) return 0;
     hit::app::apply_balance_flags(env, balance, o.balance);
-    if (!layout.empty()) env.config().set("layout-a", layout, "--layout");
+    o.layout = hit::app::given_or(hit::layout_setting(env, "a", o.layout.code), layout, "--layout");
     o.run.apply(env, "a");
     return hit::linsolve::run(env, o);
   });

@@ -27,18 +27,21 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->expected(3)
         ->check(CLI::Number);
-    cli.add_option("--layout", o.layout,
+    std::string layout, schedule;
+    cli.add_option("--layout", layout,
                    "layout of the output's rows (and A's) over the processes (else HIT_LAYOUT_OUT, "
                    "else blocks); whole rows");
-    cli.add_option("--schedule", o.schedule,
+    cli.add_option("--schedule", schedule,
                    "static (each rank its rows of --layout, one launch) or "
                    "workPackages[:size=G|auto][,depth=D] (else HIT_SCHEDULE, else "
                    "workPackages:size=auto,depth=2)");
     o.run.add_to(cli, "compare the output with a serial computation",
                  "draw which device computed which package, and when, to this SVG file", "OUT");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-packages")) return 0;
-    if (!o.layout.empty()) env.config().set("layout-out", o.layout, "--layout");
-    if (!o.schedule.empty()) env.config().set("schedule", o.schedule, "--schedule");
+    o.layout =
+        hit::app::given_or(hit::layout_setting(env, "out", o.layout.code), layout, "--layout");
+    o.schedule = hit::app::given_or(env.config().resolve("schedule", o.schedule.code, "schedule"),
+                                    schedule, "--schedule");
     o.run.apply(env, "out");
     return hit::packages::run(env, o);
   });

@@ -62,7 +62,7 @@ template <class T>
 int compute(Environment& env, const Options& o) {
   const bool gemm = o.workload == "gemm";
   const Frame frame = frame_of(o, gemm ? o.n : (o.width > 0 ? o.width : o.n));
-  const Schedule schedule = schedule_of(env);
+  const Schedule schedule = schedule_of(env, o.schedule);
   Problem<T> p = make_problem<T>(env, o, frame);
   const auto gemm_k = gemm_accumulate<T>();
   const auto mandel_k = mandelbrot_kernel<T>(frame);
@@ -70,12 +70,10 @@ int compute(Environment& env, const Options& o) {
   std::unique_ptr<WorkPackages> packages;
   if (schedule.dynamic()) {
     packages = std::make_unique<WorkPackages>(
-        env, p.domain, *schedule.options,
-        partition(o.run.partition, p.domain, {.access = access, .label = "out"}));
+        env, p.domain, *schedule.options, partition(o.run.partition, p.domain, {.access = access}));
   }
-  const Partition whole =
-      partition(o.run.partition, p.result.is_null() ? Shape() : p.result.shape(),
-                {.access = access, .label = "out"});
+  const Partition whole = partition(
+      o.run.partition, p.result.is_null() ? Shape() : p.result.shape(), {.access = access});
   Tile<T>& a = p.a;
   Tile<T>& b = p.b;
   Tile<T>& result = p.result;

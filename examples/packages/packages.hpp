@@ -18,8 +18,9 @@ struct Options {
   long width = 0;                            // mandelbrot: columns (0: n)
   int iters = 256;                           // mandelbrot: iterations at most per pixel
   std::vector<double> view{-0.7, 0.0, 2.5};  // mandelbrot: centre x, centre y, height
-  std::string layout;    // the rows of the output (and of A): else HIT_LAYOUT_OUT
-  std::string schedule;  // static | workPackages[:size=G|auto][,depth=D]
+  Setting layout = "blocks";  // the rows of the output (and of A), resolved at the start
+  // static | workPackages[:size=G|auto][,depth=D], resolved at the start
+  Setting schedule = "workPackages:size=auto,depth=2";
   app::RunOptions run;
 };
 

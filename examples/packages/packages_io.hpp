@@ -101,11 +101,15 @@ struct Schedule {
   bool dynamic() const { return options.has_value(); }
 };
 
-inline Schedule schedule_of(Environment& env) {
+inline Schedule schedule_of(Environment& env, const Setting& schedule) {
   Schedule s;
-  s.text = env.config().get("schedule").value_or("workPackages:size=auto,depth=2");
+  s.text = schedule.value;
   collectively(env.comm(), [&] {
-    if (s.text != "static") s.options = PackageOptions::parse(s.text);
+    try {
+      if (s.text != "static") s.options = PackageOptions::parse(s.text);
+    } catch (const Error& e) {
+      throw schedule.explain(e);
+    }
   });
   return s;
 }
@@ -142,7 +146,7 @@ Problem<T> make_problem(Environment& env, const Options& o, const Frame& frame) 
   p.width = frame.cols;
   p.frame = frame;
   p.domain = Shape::extents({p.n, p.width});
-  p.rows = layout("blocks", topology("array"), p.domain, {.label = "out"});
+  p.rows = layout(o.layout, topology("array"), p.domain);
   collectively(env.comm(), [&] {
     const Tile<T> probe = Tile<T>::of(p.rows);
     if (!probe.is_null() && !(probe.shape()[1] == p.domain[1])) {
@@ -421,13 +425,14 @@ int report_run(Environment& env, const Options& o, const Problem<T>& p, const Sc
   // The work a rank was given: what it computed (static: its block).
   const double row_work = p.gemm ? 2.0 * n * n : static_cast<double>(p.width);
   harness.set_work(static_cast<double>(mine.rows) * row_work);
-  nlohmann::json fields = {{"app", "packages"},
-                           {"workload", o.workload},
-                           {"n", p.n},
-                           {"width", p.width},
-                           {"layout", p.rows.spec()},
-                           {"partition", whole.spec().empty() ? o.run.partition : whole.spec()},
-                           {"schedule", packages != nullptr ? "workPackages" : "static"}};
+  nlohmann::json fields = {
+      {"app", "packages"},
+      {"workload", o.workload},
+      {"n", p.n},
+      {"width", p.width},
+      {"layout", p.rows.spec()},
+      {"partition", whole.spec().empty() ? o.run.partition.value : whole.spec()},
+      {"schedule", packages != nullptr ? "workPackages" : "static"}};
   fields["iters"] = p.gemm ? nlohmann::json(nullptr) : nlohmann::json(o.iters);
   fields["view"] = p.gemm ? nlohmann::json(nullptr) : nlohmann::json(o.view);
   std::vector<std::string> lines;

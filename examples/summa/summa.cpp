@@ -70,9 +70,9 @@ int multiply(Environment& env, const Options& o) {
   app::Harness harness(env, o.run);
   // The three matrices, laid on the processes by the layouts chosen by name.
   const Topology procs = topology(o.topology);
-  const Layout la = layout(o.layout_a, procs, Shape::extents({o.n, o.m}), {.label = "a"});
-  const Layout lb = layout(o.layout_b, procs, Shape::extents({o.m, o.k}), {.label = "b"});
-  const Layout lc = layout(o.layout_c, procs, Shape::extents({o.n, o.k}), {.label = "c"});
+  const Layout la = layout(o.layout_a, procs, Shape::extents({o.n, o.m}));
+  const Layout lb = layout(o.layout_b, procs, Shape::extents({o.m, o.k}));
+  const Layout lc = layout(o.layout_c, procs, Shape::extents({o.n, o.k}));
   check_and_draw(env, o, la, lb, lc);
 
   // This process's blocks. C stays on its device; A and B stay where they are: panels of them
@@ -93,7 +93,7 @@ int multiply(Environment& env, const Options& o) {
 
   // The local update C += A_panel · B_panel on the process's device.
   const auto gemm = gemm_accumulate<T>();
-  const Partition part = partition(o.run.partition, mine, {.access = gemm.access(), .label = "c"});
+  const Partition part = partition(o.run.partition, mine, {.access = gemm.access()});
 
   harness.repeat(
       [&](int) {

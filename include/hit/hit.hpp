@@ -28,6 +28,7 @@
 #include "hit/core/param.hpp"
 #include "hit/core/program.hpp"
 #include "hit/core/registry.hpp"
+#include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/units.hpp"

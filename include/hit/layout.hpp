@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hit/core/registry.hpp"
+#include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/shape.hpp"
@@ -83,6 +84,11 @@ class Layout {
   const Topology& topology() const noexcept { return topology_; }
   const Shape& shape() const noexcept { return shape_; }
   std::string spec() const { return spec_; }
+  // What the program's code asked for, when hit::layout() was given a Setting that the command
+  // line or a HIT_* variable overrode (then set_by() names which); else spec() again. A layout
+  // made otherwise reports its spec and no source.
+  const std::string& requested() const noexcept { return requested_.empty() ? spec_ : requested_; }
+  const std::string& set_by() const noexcept { return set_by_; }
   int procs() const noexcept { return topology_.procs(); }
   // The device of every process the layout was made for (hit::layout() fills it; empty when
   // unknown).
@@ -171,7 +177,9 @@ class Layout {
   std::shared_ptr<const detail::BlockTree> tree_;
   int self_ = -1;  // the process local() describes; -1: Environment::current()'s rank
   std::vector<DeviceBinding> devices_;
-  friend Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
+  std::string requested_;  // the code's spec when an override replaced it
+  std::string set_by_;     // the option or variable that did
+  friend Layout layout(const Setting& spec, const Topology& topo, const Shape& shape,
                        const LayoutOptions& options);
 };
 
@@ -194,11 +202,8 @@ class LayoutRegistry : public Registry<LayoutPlugin> {
 };
 
 // What hit::layout() may be told besides the spec, the topology and the shape (designated
-// initialisers: layout("blocks", topo, shape, {.label = "grid"})).
+// initialisers: layout("blocks", topo, shape, {.devices = plan})).
 struct LayoutOptions {
-  // Non-empty: enables the run-time override, a value of config key "layout-<label>" (the command
-  // line's --layout-<label>, else the environment variable HIT_LAYOUT_<LABEL>) replaces `spec`.
-  std::string label{};
   // One binding per process of the topology (a plan for another run); empty: the run's own
   // binding (the physical topology's, collective on first use), cut or padded with host bindings
   // to the topology's size.
@@ -206,9 +211,18 @@ struct LayoutOptions {
 };
 
 // Builds a layout by spec with the plug-ins of the run's Environment (Environment::current(),
-// whose rank local() then describes).
-[[nodiscard]] Layout layout(std::string_view spec, const Topology& topo, const Shape& shape,
+// whose rank local() then describes). `spec` is the program's text, or a Setting resolved where
+// the program starts (layout_setting()): then the layout records what the code asked for and what
+// replaced it, and an error in the replacement names what set it.
+[[nodiscard]] Layout layout(const Setting& spec, const Topology& topo, const Shape& shape,
                             const LayoutOptions& options = {});
+
+// The spec of the layout the program calls `label`, resolved from the run's configuration: the
+// command line's value of "layout-<label>" (Config::set: --layout-<label>, or the program's own
+// flag), else HIT_LAYOUT_<LABEL>, else `code`. Resolve it where the program starts and pass it to
+// layout() or sparse_layout(): nothing replaces a spec the program does not pass this way.
+[[nodiscard]] Setting layout_setting(const Environment& env, std::string_view label,
+                                     std::string code);
 
 // ---- building blocks for layout plug-ins ------------------------------------------------------
 

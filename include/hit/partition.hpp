@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hit/core/registry.hpp"
+#include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
 #include "hit/device_kind.hpp"
 #include "hit/shape.hpp"
@@ -182,7 +183,7 @@ class PartitionRegistry : public Registry<PartitionPlugin> {
 };
 
 // What hit::partition() may be told besides the spec and the domain (designated initialisers:
-// partition("blocks", domain, {.access = k.access(), .label = "c"})).
+// partition("blocks", domain, {.access = k.access()})).
 struct PartitionOptions {
   // What the kernel reads around each index (shapes CUDA blocks; unknown: only its own).
   AccessPattern access{};
@@ -191,17 +192,22 @@ struct PartitionOptions {
   // The device to partition for (tools, tests, planning for another rank); empty: the device this
   // rank is bound to.
   std::optional<PartitionDevice> device{};
-  // Non-empty: enables the run-time override, config key "partition-<label>" (the command line's
-  // --partition-<label>, else HIT_PARTITION_<LABEL>) replaces `spec`.
-  std::string label{};
 };
 
 // Builds the partition named by `spec` of `domain`, with the plug-ins of the run's Environment
 // (Environment::current()). A null or empty `domain` (an inactive process's) gives the empty
 // Partition(), which hit::launch runs as nothing; the spec is still checked, so a bad one fails
-// on every process.
-[[nodiscard]] Partition partition(std::string_view spec, const Shape& domain,
+// on every process. `spec` is the program's text, or a Setting resolved where the program starts
+// (partition_setting()), whose source an error in a replaced spec names.
+[[nodiscard]] Partition partition(const Setting& spec, const Shape& domain,
                                   const PartitionOptions& options = {});
+
+class Environment;
+// The spec of the partition the program calls `label`: the command line's value of
+// "partition-<label>" (Config::set: --partition-<label>, or the program's own flag), else
+// HIT_PARTITION_<LABEL>, else `code`.
+[[nodiscard]] Setting partition_setting(const Environment& env, std::string_view label,
+                                        std::string code);
 
 namespace detail {
 // Defined with the built-in plug-ins (plugins/partitions/builtin.cpp).

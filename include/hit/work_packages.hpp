@@ -140,7 +140,7 @@ class WorkPackages {
  public:
   // `domain`: the indices the kernel computes (its first axis is cut into packages); `partition`:
   // a partition of `domain`, built as for hit::launch (hit::partition(spec, domain,
-  // {.access = ..., .label = ...}), where a label lets HIT_PARTITION_<LABEL> override the spec):
+  // {.access = ...}), its spec perhaps a partition_setting() that HIT_PARTITION_<LABEL> replaced):
   // each package's launch uses its plug-in and parameters over the package's rows.
   // Error(invalid_argument) when it is not a partition of `domain`. Without one, each launch's
   // partition is `single`.

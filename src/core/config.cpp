@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <utility>
 
 namespace hit {
 
@@ -28,6 +29,16 @@ std::optional<std::string> Config::source(const std::string& key) const {
     return env_name(key);
   }
   return std::nullopt;
+}
+
+Setting Config::resolve(const std::string& key, std::string code, std::string name) const {
+  Setting s(std::move(code));
+  s.name = std::move(name);
+  if (auto value = get(key)) {
+    s.value = *value;
+    s.source = source(key).value_or(env_name(key));
+  }
+  return s;
 }
 
 }  // namespace hit

@@ -2,6 +2,7 @@
 // layout (--layout-<label>, HIT_LAYOUT_<LABEL>), the run's devices and nodes given to the plug-in,
 // and the checks of what it returns.
 #include <string>
+#include <utility>
 
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -18,18 +19,6 @@ LayoutRegistry::LayoutRegistry(Environment& /*env*/) : Registry<LayoutPlugin>("l
 }
 
 namespace detail {
-
-LayoutChoice choose_layout(const Environment& env, std::string_view spec, std::string_view label) {
-  LayoutChoice choice{std::string(spec), {}};
-  if (label.empty()) return choice;
-  const std::string key = "layout-" + std::string(label);
-  if (auto value = env.config().get(key)) {
-    choice.spec = *value;
-    choice.origin = "layout of '" + std::string(label) + "' set to '" + choice.spec + "' by " +
-                    env.config().source(key).value_or(Config::env_name(key));
-  }
-  return choice;
-}
 
 LayoutBinding layout_binding(Environment& env, const std::string& spec_text, int procs,
                              std::vector<DeviceBinding> given) {
@@ -55,12 +44,16 @@ LayoutBinding layout_binding(Environment& env, const std::string& spec_text, int
 
 }  // namespace detail
 
-Layout layout(std::string_view spec_text, const Topology& topo, const Shape& shape,
+Setting layout_setting(const Environment& env, std::string_view label, std::string code) {
+  return env.config().resolve("layout-" + std::string(label), std::move(code),
+                              "layout of '" + std::string(label) + "'");
+}
+
+Layout layout(const Setting& chosen, const Topology& topo, const Shape& shape,
               const LayoutOptions& options) {
   Environment& env = Environment::current();
-  const detail::LayoutChoice choice = detail::choose_layout(env, spec_text, options.label);
   try {
-    const Spec spec = Spec::parse(choice.spec);
+    const Spec spec = Spec::parse(chosen.value);
     const LayoutPlugin& plugin = env.extension<LayoutRegistry>().get(spec);
     if (topo.procs() < 1) {
       throw Error(ErrorKind::topology, "layout '" + spec.str() + "' needs a topology, got none");
@@ -76,6 +69,10 @@ Layout layout(std::string_view spec_text, const Topology& topo, const Shape& sha
     Layout result = plugin.make(request);
     result.self_ = env.rank();
     result.devices_ = request.devices;
+    if (chosen.overridden()) {
+      result.requested_ = chosen.code;
+      result.set_by_ = chosen.source;
+    }
     if (!(result.shape() == shape) || result.procs() != topo.procs()) {
       throw Error(ErrorKind::plugin, "layout plug-in '" + spec.name() + "' returned a layout of " +
                                          result.shape().str() + " over " +
@@ -84,8 +81,8 @@ Layout layout(std::string_view spec_text, const Topology& topo, const Shape& sha
     }
     return result;
   } catch (const Error& e) {
-    if (choice.origin.empty()) throw;
-    throw choice.explain(e);
+    if (!chosen.overridden()) throw;
+    throw chosen.explain(e);
   }
 }
 

@@ -1,8 +1,7 @@
 #pragma once
 // What every by-name layout builder resolves before its plug-in runs, in one place so that dense
-// (hit::layout) and sparse (hit::sparse_layout) layouts read the same override and bind the same
-// devices: the spec a labelled layout uses (--layout-<label>, else HIT_LAYOUT_<LABEL>), the
-// device and node of every process, and the speed a binding declares.
+// (hit::layout) and sparse (hit::sparse_layout) layouts bind the same devices: the device and
+// node of every process, and the speed a binding declares.
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -13,23 +12,6 @@
 #include "hit/device_binding.hpp"
 
 namespace hit::detail {
-
-// The spec text a layout uses, and where it came from when the override replaced the code's.
-struct LayoutChoice {
-  std::string spec;
-  std::string origin;  // empty: the code's spec; else "layout of 'grid' set to '...' by ..."
-
-  // `e` with the origin in front, so a bad override names the variable that set it (rethrow
-  // `e` itself when origin is empty).
-  [[nodiscard]] Error explain(const Error& e) const {
-    return Error(e.kind(), origin + ": " + e.what());
-  }
-};
-
-// `spec`, replaced by the value of config key "layout-<label>" when `label` is non-empty and the
-// key is set.
-[[nodiscard]] LayoutChoice choose_layout(const Environment& env, std::string_view spec,
-                                         std::string_view label);
 
 // The devices and nodes a layout plug-in gets for `procs` processes.
 struct LayoutBinding {

@@ -442,28 +442,22 @@ Partition make_partition(Environment& env, std::string_view spec_text,
 
 }  // namespace
 
-Partition partition(std::string_view spec_text, const Shape& domain,
-                    const PartitionOptions& options) {
+Setting partition_setting(const Environment& env, std::string_view label, std::string code) {
+  return env.config().resolve("partition-" + std::string(label), std::move(code),
+                              "partition of '" + std::string(label) + "'");
+}
+
+Partition partition(const Setting& spec, const Shape& domain, const PartitionOptions& options) {
   Environment& env = Environment::current();
-  const std::string& label = options.label;
-  std::string chosen(spec_text);
-  std::string origin;
-  if (!label.empty()) {
-    const std::string key = "partition-" + label;
-    if (auto value = env.config().get(key)) {
-      chosen = *value;
-      origin = fmt::format("partition of '{}' set to '{}' by {}", label, chosen,
-                           env.config().source(key).value_or(Config::env_name(key)));
-    }
-  }
   try {
     const PartitionDevice device = options.device ? *options.device : PartitionDevice::of(env);
-    Partition made = make_partition(env, chosen, device, domain, options.access, options.footprint);
+    Partition made =
+        make_partition(env, spec.value, device, domain, options.access, options.footprint);
     if (made.out_of_core()) env.note_out_of_core_partition();
     return made;
   } catch (const Error& e) {
-    if (origin.empty()) throw;
-    throw Error(e.kind(), origin + ": " + e.what());
+    if (!spec.overridden()) throw;
+    throw spec.explain(e);
   }
 }
 

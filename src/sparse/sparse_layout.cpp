@@ -260,16 +260,15 @@ void check_graph(const CsrPattern& mine, const std::string& spec, MPI_Comm comm)
 
 }  // namespace
 
-SparseLayout sparse_layout(std::string_view spec_text, const Topology& topo, const CsrPattern& mine,
+SparseLayout sparse_layout(const Setting& chosen, const Topology& topo, const CsrPattern& mine,
                            const SparseLayoutOptions& options) {
   Environment& env = Environment::current();
   const MPI_Comm comm = env.comm();
-  const detail::LayoutChoice choice = detail::choose_layout(env, spec_text, options.label);
   try {
     Spec spec;
     const SparseLayoutPlugin* plugin = nullptr;
     collectively(comm, [&] {
-      spec = Spec::parse(choice.spec);
+      spec = Spec::parse(chosen.value);
       plugin = &env.extension<SparseLayoutRegistry>().get(spec);
       require(topo.procs() >= 1, ErrorKind::topology,
               "sparse layout '" + spec.str() + "' needs a topology, got none");
@@ -288,11 +287,15 @@ SparseLayout sparse_layout(std::string_view spec_text, const Topology& topo, con
                       " for " + std::to_string(mine.global_rows) + " rows over " + topo.str());
     }
     result.self_ = env.rank();
+    if (chosen.overridden()) {
+      result.requested_ = chosen.code;
+      result.set_by_ = chosen.source;
+    }
     result.measure(mine, comm);
     return result;
   } catch (const Error& e) {
-    if (choice.origin.empty()) throw;
-    throw choice.explain(e);
+    if (!chosen.overridden()) throw;
+    throw chosen.explain(e);
   }
 }
 

@@ -503,25 +503,36 @@ TEST(LayoutRegistry, ListsEveryBuiltinAndValidatesKeys) {
 TEST(LayoutOverride, CommandLineAndEnvironmentReplaceTheSpecInCode) {
   auto& env = hit::Environment::current();
   const auto topo = hit::topology("array", 3);
-  // No override: the code's choice.
-  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), {.label = "unsetlabel"}).spec(), "blocks");
+  const auto made = [&](const hit::Setting& spec) { return hit::layout(spec, topo, S("[0:10]")); };
+  // No override: the code's choice, and nothing to report.
+  const hit::Layout plain = made(hit::layout_setting(env, "unsetlabel", "blocks"));
+  EXPECT_EQ(plain.spec(), "blocks");
+  EXPECT_EQ(plain.requested(), "blocks");
+  EXPECT_EQ(plain.set_by(), "");
   ::setenv("HIT_LAYOUT_MATRIX_A", "cyclic", 1);
-  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-a"}).spec(), "cyclic");
-  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]")).spec(), "blocks");  // no label, no override
-  env.config().set("layout-matrix-a", "weighted:w=1,2,1");               // the command line wins
-  EXPECT_EQ(hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-a"}).spec(),
-            "weighted:w=1,2,1");
+  const hit::Layout by_variable = made(hit::layout_setting(env, "matrix-a", "blocks"));
+  EXPECT_EQ(by_variable.spec(), "cyclic");
+  EXPECT_EQ(by_variable.requested(), "blocks");  // what the code asked for, beside what ran
+  EXPECT_EQ(by_variable.set_by(), "HIT_LAYOUT_MATRIX_A");
+  // Only a spec resolved as a setting is replaced: the plain text runs as written.
+  EXPECT_EQ(made("blocks").spec(), "blocks");
+  env.config().set("layout-matrix-a", "weighted:w=1,2,1");  // the command line wins
+  const hit::Setting flag = hit::layout_setting(env, "matrix-a", "blocks");
+  EXPECT_EQ(flag.value, "weighted:w=1,2,1");
+  EXPECT_EQ(flag.code, "blocks");
+  EXPECT_EQ(flag.source, "--layout-matrix-a");
+  EXPECT_EQ(made(flag).spec(), "weighted:w=1,2,1");
   env.config().set("layout-matrix-a", "nonsense");
-  const std::string msg =
-      error_of([&] { (void)hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-a"}); });
+  const std::string msg = error_of([&] { (void)made(hit::layout_setting(env, "matrix-a", "x")); });
   // The error names where the spec came from: the option that set it, else the variable.
   EXPECT_THAT(msg, HasSubstr("layout of 'matrix-a' set to 'nonsense' by --layout-matrix-a: "));
   EXPECT_THAT(msg, Not(HasSubstr("HIT_LAYOUT_MATRIX_A")));
   EXPECT_THAT(msg, HasSubstr("registered: "));
   ::setenv("HIT_LAYOUT_MATRIX_B", "nonsense", 1);
-  EXPECT_THAT(
-      error_of([&] { (void)hit::layout("blocks", topo, S("[0:10]"), {.label = "matrix-b"}); }),
-      HasSubstr("set to 'nonsense' by HIT_LAYOUT_MATRIX_B: "));
+  EXPECT_THAT(error_of([&] { (void)made(hit::layout_setting(env, "matrix-b", "blocks")); }),
+              HasSubstr("set to 'nonsense' by HIT_LAYOUT_MATRIX_B: "));
+  // A bad spec the code wrote itself is not said to be set by anything.
+  EXPECT_THAT(error_of([&] { (void)made("nonsense"); }), Not(HasSubstr("set to")));
   ::unsetenv("HIT_LAYOUT_MATRIX_B");
   ::unsetenv("HIT_LAYOUT_MATRIX_A");
   env.config().set("layout-matrix-a", "blocks");

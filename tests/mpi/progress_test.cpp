@@ -85,8 +85,7 @@ int launches_until_received() {
   // 2^20 doubles per process: far beyond any eager limit, so the block travels in a rendezvous.
   const index_t block = index_t{1} << 20;
   const int procs = env().size();
-  const auto lay = hit::layout("blocks", hit::topology("array"), Shape::extents({block * procs}),
-                               {.label = "progress"});
+  const auto lay = hit::layout("blocks", hit::topology("array"), Shape::extents({block * procs}));
   Tile<double> mine = Tile<double>::of(lay);
   mine.fill(1.0 + env().rank());
   std::vector<Shape> wanted(static_cast<std::size_t>(procs));

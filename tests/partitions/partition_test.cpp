@@ -312,11 +312,12 @@ TEST(PartitionEntry, OverrideByLabelAndThisRanksDevice) {
   const auto p = hit::partition("single", domain);
   EXPECT_EQ(p.device_kind(), mine.kind);
   e.config().set("partition-grid", "threads:threads=2");
-  const auto q = hit::partition("single", domain, {.label = "grid"});
+  const auto q = hit::partition(hit::partition_setting(e, "grid", "single"), domain);
   EXPECT_EQ(q.spec(), "threads:threads=2");
+  EXPECT_EQ(hit::partition("single", domain).spec(), "single");  // text is not replaced
   e.config().set("partition-grid", "bogus");
   try {
-    (void)hit::partition("single", domain, {.label = "grid"});
+    (void)hit::partition(hit::partition_setting(e, "grid", "single"), domain);
     ADD_FAILURE() << "bogus accepted";
   } catch (const hit::Error& err) {
     EXPECT_THAT(err.what(), HasSubstr("partition of 'grid' set to 'bogus' by --partition-grid: "));

@@ -27,7 +27,7 @@ using hit::index_t;
 using hit_test::error_of;
 using hit_test::grid_rows;
 
-hit::SparseLayout make(const std::string& spec, int procs, const hit::CsrPattern& g,
+hit::SparseLayout make(const hit::Setting& spec, int procs, const hit::CsrPattern& g,
                        const hit::SparseLayoutOptions& options = {}) {
   return hit::sparse_layout(spec, hit::topology("array", procs), g, options);
 }
@@ -304,14 +304,18 @@ TEST(SparseLayout, ModelsAndTheBindingSetTheShares) {
   EXPECT_EQ(make("rows", 2, g, {.devices = devices}).row_count(0), 512);  // equal by default
 }
 
-TEST(SparseLayout, TheOverrideReplacesALabelledSpec) {
+TEST(SparseLayout, AResolvedSettingReplacesTheSpec) {
   const hit::CsrPattern g = grid_rows(8, 0, 64);
-  hit::Environment::current().config().set("layout-sparse-test", "rows:w=1,3");
-  const hit::SparseLayout l = make("metis", 2, g, {.label = "sparse-test"});
+  auto& env = hit::Environment::current();
+  env.config().set("layout-sparse-test", "rows:w=1,3");
+  const hit::SparseLayout l = make(hit::layout_setting(env, "sparse-test", "metis"), 2, g);
   EXPECT_EQ(l.spec(), "rows:w=1,3");
+  EXPECT_EQ(l.requested(), "metis");
+  EXPECT_EQ(l.set_by(), "--layout-sparse-test");
   EXPECT_EQ(l.row_count(0), 16);
-  hit::Environment::current().config().set("layout-sparse-bad", "rows:w=1", "--layout");
-  const std::string e = error_of([&] { (void)make("metis", 2, g, {.label = "sparse-bad"}); });
+  env.config().set("layout-sparse-bad", "rows:w=1", "--layout");
+  const std::string e =
+      error_of([&] { (void)make(hit::layout_setting(env, "sparse-bad", "metis"), 2, g); });
   EXPECT_NE(e.find("set to 'rows:w=1' by --layout: "), std::string::npos) << e;
   EXPECT_NE(e.find("w has 1 weights, expected 2"), std::string::npos) << e;
 }

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "hit/core/setting.hpp"
+
 namespace hit {
 
 class Config {
@@ -24,6 +26,11 @@ class Config {
   // Where get(key) comes from: the command-line option that set it, else the environment
   // variable; nothing when neither is set.
   std::optional<std::string> source(const std::string& key) const;
+
+  // The setting `key` resolved where a program starts: the command-line value, else HIT_<KEY>,
+  // else `code` (the program's own choice), with what set it; `name` says what it sets, for
+  // messages ("layout of 'a'").
+  Setting resolve(const std::string& key, std::string code, std::string name) const;
 
   // Name of the environment variable that configures `key`.
   static std::string env_name(const std::string& key);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hit/core/registry.hpp"
+#include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/shape.hpp"
@@ -53,6 +54,11 @@ class SparseLayout {
   [[nodiscard]] const Topology& topology() const noexcept { return topology_; }
   [[nodiscard]] int procs() const noexcept { return topology_.procs(); }
   [[nodiscard]] const std::string& spec() const noexcept { return spec_; }
+  // What the program's code asked for and what replaced it, as Layout::requested() and set_by().
+  [[nodiscard]] const std::string& requested() const noexcept {
+    return requested_.empty() ? spec_ : requested_;
+  }
+  [[nodiscard]] const std::string& set_by() const noexcept { return set_by_; }
   [[nodiscard]] index_t rows() const noexcept { return static_cast<index_t>(owner_.size()); }
 
   // The owner of global row `row`; -1 outside [0, rows()).
@@ -102,7 +108,9 @@ class SparseLayout {
   std::vector<SparsePartStats> stats_;
   index_t edge_cut_ = 0;
   int self_ = -1;  // -1: Environment::current()'s rank
-  friend SparseLayout sparse_layout(std::string_view, const Topology&, const CsrPattern&,
+  std::string requested_;
+  std::string set_by_;
+  friend SparseLayout sparse_layout(const Setting&, const Topology&, const CsrPattern&,
                                     const SparseLayoutOptions&);
 };
 
@@ -139,9 +147,6 @@ class SparseLayoutRegistry : public Registry<SparseLayoutPlugin> {
 };
 
 struct SparseLayoutOptions {
-  // Non-empty: config key "layout-<label>" (--layout-<label>, else HIT_LAYOUT_<LABEL>) replaces
-  // the spec, as for dense layouts.
-  std::string label{};
   // One binding per process (a plan for another run); empty: the run's own binding.
   std::vector<DeviceBinding> devices{};
 };
@@ -149,8 +154,9 @@ struct SparseLayoutOptions {
 // Builds a layout by spec with the plug-ins of Environment::current(), collectively over its
 // communicator: every process passes its rows of the graph (any distribution, each global row
 // held once; square: global_rows == global_cols), and gets the same layout, measured on the graph
-// (stats(), edge_cut()). Errors are agreed: every process throws the same Error.
-[[nodiscard]] SparseLayout sparse_layout(std::string_view spec, const Topology& topo,
+// (stats(), edge_cut()). Errors are agreed: every process throws the same Error. `spec` as for
+// hit::layout(): text, or a Setting (layout_setting(), hit/layout.hpp) that may replace it.
+[[nodiscard]] SparseLayout sparse_layout(const Setting& spec, const Topology& topo,
                                          const CsrPattern& mine,
                                          const SparseLayoutOptions& options = {});
 

@@ -36,9 +36,10 @@ int main(int argc, char** argv) {
   return hit::run_program(argc, argv, "heat", [](hit::Environment& env, int, char**) {
     const hit::index_t n = 256;
     const int sweeps = 100;
-    // The plate over a 2-D grid of processes, by the layout named here (or HIT_LAYOUT_PLATE).
-    const hit::Layout plate = hit::layout("blocks", hit::topology("mesh2d"),
-                                          hit::Shape::extents({n, n}), {.label = "plate"});
+    // The plate over a 2-D grid of processes, by the layout named here unless HIT_LAYOUT_PLATE
+    // names another: the override resolved where it applies, and reported by plate.set_by().
+    const hit::Layout plate = hit::layout(hit::layout_setting(env, "plate", "blocks"),
+                                          hit::topology("mesh2d"), hit::Shape::extents({n, n}));
     // This process's block with a ring of ghost cells, twice, kept on its device.
     auto u = hit::Resident<double>::of(plate, {.ghost = 1});
     auto v = hit::Resident<double>::of(plate, {.ghost = 1});
