@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 FAKE = r'''#!/usr/bin/env python3
-import json, os, sys, time
+import json, os, re, sys, time
 name = os.path.basename(sys.argv[0])
 args = sys.argv[1:]
 mode = os.environ.get("FAKE_MODE", "good")
@@ -36,7 +36,13 @@ if name == "mpiexec":
     os.execv(args[2], args[2:])
 if hit_bin and name.startswith("hit-"):
     real = os.path.join(hit_bin, name)
-    os.execv(real, [real] + [a.replace("cuda:0", "emu:0") for a in args])
+    # The emulated device in cuda:0's place is CPU-clocked: on a loaded machine a wall-clocked one
+    # can time slower than the CPU ranks beside it, and placement then leaves it without work.
+    def emulated(text):
+        return re.sub(r"cuda:0(?:\(([^)]*)\))?",
+                      lambda m: "emu:0(clock=cpu" + (f",{m.group(1)}" if m.group(1) else "") + ")",
+                      text)
+    os.execv(real, [real] + [emulated(a) for a in args])
 n = int(arg("--n", 64))
 np = int(os.environ.get("FAKE_NP", 1))
 check = {"ran": "--check" in args, "passed": True, "max_rel_error": 1e-15}
