@@ -399,8 +399,12 @@ void Dispatcher::back_off() {
   if (++idle_spins_ < 16) {
     std::this_thread::yield();
   } else {
-    // Answer the others' claims and surveys before sleeping (a survey waits on every rank).
+    // Answer the others' claims and surveys before sleeping (a survey waits on every rank), and
+    // give up idle device copies that a rank sharing the device waits for room for, as every
+    // other wait of the library does (env.while_waiting): a rank spinning here holds them
+    // otherwise, and that rank waits until its timeout.
     poke_progress(comm_);
+    engine_.env().while_waiting();
     std::this_thread::sleep_for(std::chrono::microseconds(std::min(4 * idle_spins_, 250)));
   }
 }
