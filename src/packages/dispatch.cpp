@@ -345,7 +345,11 @@ void Dispatcher::compute(Slot& slot) {
   engine_.give_back(slot, pkg);
   slot.state = slot.requests.empty() ? Slot::State::free : Slot::State::returning;
   idle_spins_ = 0;
-  if (late && ++missed_ >= misses_to_withdraw && others_working()) {
+  // Misses in a row: a device that became slower misses every package from then on, while a host
+  // whose cores are shared (ranks oversubscribing a node, other jobs) delays one package now and
+  // then, on every device alike.
+  missed_ = late ? missed_ + 1 : 0;
+  if (missed_ >= misses_to_withdraw && others_working()) {
     // Its packages keep missing: what it holds goes to the others (the next round), and it takes
     // no more in this run.
     engine_.withdraw();

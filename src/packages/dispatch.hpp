@@ -75,7 +75,7 @@ class Dispatcher {
   Slot* next_ready();
   void compute(Slot& slot);
   // A package that took `seconds` where `expected` was measured missed: over miss_factor times
-  // as long (and 10 ms more). A device that misses misses_to_withdraw packages in a round
+  // as long (and 10 ms more). A device that misses misses_to_withdraw packages in a row
   // withdraws.
   static constexpr double miss_factor = 20;
   static constexpr int misses_to_withdraw = 2;
@@ -101,7 +101,7 @@ class Dispatcher {
   std::uint64_t sequence_ = 0;  // claims so far: packages launch in this order
   int idle_spins_ = 0;
   double next_survey_ = 0;  // MPI_Wtime before which this rank, left out by the rule, waits
-  int missed_ = 0;          // packages that missed in this round
+  int missed_ = 0;          // packages in a row that missed
   int declined_ = 0;        // decisions in a row that left this rank out
   std::int64_t published_[3] = {0, 0, 0};  // free_at, per_package, held (MPI reads them)
   // While the device computes, this rank answers the others' claims and gets. Last: the
