@@ -89,7 +89,7 @@ int solve(Environment& env, const Options& o) {
   const Timer input_timer;
   const CsrRows<T> block = o.input.load<T>(env, "--matrix");
   const double input_s = input_timer.seconds();
-  require_square(block, o.input.name());
+  app::require_square(block, "CG", o.input.name());
   require_positive_diagonal(env, block, o.input.name());
   check_outputs(env, o);
   const index_t n = block.global_rows;

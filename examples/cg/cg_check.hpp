@@ -28,16 +28,6 @@ namespace hit::cg {
 // Matrices up to this many rows are also solved serially by --check (dense, on rank 0).
 inline constexpr index_t serial_check_rows = 2000;
 
-template <class T>
-void require_square(const CsrRows<T>& block, const std::string& name) {
-  if (block.global_rows != block.global_cols) {
-    throw Error::everywhere(ErrorKind::invalid_argument,
-                            "CG needs a square matrix: " + name + " is " +
-                                std::to_string(block.global_rows) + " x " +
-                                std::to_string(block.global_cols));
-  }
-}
-
 // A symmetric positive definite matrix has a positive diagonal (a_ii = e_i^T A e_i > 0): a row
 // without one (an empty row, a zero or negative diagonal) makes the system singular or indefinite,
 // and CG would either break down later, blaming the curvature, or converge to another solution

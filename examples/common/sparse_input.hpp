@@ -97,4 +97,16 @@ void write_vector_from(Environment& env, const std::string& path, index_t n,
   write_raw_vector<T>(path, n, block, env.comm());
 }
 
+// Refuses a matrix that is not square, on every process alike: `user` says who needs it to be
+// ("CG", "a graph"), `name` the input.
+template <class T>
+void require_square(const CsrRows<T>& block, const std::string& user, const std::string& name) {
+  if (block.global_rows != block.global_cols) {
+    throw Error::everywhere(ErrorKind::invalid_argument,
+                            user + " needs a square matrix: " + name + " is " +
+                                std::to_string(block.global_rows) + " x " +
+                                std::to_string(block.global_cols));
+  }
+}
+
 }  // namespace hit::app

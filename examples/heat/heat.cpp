@@ -61,7 +61,7 @@ int simulate(Environment& env, const Options& o) {
   const Timer input_timer;
   const CsrRows<T> block = off_diagonal(o.input.load<T>(env, "--graph"));
   const double input_s = input_timer.seconds();
-  require_square_graph(block, o.input.name());
+  app::require_square(block, "a graph", o.input.name());
   check_outputs(env, o);
   app::SparseSystem<T> sys = app::distribute(env, block, o.layout);
   sys.input_s = input_s;

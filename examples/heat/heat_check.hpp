@@ -10,6 +10,7 @@
 
 #include "../common/harness.hpp"
 #include "../common/sparse_gather.hpp"
+#include "../common/sparse_input.hpp"
 #include "../common/sparse_setup.hpp"
 #include "../common/values.hpp"
 #include "heat.hpp"
@@ -24,16 +25,6 @@ inline void check_outputs(Environment& env, const Options& o) {
     if (!o.out.empty()) check_output_path(o.out, "values (--out)");
     if (!o.run.svg.empty()) check_output_path(o.run.svg, "picture (--svg)");
   });
-}
-
-template <class T>
-void require_square_graph(const CsrRows<T>& block, const std::string& name) {
-  if (block.global_rows != block.global_cols) {
-    throw Error::everywhere(ErrorKind::invalid_argument,
-                            "a graph needs a square matrix: " + name + " is " +
-                                std::to_string(block.global_rows) + " x " +
-                                std::to_string(block.global_cols));
-  }
 }
 
 // The serial reference of --check on rank 0: the whole graph, the same update in the same order

@@ -66,6 +66,12 @@ hit_bad_input(cg empty_rows
 hit_bad_input(cg negative_diagonal "row 2 of .*negative_diagonal.mtx has the diagonal -2, not positive \\(1 such row: 2;"
               "--matrix|${_bad}/negative_diagonal.mtx")
 
+# A matrix that is not square, to the programs that need one (the advisor's answer is in 5).
+hit_bad_input(cg not_square "CG needs a square matrix: .*nonsquare.mtx is 3 x 4"
+              "--matrix|${_bad}/nonsquare.mtx")
+hit_bad_input(heat not_square "a graph needs a square matrix: .*nonsquare.mtx is 3 x 4"
+              "--graph|${_bad}/nonsquare.mtx|--iters|3")
+
 # 4. Out of device memory: advice this program can take.
 hit_bad_input(cg device_memory "device emu:0.* is out of memory.*a device with more memory"
               "--generate|poisson2d:n=200|--devices|emu:0(mem=64KiB)" NOT "outOfCore")
