@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "hit/candidate_context.hpp"
 #include "hit/core/registry.hpp"
 #include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
@@ -191,7 +192,13 @@ class LayoutPlugin {
   virtual std::string description() const = 0;
   virtual std::vector<ParamInfo> params() const = 0;
   // `request.spec` has been checked against params().
-  virtual Layout make(const LayoutRequest& request) const = 0;
+  virtual Layout make(
+      const LayoutRequest& request) const = 0;  // The specs the advisor tries for this plug-in
+                                                // (docs/advisor.md, "Candidates"); by default
+  // its name alone, every parameter at its default.
+  virtual std::vector<Spec> candidates(const CandidateContext& /*context*/) const {
+    return {Spec(name())};
+  }
 };
 
 // The layout plug-ins of a run: the built-in ones, plus those added by external plug-ins

@@ -23,6 +23,9 @@ class BlockCyclicLayout final : public LayoutPlugin {
             .named("block size")
             .required("the block size b (e.g. blockCyclic:b=4)")};
   }
+  std::vector<Spec> candidates(const CandidateContext& /*c*/) const override {
+    return {Spec(name()).with("b", 64), Spec(name()).with("b", 128), Spec(name()).with("b", 256)};
+  }
   Layout make(const LayoutRequest& request) const override {
     require_layout_axes(request);
     const Topology& topo = request.topology;

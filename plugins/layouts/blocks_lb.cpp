@@ -96,6 +96,11 @@ class BlocksLbLayout final : public LayoutPlugin {
                             "the fast processes: rank numbers, device kinds (cuda) or devices "
                             "(cuda:0); default: processes bound to a device that is not cpu")};
   }
+  std::vector<Spec> candidates(const CandidateContext& /*c*/) const override {
+    std::vector<Spec> out;
+    for (int f = 1; f <= 9; ++f) out.push_back(Spec(name()).with("factor", f / 10.0));
+    return out;
+  }
   Layout make(const LayoutRequest& request) const override {
     require_layout_axes(request);
     const Topology& topo = request.topology;

@@ -56,6 +56,11 @@ class Columns2dLayout final : public LayoutPlugin {
                 .named("block size")};
   }
 
+  // Weighed by the binding by default; by the speeds when models say more.
+  std::vector<Spec> candidates(const CandidateContext& c) const override {
+    if (c.model_files.empty()) return {Spec(name())};
+    return {Spec(name()).with("w", c.weights())};
+  }
   Layout make(const LayoutRequest& request) const override {
     const std::string spec = request.spec.str();
     const auto fail = [&](const std::string& why) {

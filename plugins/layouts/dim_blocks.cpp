@@ -23,6 +23,11 @@ class DimBlocksLayout final : public LayoutPlugin {
                                   "parts)",
                                   true)};
   }
+  // Its default (the binding's speeds), and the machine's speeds when they differ.
+  std::vector<Spec> candidates(const CandidateContext& c) const override {
+    if (c.even_speeds()) return {Spec(name())};
+    return {Spec(name()), Spec(name()).with("w", c.weights())};
+  }
   Layout make(const LayoutRequest& request) const override {
     const int dim = index_param(request, "dim", 0, request.shape.rank(), "an axis of the shape");
     const Topology& topo = request.topology;

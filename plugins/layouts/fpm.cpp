@@ -39,6 +39,13 @@ class FpmLayout final : public LayoutPlugin {
             model_kind_param()};
   }
 
+  // Needs models: without them, its name alone (refused, with the reason, by the advisor).
+  std::vector<Spec> candidates(const CandidateContext& c) const override {
+    if (c.model_files.empty()) return {Spec(name())};
+    std::string files;
+    for (const std::string& f : c.model_files) files += (files.empty() ? "" : ",") + f;
+    return {Spec(name()).with("models", files)};
+  }
   Layout make(const LayoutRequest& request) const override {
     require_layout_axes(request);
     const Topology& topo = request.topology;

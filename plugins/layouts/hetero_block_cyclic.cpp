@@ -91,6 +91,23 @@ class HeteroBlockCyclicLayout final : public LayoutPlugin {
                                "plan for another run)")};
   }
 
+  // Two tile sizes; with hosts and accelerators both, the host share tuned by prediction (every
+  // multiple of b; the balance formula's value is the first spec's). Weighed by the binding by
+  // default, by the speeds when models say more; the nodes as the run will have them.
+  std::vector<Spec> candidates(const CandidateContext& c) const override {
+    const auto own = [&](Spec s) {
+      if (!c.model_files.empty()) s = s.with("w", c.weights());
+      if (c.ranks_per_node > 0) s = s.with("ranks_per_node", c.ranks_per_node);
+      return s;
+    };
+    std::vector<Spec> out{own(Spec(name()).with("B", 256).with("b", 64)),
+                          own(Spec(name()).with("B", 512).with("b", 128))};
+    if (c.hosts && c.accelerators) {
+      for (int bh = 0; bh <= 256; bh += 64)
+        out.push_back(own(Spec(name()).with("B", 256).with("b", 64).with("bh", bh)));
+    }
+    return out;
+  }
   Layout make(const LayoutRequest& request) const override {
     if (request.shape.rank() < 2) {
       throw Error(ErrorKind::shape,

@@ -48,6 +48,11 @@ class HierarchicalLayout final : public LayoutPlugin {
                            "hit-layout --procs)")};
   }
 
+  // A plan names its nodes: one node of every process when the machine has no others.
+  std::vector<Spec> candidates(const CandidateContext& c) const override {
+    return {Spec(name()).with("ranks_per_node",
+                              c.ranks_per_node > 0 ? c.ranks_per_node : c.topology.procs())};
+  }
   Layout make(const LayoutRequest& request) const override {
     const std::string spec = request.spec.str();
     const auto fail = [&](const std::string& why) {

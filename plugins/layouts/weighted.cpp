@@ -25,6 +25,10 @@ class WeightedLayout final : public LayoutPlugin {
                 .required("the weights w (e.g. w=1,2,1)"),
             ParamInfo::integer("axis", "the shape and topology axis to split", "0").at_least(0)};
   }
+  // The machine's speeds (one weight per coordinate when they are equal).
+  std::vector<Spec> candidates(const CandidateContext& c) const override {
+    return {Spec(name()).with("w", c.weights())};
+  }
   Layout make(const LayoutRequest& request) const override {
     require_layout_axes(request);
     const Topology& topo = request.topology;

@@ -16,70 +16,20 @@
 namespace hit::advisor {
 namespace {
 
-std::string weights_text(const std::vector<double>& w) {
-  std::vector<std::string> parts;
-  parts.reserve(w.size());
-  for (double x : w) parts.push_back(fmt::format("{:.4g}", x));
-  return fmt::format("{}", fmt::join(parts, ","));
-}
-
-bool all_equal(const std::vector<double>& w) {
-  return std::all_of(w.begin(), w.end(), [&](double x) { return x == w.front(); });
-}
-
-// The specs the advisor tries for the dense layout plug-in `name` (docs/advisor.md).
-std::vector<std::string> dense_layout_specs(const std::string& name, App app,
-                                            const Machine& machine, const Topology& topo,
-                                            const CandidateOptions& options) {
-  const std::vector<double> speeds =
-      relative_speeds(machine, kernel_of(app), 1e9, options.share_bytes);
-  const bool even = all_equal(speeds);
-  // Equal speeds: one weight per coordinate (the layout is then blocks, and says so).
-  const std::string w = even ? weights_text(std::vector<double>(std::size_t(topo.dim(0)), 1.0))
-                             : weights_text(speeds);
-  // The plug-ins that weigh by the binding by default get weights only when models say more.
-  std::string own = options.model_files.empty() ? std::string() : ",w=" + w;
-  if (name == "weighted") return {"weighted:w=" + w};
-  if (name == "dimBlocks")
-    return even ? std::vector<std::string>{"dimBlocks"}
-                : std::vector<std::string>{"dimBlocks", "dimBlocks:w=" + w};
-  if (name == "columns2d") return {"columns2d" + (own.empty() ? "" : ":" + own.substr(1))};
-  if (name == "hierarchical") {
-    // A plan names its nodes: one node of every process when the machine has no others.
-    return {fmt::format("hierarchical:ranks_per_node={}",
-                        machine.ranks_per_node() > 0 ? machine.ranks_per_node() : machine.procs())};
-  }
-  if (name == "blocksLB") {
-    std::vector<std::string> out;
-    for (int f = 1; f <= 9; ++f) out.push_back(fmt::format("blocksLB:factor=0.{}", f));
-    return out;
-  }
-  if (name == "blockCyclic") return {"blockCyclic:b=64", "blockCyclic:b=128", "blockCyclic:b=256"};
-  if (name == "heteroBlockCyclic") {
-    // Its nodes are the run's: a plan must name them as the run will have them.
-    if (machine.ranks_per_node() > 0) {
-      own += fmt::format(",ranks_per_node={}", machine.ranks_per_node());
-    }
-    std::vector<std::string> out{"heteroBlockCyclic:B=256,b=64" + own,
-                                 "heteroBlockCyclic:B=512,b=128" + own};
-    // With hosts and accelerators both, the host share is tuned by prediction: every multiple
-    // of b (the balance formula's value is the first spec's).
-    const auto& d = machine.devices();
-    const bool hosts = std::any_of(
-        d.begin(), d.end(), [](const DeviceBinding& b) { return b.kind == DeviceKind::cpu; });
-    const bool accelerators = std::any_of(
-        d.begin(), d.end(), [](const DeviceBinding& b) { return b.kind != DeviceKind::cpu; });
-    if (hosts && accelerators) {
-      for (int bh = 0; bh <= 256; bh += 64) {
-        out.push_back(fmt::format("heteroBlockCyclic:B=256,b=64,bh={}{}", bh, own));
-      }
-    }
-    return out;
-  }
-  if (name == "fpm" && !options.model_files.empty()) {
-    return {"fpm:models=" + fmt::format("{}", fmt::join(options.model_files, ","))};
-  }
-  return {name};
+// What the plug-ins derive their candidates from, for processes laid on `topo`.
+CandidateContext candidate_context(const Machine& machine, const Topology& topo, Kernel kernel,
+                                   const CandidateOptions& options) {
+  CandidateContext c;
+  c.topology = topo;
+  c.speeds = relative_speeds(machine, kernel, 1e9, options.share_bytes);
+  c.model_files = options.model_files;
+  c.ranks_per_node = machine.ranks_per_node();
+  const auto& d = machine.devices();
+  c.hosts = std::any_of(d.begin(), d.end(),
+                        [](const DeviceBinding& b) { return b.kind == DeviceKind::cpu; });
+  c.accelerators = std::any_of(d.begin(), d.end(),
+                               [](const DeviceBinding& b) { return b.kind != DeviceKind::cpu; });
+  return c;
 }
 
 // A text equal for equal block lists: two specs that give every process the same blocks are one
@@ -170,16 +120,16 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
   }
   // Layouts outer, topologies inner, `blocks` first: a tie keeps this order (the simplest layout
   // first), and a spec that gives the same blocks as an earlier one is named after it.
-  std::vector<std::string> names{"blocks"};
-  for (const auto* plugin : env.extension<LayoutRegistry>().all()) {
-    if (plugin->name() != "blocks") names.push_back(plugin->name());
+  const LayoutRegistry& registry = env.extension<LayoutRegistry>();
+  std::vector<const LayoutPlugin*> plugins{&registry.get(Spec("blocks"))};
+  for (const LayoutPlugin* plugin : registry.all()) {
+    if (plugin->name() != "blocks") plugins.push_back(plugin);
   }
   std::vector<CandidateSpec> out;
-  for (const std::string& name : names) {
+  for (const LayoutPlugin* plugin : plugins) {
     for (const auto& [topo_name, topo] : topologies) {
-      for (const std::string& spec : dense_layout_specs(name, app, machine, topo, options)) {
-        out.push_back({spec, topo_name});
-      }
+      const CandidateContext context = candidate_context(machine, topo, kernel_of(app), options);
+      for (const Spec& spec : plugin->candidates(context)) out.push_back({spec.str(), topo_name});
     }
   }
   return out;
@@ -187,35 +137,11 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
 
 std::vector<CandidateSpec> sparse_candidates(Environment& env, const Machine& machine,
                                              const CandidateOptions& options) {
-  const std::vector<double> speeds =
-      relative_speeds(machine, Kernel::spmv, 1e9, options.share_bytes);
-  const std::string w = weights_text(speeds);
-  const bool even = all_equal(speeds);
+  const CandidateContext context =
+      candidate_context(machine, topology("array", machine.procs()), Kernel::spmv, options);
   std::vector<CandidateSpec> out;
   for (const auto* plugin : env.extension<SparseLayoutRegistry>().all()) {
-    const std::string name = plugin->name();
-    std::vector<std::string> specs{name};
-    if (name == "rows") {
-      specs.push_back("rows:by=nonzeros");
-      if (!even) {
-        specs.push_back("rows:by=nonzeros,w=" + w);
-        // The speeds are taken at an even share, where a device's per-row time is not the one
-        // at the share they give it (launches weigh more on a small share, a share that fits a
-        // cache runs faster): the weights raised to powers around one let the prediction find
-        // where the balance lies, as the blocksLB factors do for the dense layouts.
-        for (double power : sparse_weight_powers) {
-          std::vector<double> skewed = speeds;
-          for (double& x : skewed) x = std::pow(x, power);
-          specs.push_back("rows:by=nonzeros,w=" + weights_text(skewed));
-        }
-      }
-    } else if (name == "metis" && !even) {
-      specs.push_back("metis:w=" + w);
-      if (!options.model_files.empty()) {
-        specs.push_back("metis:models=" + fmt::format("{}", fmt::join(options.model_files, ",")));
-      }
-    }
-    for (std::string& s : specs) out.push_back({std::move(s), "array"});
+    for (const Spec& spec : plugin->candidates(context)) out.push_back({spec.str(), "array"});
   }
   return out;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "hit/core/error.hpp"
 
 namespace hit {
@@ -141,6 +143,44 @@ void Spec::set(std::string key, std::string value) {
     }
   }
   params_.emplace_back(std::move(key), std::move(value));
+}
+
+void Spec::set(std::string key, std::int64_t value) {
+  set(std::move(key), std::to_string(value));
+}
+
+void Spec::set(std::string key, double value) {
+  if (!std::isfinite(value)) {
+    throw Error(ErrorKind::invalid_argument, "plug-in '" + name_ + "': parameter " + key +
+                                                 " cannot be " + fmt::format("{}", value));
+  }
+  set(std::move(key), fmt::format("{}", value));
+}
+
+void Spec::set(std::string key, std::span<const double> values) {
+  std::string text;
+  for (const double x : values) {
+    if (!std::isfinite(x)) {
+      throw Error(ErrorKind::invalid_argument, "plug-in '" + name_ + "': parameter " + key +
+                                                   " cannot hold " + fmt::format("{}", x));
+    }
+    text += (text.empty() ? "" : ",") + fmt::format("{}", x);
+  }
+  set(std::move(key), std::move(text));
+}
+
+void Spec::set(std::string key, std::span<const std::int64_t> values) {
+  std::string text;
+  for (const std::int64_t x : values) text += (text.empty() ? "" : ",") + std::to_string(x);
+  set(std::move(key), std::move(text));
+}
+
+void Spec::set(std::string key, const Spec& value) {
+  set(std::move(key), value.params().empty() ? value.str() : "(" + value.str() + ")");
+}
+
+void Spec::erase(std::string_view key) {
+  std::erase_if(params_, [&](const auto& kv) { return kv.first == key; });
 }
 
 std::string Spec::get_string(std::string_view key, std::string_view fallback) const {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -213,6 +214,19 @@ class MetisLayout final : public SparseLayoutPlugin {
             .at_least(1)
             .at_most(100000)};
     for (ParamInfo& p : sparse_target_params()) out.push_back(std::move(p));
+    return out;
+  }
+
+  // On unlike devices also weighed by the speeds, and by the models when given.
+  std::vector<Spec> candidates(const CandidateContext& c) const override {
+    std::vector<Spec> out{Spec(name())};
+    if (c.even_speeds()) return out;
+    out.push_back(Spec(name()).with("w", c.weights()));
+    if (!c.model_files.empty()) {
+      std::string files;
+      for (const std::string& f : c.model_files) files += (files.empty() ? "" : ",") + f;
+      out.push_back(Spec(name()).with("models", files));
+    }
     return out;
   }
 

@@ -2,6 +2,7 @@
 // the target shares (sparse_targets) of the row count or of the nonzeros.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -75,6 +76,24 @@ class RowsLayout final : public SparseLayoutPlugin {
     std::vector<ParamInfo> out = {ParamInfo::choice(
         "by", "what the shares divide: the rows, or the nonzeros", {"rows", "nonzeros"}, "rows")};
     for (ParamInfo& p : sparse_target_params()) out.push_back(std::move(p));
+    return out;
+  }
+
+  // By rows and by nonzeros; on unlike devices also weighed by the speeds, and by the speeds
+  // raised to powers around one: the speeds are taken at an even share, where a device's
+  // per-row time is not the one at the share they give it (launches weigh more on a small share,
+  // a share that fits a cache runs faster), so the prediction finds where the balance lies, as
+  // the blocksLB factors do for the dense layouts.
+  std::vector<Spec> candidates(const CandidateContext& c) const override {
+    const Spec by_nonzeros = Spec(name()).with("by", "nonzeros");
+    std::vector<Spec> out{Spec(name()), by_nonzeros};
+    if (c.even_speeds()) return out;
+    out.push_back(by_nonzeros.with("w", c.weights()));
+    for (const double power : {0.5, 0.75, 1.25, 1.5}) {
+      std::vector<double> skewed = c.speeds;
+      for (double& x : skewed) x = CandidateContext::round_to_digits(std::pow(x, power), 4);
+      out.push_back(by_nonzeros.with("w", skewed));
+    }
     return out;
   }
 

@@ -61,18 +61,14 @@ struct CandidateOptions {
 };
 
 // The candidates of a dense application: for every topology plug-in of `env` (default
-// parameters) that fits the application (Cannon: square grids) and every layout plug-in, its
-// specs (docs/advisor.md lists the parameter sweeps; a plug-in the advisor does not know is
-// tried with its defaults). Layouts equal to an earlier candidate's are dropped.
+// parameters) that fits the application (Cannon: square grids) and every layout plug-in, the
+// specs it offers for that grid (LayoutPlugin::candidates; docs/advisor.md lists the built-in
+// plug-ins' sweeps). Layouts equal to an earlier candidate's are dropped.
 std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Machine& machine,
                                             const CandidateOptions& options);
-// The powers of the relative speeds that `rows:by=nonzeros,w=` is also tried with, on unlike
-// devices (below one nearer to even, above it more skewed).
-inline constexpr double sparse_weight_powers[] = {0.5, 0.75, 1.25, 1.5};
-
-// The candidates of a sparse application (CG): every sparse layout plug-in of `env`, with
-// weights from the machine where it takes them (and `rows` with those weights raised to
-// sparse_weight_powers), on the `array` topology.
+// The candidates of a sparse application (CG): every sparse layout plug-in of `env` with the
+// specs it offers (SparseLayoutPlugin::candidates: weights from the machine where it takes them),
+// on the `array` topology.
 std::vector<CandidateSpec> sparse_candidates(Environment& env, const Machine& machine,
                                              const CandidateOptions& options);
 

@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "hit/core/param.hpp"
@@ -42,7 +44,35 @@ class Spec {
   // Error(plugin) naming the key when it is not a spec.
   Spec get_spec(std::string_view key, std::string_view fallback) const;
 
+  // Sets `key` (replacing a value given before) from text, or from a typed value printed
+  // canonically: a number as the shortest text that reads back the same, a list comma-separated,
+  // a spec in parentheses when it has parameters (read back with get_spec).
   void set(std::string key, std::string value);
+  void set(std::string key, std::int64_t value);
+  void set(std::string key, double value);
+  void set(std::string key, std::span<const double> values);
+  void set(std::string key, std::span<const std::int64_t> values);
+  void set(std::string key, const Spec& value);
+  // The same spec with `key` set: Spec("weighted").with("w", weights).with("axis", 1).
+  template <class T>
+  [[nodiscard]] Spec with(std::string key, const T& value) const {
+    Spec out = *this;
+    if constexpr (std::is_integral_v<T>) {
+      out.set(std::move(key), static_cast<std::int64_t>(value));
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+      out.set(std::move(key), std::span<const double>(value));
+    } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
+      out.set(std::move(key), std::span<const std::int64_t>(value));
+    } else if constexpr (std::is_convertible_v<const T&, std::string_view> &&
+                         !std::is_same_v<T, Spec>) {
+      out.set(std::move(key), std::string(std::string_view(value)));
+    } else {
+      out.set(std::move(key), value);
+    }
+    return out;
+  }
+  // Removes `key` (nothing when it is not given).
+  void erase(std::string_view key);
 
   // Throws Error(plugin) if a key is not among `allowed`, listing the keys that are (the types
   // and ranges are checked by check_params, hit/core/param.hpp).

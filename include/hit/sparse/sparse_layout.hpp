@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hit/candidate_context.hpp"
 #include "hit/core/registry.hpp"
 #include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
@@ -136,7 +137,13 @@ class SparseLayoutPlugin {
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
   virtual std::vector<ParamInfo> params() const = 0;
-  virtual SparseLayout make(const SparseLayoutRequest& request) const = 0;
+  virtual SparseLayout make(const SparseLayoutRequest& request)
+      const = 0;  // The specs the advisor tries for this plug-in (docs/advisor.md, "Candidates");
+                  // by default
+  // its name alone, every parameter at its default.
+  virtual std::vector<Spec> candidates(const CandidateContext& /*context*/) const {
+    return {Spec(name())};
+  }
 };
 
 // The sparse layout plug-ins of a run (`rows`, `metis`, and any a program adds with

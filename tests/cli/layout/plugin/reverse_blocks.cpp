@@ -21,6 +21,15 @@ class ReverseBlocks final : public hit::LayoutPlugin {
     // Typed: the registry refuses a value that is not an integer >= 0 before make() runs.
     return {hit::ParamInfo::integer("axis", "reverse only this topology axis", "all").at_least(0)};
   }
+  // Its candidates for the advisor: every axis reversed, and on a grid each axis alone.
+  std::vector<hit::Spec> candidates(const hit::CandidateContext& context) const override {
+    std::vector<hit::Spec> out{hit::Spec(name())};
+    if (context.topology.axes() > 1) {
+      for (int k = 0; k < context.topology.axes(); ++k)
+        out.push_back(hit::Spec(name()).with("axis", k));
+    }
+    return out;
+  }
   hit::Layout make(const hit::LayoutRequest& request) const override {
     hit::require_layout_axes(request);
     const hit::Topology& topo = request.topology;
