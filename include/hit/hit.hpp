@@ -13,6 +13,7 @@
 #include "hit/balance/kernels.hpp"
 #include "hit/balance/network_benchmark.hpp"
 #include "hit/balance/row_balancer.hpp"
+#include "hit/candidate_context.hpp"
 #include "hit/comm.hpp"
 #include "hit/comm_options.hpp"
 #include "hit/comm_traffic.hpp"
