@@ -32,19 +32,12 @@ inline fpm::ModelKind model_kind(const Options& o) {
 }
 
 // `current` (a `rows` or `metis` spec) with the target weights `w` set to `shares`.
-inline std::string spec_with_shares(const std::string& current,
-                                    const std::vector<std::int64_t>& shares) {
-  const Spec old = Spec::parse(current);
-  Spec next(old.name());
-  for (const auto& [key, value] : old.params()) {
-    if (key != "w" && key != "models" && key != "weights") next.set(key, value);
-  }
-  std::string w;
-  for (const std::int64_t d : shares) {
-    w += (w.empty() ? "" : ",") + std::to_string(std::max<std::int64_t>(d, 0));
-  }
-  next.set("w", w);
-  return next.str();
+inline Spec spec_with_shares(Spec current, const std::vector<std::int64_t>& shares) {
+  for (const char* key : {"w", "models", "weights"}) current.erase(key);
+  std::vector<std::int64_t> w(shares.size());
+  std::transform(shares.begin(), shares.end(), w.begin(),
+                 [](std::int64_t d) { return std::max<std::int64_t>(d, 0); });
+  return current.with("w", w);
 }
 
 // The layout hit-cg starts from: --layout (or HIT_LAYOUT_MATRIX, else `rows`), with the rows
@@ -53,8 +46,8 @@ inline std::string spec_with_shares(const std::string& current,
 inline Setting starting_spec(const Options& o, index_t n, std::span<const fpm::Model> stored) {
   if (o.balance == "off") return o.layout;
   const std::string& spec = o.layout.value;
-  const std::string name = Spec::parse(spec).name();
-  if (name != "rows" && name != "metis") {
+  const Spec given = Spec::parse(spec);  // the command line's text
+  if (given.name() != "rows" && given.name() != "metis") {
     throw Error(ErrorKind::invalid_argument,
                 "--balance re-partitions with the `rows` or `metis` layout; '" + spec +
                     "' cannot take the measured shares");
@@ -62,7 +55,7 @@ inline Setting starting_spec(const Options& o, index_t n, std::span<const fpm::M
   if (stored.empty()) return o.layout;
   balance::BalanceContext ctx(n, static_cast<int>(stored.size()), algorithm(o), model_kind(o));
   balance::start_from_stored(ctx, stored);
-  return spec_with_shares(spec, ctx.dist.sizes());
+  return spec_with_shares(given, ctx.dist.sizes()).str();
 }
 
 template <class T>
@@ -167,7 +160,7 @@ class CgBalancer {
     const std::vector<T> x = ops.x_host(), r = ops.r_host(), p = ops.p_host();
     std::vector<std::array<T, 3>> vectors(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) vectors[i] = {x[i], r[i], p[i]};
-    sys.layout = sparse_layout(spec_with_shares(sys.layout.spec(), ctx_.dist.sizes()),
+    sys.layout = sparse_layout(spec_with_shares(sys.layout.spec_value(), ctx_.dist.sizes()),
                                topology("array"), held);
     app::rebuild(env_, sys, redistribute<T>(held, sys.layout.owners(), env_.comm()));
     const std::vector<std::array<T, 3>> moved = redistribute_values<std::array<T, 3>>(

@@ -334,7 +334,7 @@ std::pair<double, double> busy_times(Environment& env, Factorisation<T>& f,
 
 template <class T>
 std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const Layout& lay) {
-  const Spec spec = Spec::parse(lay.spec());
+  const Spec& spec = lay.spec_value();
   if (spec.name() != "heteroBlockCyclic") {
     throw Error(
         ErrorKind::invalid_argument,
@@ -352,9 +352,8 @@ std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const 
   index_t bh = spec.get_int("bh", big / 2);
   int previous_sign = 0;
   for (int trial = 0; trial < 8; ++trial) {
-    Spec tried = spec;
-    tried.set("bh", std::to_string(bh));
-    const Layout l = layout(tried.str(), lay.topology(), Shape::extents({small.n, small.n}));
+    const Layout l =
+        layout(spec.with("bh", bh), lay.topology(), Shape::extents({small.n, small.n}));
     Factorisation<T> f(env, small, l);
     std::optional<TaskCholesky<T>> tasks;  // --runtime: the trials on the runtime too
     if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), l, env);
@@ -389,17 +388,15 @@ struct Tuning {
 template <class T>
 Tuning tune(Environment& env, const Options& o, Layout& lay) {
   Tuning t;
-  if (!o.keep_b && Spec::parse(lay.spec()).name() == "heteroBlockCyclic") {
-    const Spec spec = Spec::parse(lay.spec());
+  if (!o.keep_b && lay.spec_value().name() == "heteroBlockCyclic") {
+    const Spec spec = lay.spec_value();
     t.sizes = tune_tile_size<T>(env, o, spec);
     const index_t chosen = chosen_tile_size(t.sizes);
     if (chosen != spec.get_int("B", 0)) {
       // A new B: its host share is estimated afresh (a given bh was a share of the old B).
-      Spec resized(spec.name());
-      for (const auto& [key, value] : spec.params()) {
-        if (key != "bh") resized.set(key, key == "B" ? std::to_string(chosen) : value);
-      }
-      lay = layout(resized.str(), lay.topology(), lay.shape());
+      Spec resized = spec.with("B", chosen);
+      resized.erase("bh");
+      lay = layout(resized, lay.topology(), lay.shape());
     }
   }
   t.steps = tune_host_share<T>(env, o, lay);
@@ -407,9 +404,7 @@ Tuning tune(Environment& env, const Options& o, Layout& lay) {
       std::min_element(t.steps.begin(), t.steps.end(), [](const TuneStep& a, const TuneStep& b) {
         return std::abs(a.host_s - a.device_s) < std::abs(b.host_s - b.device_s);
       });
-  Spec tuned = Spec::parse(lay.spec());
-  tuned.set("bh", std::to_string(best->bh));
-  lay = layout(tuned.str(), lay.topology(), lay.shape());
+  lay = layout(lay.spec_value().with("bh", best->bh), lay.topology(), lay.shape());
   return t;
 }
 

@@ -85,6 +85,9 @@ class Layout {
   const Topology& topology() const noexcept { return topology_; }
   const Shape& shape() const noexcept { return shape_; }
   std::string spec() const { return spec_; }
+  // The same spec as a value, when hit::layout() made the layout (else empty): read its
+  // parameters, or change one and lay the shape out again, without parsing text.
+  const Spec& spec_value() const noexcept { return spec_value_; }
   // What the program's code asked for, when hit::layout() was given a Setting that the command
   // line or a HIT_* variable overrode (then set_by() names which); else spec() again. A layout
   // made otherwise reports its spec and no source.
@@ -178,8 +181,11 @@ class Layout {
   std::shared_ptr<const detail::BlockTree> tree_;
   int self_ = -1;  // the process local() describes; -1: Environment::current()'s rank
   std::vector<DeviceBinding> devices_;
+  Spec spec_value_;
   std::string requested_;  // the code's spec when an override replaced it
   std::string set_by_;     // the option or variable that did
+  friend Layout layout(const Spec& spec, const Topology& topo, const Shape& shape,
+                       const LayoutOptions& options);
   friend Layout layout(const Setting& spec, const Topology& topo, const Shape& shape,
                        const LayoutOptions& options);
 };
@@ -222,6 +228,9 @@ struct LayoutOptions {
 // the program starts (layout_setting()): then the layout records what the code asked for and what
 // replaced it, and an error in the replacement names what set it.
 [[nodiscard]] Layout layout(const Setting& spec, const Topology& topo, const Shape& shape,
+                            const LayoutOptions& options = {});
+// The same from a spec built as a value (Spec("weighted").with("w", w)): nothing is parsed.
+[[nodiscard]] Layout layout(const Spec& spec, const Topology& topo, const Shape& shape,
                             const LayoutOptions& options = {});
 
 // The spec of the layout the program calls `label`, resolved from the run's configuration: the

@@ -3,11 +3,11 @@
 // part, a layout of that part over the node's processes. A process weighs its `w`, else its
 // device's binding weight; a node weighs the sum of its processes' weights.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -96,11 +96,11 @@ class HierarchicalLayout final : public LayoutPlugin {
                          [&](const ParamInfo& p) { return p.key == key; });
     };
     if (takes(node_plugin, "w") && !node_spec.has("w") && !node_spec.has("models")) {
-      node_spec.set("w", fmt::format("{}", fmt::join(node_weights, ",")));
+      node_spec.set("w", std::span<const double>(node_weights));
     }
     // The node level sees one placeholder device per node (its weight is in w), so hit::layout
     // does not take the run's devices for it.
-    const Layout node_layout = layout(node_spec.str(), topology("array", r), request.shape,
+    const Layout node_layout = layout(node_spec, topology("array", r), request.shape,
                                       {.devices = std::vector<DeviceBinding>(members.size())});
 
     const Spec device_spec = request.spec.get_spec("devices", "columns2d");
@@ -124,11 +124,11 @@ class HierarchicalLayout final : public LayoutPlugin {
       if (pass_weights) {
         std::vector<double> w;
         for (const int p : members[i]) w.push_back(weight[static_cast<std::size_t>(p)]);
-        inside_spec.set("w", fmt::format("{}", fmt::join(w, ",")));
+        inside_spec.set("w", std::span<const double>(w));
       }
       const Layout inside =
-          layout(inside_spec.str(), topology("array", static_cast<int>(members[i].size())),
-                 part.front(), {.devices = devices});
+          layout(inside_spec, topology("array", static_cast<int>(members[i].size())), part.front(),
+                 {.devices = devices});
       for (std::size_t j = 0; j < members[i].size(); ++j) {
         blocks[static_cast<std::size_t>(members[i][j])] = inside.blocks(static_cast<int>(j));
       }

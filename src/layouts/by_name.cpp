@@ -49,35 +49,42 @@ Setting layout_setting(const Environment& env, std::string_view label, std::stri
                               "layout of '" + std::string(label) + "'");
 }
 
-Layout layout(const Setting& chosen, const Topology& topo, const Shape& shape,
+Layout layout(const Spec& spec, const Topology& topo, const Shape& shape,
               const LayoutOptions& options) {
   Environment& env = Environment::current();
+  const LayoutPlugin& plugin = env.extension<LayoutRegistry>().get(spec);
+  if (topo.procs() < 1) {
+    throw Error(ErrorKind::topology, "layout '" + spec.str() + "' needs a topology, got none");
+  }
+  if (shape.is_null()) {
+    throw Error(ErrorKind::shape, "layout '" + spec.str() + "' needs a shape, got the null shape");
+  }
+  detail::LayoutBinding binding =
+      detail::layout_binding(env, spec.str(), topo.procs(), options.devices);
+  LayoutRequest request{topo, shape, spec, std::move(binding.devices), std::move(binding.nodes)};
+  require_block_count(request, static_cast<double>(topo.procs()));
+  Layout result = plugin.make(request);
+  result.self_ = env.rank();
+  result.devices_ = request.devices;
+  // A plug-in may complete the spec it was given (heteroBlockCyclic names the host share it
+  // chose): its text is then the one that made the layout.
+  result.spec_value_ = result.spec_ == spec.str() ? spec : Spec::parse(result.spec_);
+  if (!(result.shape() == shape) || result.procs() != topo.procs()) {
+    throw Error(ErrorKind::plugin, "layout plug-in '" + spec.name() + "' returned a layout of " +
+                                       result.shape().str() + " over " +
+                                       std::to_string(result.procs()) + " processes for " +
+                                       shape.str() + " over " + std::to_string(topo.procs()));
+  }
+  return result;
+}
+
+Layout layout(const Setting& chosen, const Topology& topo, const Shape& shape,
+              const LayoutOptions& options) {
   try {
-    const Spec spec = Spec::parse(chosen.value);
-    const LayoutPlugin& plugin = env.extension<LayoutRegistry>().get(spec);
-    if (topo.procs() < 1) {
-      throw Error(ErrorKind::topology, "layout '" + spec.str() + "' needs a topology, got none");
-    }
-    if (shape.is_null()) {
-      throw Error(ErrorKind::shape,
-                  "layout '" + spec.str() + "' needs a shape, got the null shape");
-    }
-    detail::LayoutBinding binding =
-        detail::layout_binding(env, spec.str(), topo.procs(), options.devices);
-    LayoutRequest request{topo, shape, spec, std::move(binding.devices), std::move(binding.nodes)};
-    require_block_count(request, static_cast<double>(topo.procs()));
-    Layout result = plugin.make(request);
-    result.self_ = env.rank();
-    result.devices_ = request.devices;
+    Layout result = layout(Spec::parse(chosen.value), topo, shape, options);
     if (chosen.overridden()) {
       result.requested_ = chosen.code;
       result.set_by_ = chosen.source;
-    }
-    if (!(result.shape() == shape) || result.procs() != topo.procs()) {
-      throw Error(ErrorKind::plugin, "layout plug-in '" + spec.name() + "' returned a layout of " +
-                                         result.shape().str() + " over " +
-                                         std::to_string(result.procs()) + " processes for " +
-                                         shape.str() + " over " + std::to_string(topo.procs()));
     }
     return result;
   } catch (const Error& e) {

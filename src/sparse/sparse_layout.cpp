@@ -260,38 +260,45 @@ void check_graph(const CsrPattern& mine, const std::string& spec, MPI_Comm comm)
 
 }  // namespace
 
-SparseLayout sparse_layout(const Setting& chosen, const Topology& topo, const CsrPattern& mine,
+SparseLayout sparse_layout(const Spec& spec, const Topology& topo, const CsrPattern& mine,
                            const SparseLayoutOptions& options) {
   Environment& env = Environment::current();
   const MPI_Comm comm = env.comm();
+  const SparseLayoutPlugin* plugin = nullptr;
+  collectively(comm, [&] {
+    plugin = &env.extension<SparseLayoutRegistry>().get(spec);
+    require(topo.procs() >= 1, ErrorKind::topology,
+            "sparse layout '" + spec.str() + "' needs a topology, got none");
+  });
+  detail::LayoutBinding binding =
+      detail::layout_binding(env, spec.str(), topo.procs(), options.devices);
+  check_graph(mine, spec.str(), comm);
+  const SparseLayoutRequest request{topo, spec,      &mine, std::move(binding.devices),
+                                    comm, env.rank()};
+  SparseLayout result;
+  collectively(comm, [&] { result = plugin->make(request); });
+  if (result.rows() != mine.global_rows || !(result.topology() == topo)) {
+    throw Error(ErrorKind::plugin,
+                "sparse layout plug-in '" + spec.name() + "' returned " +
+                    std::to_string(result.rows()) + " rows over " + result.topology().str() +
+                    " for " + std::to_string(mine.global_rows) + " rows over " + topo.str());
+  }
+  result.self_ = env.rank();
+  result.spec_value_ = result.spec_ == spec.str() ? spec : Spec::parse(result.spec_);
+  result.measure(mine, comm);
+  return result;
+}
+
+SparseLayout sparse_layout(const Setting& chosen, const Topology& topo, const CsrPattern& mine,
+                           const SparseLayoutOptions& options) {
   try {
     Spec spec;
-    const SparseLayoutPlugin* plugin = nullptr;
-    collectively(comm, [&] {
-      spec = Spec::parse(chosen.value);
-      plugin = &env.extension<SparseLayoutRegistry>().get(spec);
-      require(topo.procs() >= 1, ErrorKind::topology,
-              "sparse layout '" + spec.str() + "' needs a topology, got none");
-    });
-    detail::LayoutBinding binding =
-        detail::layout_binding(env, spec.str(), topo.procs(), options.devices);
-    check_graph(mine, spec.str(), comm);
-    const SparseLayoutRequest request{topo, spec,      &mine, std::move(binding.devices),
-                                      comm, env.rank()};
-    SparseLayout result;
-    collectively(comm, [&] { result = plugin->make(request); });
-    if (result.rows() != mine.global_rows || !(result.topology() == topo)) {
-      throw Error(ErrorKind::plugin,
-                  "sparse layout plug-in '" + spec.name() + "' returned " +
-                      std::to_string(result.rows()) + " rows over " + result.topology().str() +
-                      " for " + std::to_string(mine.global_rows) + " rows over " + topo.str());
-    }
-    result.self_ = env.rank();
+    collectively(Environment::current().comm(), [&] { spec = Spec::parse(chosen.value); });
+    SparseLayout result = sparse_layout(spec, topo, mine, options);
     if (chosen.overridden()) {
       result.requested_ = chosen.code;
       result.set_by_ = chosen.source;
     }
-    result.measure(mine, comm);
     return result;
   } catch (const Error& e) {
     if (!chosen.overridden()) throw;

@@ -165,6 +165,29 @@ index_t rule_bh(double host, double accel, index_t B, index_t g) {
 // An accelerator 4 times as fast as a core, three cores (an emulated device is never faster than
 // a core, so the speeds are given). Speeds 4 : 1+1+1, so the hosts' share is 3/7 of 256 = 109.7
 // columns, 1.71 tiles of 64: bh = 128.
+// The spec as a value: a layout made from a Spec and one made from its text are the same, and
+// spec_value() holds what made it, the host share the plug-in chose included, so a program changes
+// one parameter and lays the shape out again without formatting or parsing text.
+TEST(HeteroBlockCyclic, SpecValueHoldsWhatMadeTheLayout) {
+  const hit::Shape shape = hit::Shape::extents({1000, 1000});
+  const hit::LayoutOptions on{.devices = devices("emu:0,cpu*3", 4)};
+  const hit::Spec asked = hit::Spec("heteroBlockCyclic")
+                              .with("B", 256)
+                              .with("b", 64)
+                              .with("w", std::vector<double>{4, 1, 1, 1});
+  const hit::Layout l = hit::layout(asked, hit::topology("array", 4), shape, on);
+  EXPECT_EQ(l, hit::layout(asked.str(), hit::topology("array", 4), shape, on));
+  EXPECT_EQ(l.spec_value().str(), "heteroBlockCyclic:B=256,b=64,w=4,1,1,1,bh=128");
+  EXPECT_EQ(l.spec_value().get_int("bh", 0), 128);
+  const hit::Layout wider = hit::layout(l.spec_value().with("bh", 192), l.topology(), shape, on);
+  EXPECT_EQ(wider.spec(), "heteroBlockCyclic:B=256,b=64,w=4,1,1,1,bh=192");
+  EXPECT_EQ(wider.spec_value().get_int("bh", 0), 192);
+  EXPECT_NE(wider, l);
+  // What the plug-in was given unchanged is kept as given (no text in between).
+  const hit::Spec blocks("blocks");
+  EXPECT_EQ(hit::layout(blocks, hit::topology("array", 4), shape).spec_value().str(), "blocks");
+}
+
 TEST(HeteroBlockCyclic, OneNodeHostShareIsBhInEveryFullColumn) {
   const hit::Shape shape = hit::Shape::extents({1000, 1000});
   const std::string devs = "emu:0,cpu*3";

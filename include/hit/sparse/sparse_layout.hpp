@@ -55,6 +55,8 @@ class SparseLayout {
   [[nodiscard]] const Topology& topology() const noexcept { return topology_; }
   [[nodiscard]] int procs() const noexcept { return topology_.procs(); }
   [[nodiscard]] const std::string& spec() const noexcept { return spec_; }
+  // The same spec as a value, as Layout::spec_value().
+  [[nodiscard]] const Spec& spec_value() const noexcept { return spec_value_; }
   // What the program's code asked for and what replaced it, as Layout::requested() and set_by().
   [[nodiscard]] const std::string& requested() const noexcept {
     return requested_.empty() ? spec_ : requested_;
@@ -109,8 +111,11 @@ class SparseLayout {
   std::vector<SparsePartStats> stats_;
   index_t edge_cut_ = 0;
   int self_ = -1;  // -1: Environment::current()'s rank
+  Spec spec_value_;
   std::string requested_;
   std::string set_by_;
+  friend SparseLayout sparse_layout(const Spec&, const Topology&, const CsrPattern&,
+                                    const SparseLayoutOptions&);
   friend SparseLayout sparse_layout(const Setting&, const Topology&, const CsrPattern&,
                                     const SparseLayoutOptions&);
 };
@@ -164,6 +169,10 @@ struct SparseLayoutOptions {
 // (stats(), edge_cut()). Errors are agreed: every process throws the same Error. `spec` as for
 // hit::layout(): text, or a Setting (layout_setting(), hit/layout.hpp) that may replace it.
 [[nodiscard]] SparseLayout sparse_layout(const Setting& spec, const Topology& topo,
+                                         const CsrPattern& mine,
+                                         const SparseLayoutOptions& options = {});
+// The same from a spec built as a value: nothing is parsed.
+[[nodiscard]] SparseLayout sparse_layout(const Spec& spec, const Topology& topo,
                                          const CsrPattern& mine,
                                          const SparseLayoutOptions& options = {});
 
