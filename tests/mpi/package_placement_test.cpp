@@ -259,24 +259,31 @@ TEST(PackagePlacement, ADeviceDelayedNowAndThenDoesNotWithdraw) {
   if (env().size() < 2) GTEST_SKIP() << "needs a rank to take over";
   // Rank 0's fourth and seventh executions alone take 100 times as long (as a host whose cores
   // other jobs share delays a package now and then): two packages miss, but not in a row, so it
-  // keeps its packages, and no rank withdraws.
-  OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu,change=100@3;1@4;100@6;1@7)"
-                                   : "emu:0(slowdown=1,clock=cpu)");
+  // keeps its packages, and no rank withdraws. A loaded machine can delay a package between them
+  // too (then two in a row missed, rightly), so a fresh device tries again, up to three times;
+  // under a rule that counted misses per round every attempt withdraws.
   const index_t rows = 256 * env().size();
   const Shape shape = Shape::extents({rows, 4096});
   auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
-  hit::WorkPackages packages(env(), shape, hit::PackageOptions{2, 2});
-  if (!out.is_null()) out.fill(-1.0);
-  const auto report = packages.run(work_rows(), hit::partitioned_out(out));
-  EXPECT_EQ(wrong_values(out, work_at), 0);
-  expect_each_package_once(report, packages.count(), 0);
-  const auto withdrawn = hit::allgather(static_cast<int>(report.withdrawn), env().comm());
-  for (std::size_t r = 0; r < withdrawn.size(); ++r) EXPECT_EQ(withdrawn[r], 0) << "rank " << r;
-  // It computed past both delays (the test means nothing otherwise).
-  if (env().rank() == 0) {
-    EXPECT_GE(report.computed.size(), 8U);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu,change=100@3;1@4;100@6;1@7)"
+                                     : "emu:0(slowdown=1,clock=cpu)");
+    hit::WorkPackages packages(env(), shape, hit::PackageOptions{2, 2});
+    if (!out.is_null()) out.fill(-1.0);
+    const auto report = packages.run(work_rows(), hit::partitioned_out(out));
+    EXPECT_EQ(wrong_values(out, work_at), 0);
+    expect_each_package_once(report, packages.count(), 0);
+    const auto withdrawn = hit::allgather(static_cast<int>(report.withdrawn), env().comm());
+    if (std::count(withdrawn.begin(), withdrawn.end(), 1) > 0 && attempt < 2) continue;
+    for (std::size_t r = 0; r < withdrawn.size(); ++r)
+      EXPECT_EQ(withdrawn[r], 0) << "rank " << r << ", attempt " << attempt;
+    // It computed past both delays (the test means nothing otherwise).
+    if (env().rank() == 0) {
+      EXPECT_GE(report.computed.size(), 8U);
+    }
+    EXPECT_EQ(report.rounds, 1);
+    break;
   }
-  EXPECT_EQ(report.rounds, 1);
 }
 
 TEST(PackagePlacement, ADeviceTooSlowForOnePackageComputesNone) {
