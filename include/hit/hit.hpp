@@ -10,6 +10,7 @@
 #include "hit/balance/dynamic_balance.hpp"
 #include "hit/balance/dynamic_partition.hpp"
 #include "hit/balance/hierarchical.hpp"
+#include "hit/balance/kernel_registry.hpp"
 #include "hit/balance/kernels.hpp"
 #include "hit/balance/network_benchmark.hpp"
 #include "hit/balance/row_balancer.hpp"

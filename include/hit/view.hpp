@@ -17,14 +17,19 @@ namespace hit {
 using index_t = std::int64_t;  // as in shape.hpp
 inline constexpr int view_max_rank = 8;
 
+struct Box;
+
 // `rank` axes of `extent` elements, `stride` elements apart; the first element is the array index
 // `origin` and array indices advance by `step` per axis. Trivially copyable.
 //
 // Element access, as on hit::Tile (docs/tiles.md):
-//   v.local(i, j)  tile positions 0 .. extent-1: a multiply-add per axis, what kernel loops use;
-//   v(gi, gj)      array (global) indices: a subtraction and a division per axis on top, for
-//                  occasional use (a kernel converts its first index to positions once instead).
-// Both are checked with assert() in debug builds (NDEBUG unset), on the host and on the device;
+//   v.local(i, j)    tile positions 0 .. extent-1: a multiply-add per axis, what kernel loops use;
+//   v(gi, gj)        array (global) indices: a subtraction and a division per axis on top, for
+//                    occasional use;
+//   v.around(block)  the view re-based on a block of the launch (ctx.block): its local(0, 0) is
+//                    the block's first point and local(-1, 0) the point before it, so a body loops
+//                    over the block's positions with no index conversion.
+// All are checked with assert() in debug builds (NDEBUG unset), on the host and on the device;
 // release builds check nothing. There is no always-checked at(): View cannot throw hit::Error.
 template <class T>
 struct View {
@@ -35,6 +40,9 @@ struct View {
   index_t stride[view_max_rank] = {};
   index_t origin[view_max_rank] = {};
   index_t step[view_max_rank] = {};
+  // Positions -below[k] .. -1 of axis k are the view's too: the points before the block of a
+  // view made by around(). 0 for a view of a whole tile.
+  index_t below[view_max_rank] = {};
 
   HIT_HOST_DEVICE index_t size() const noexcept {
     index_t n = rank > 0 ? 1 : 0;
@@ -80,13 +88,23 @@ struct View {
     return holds_index(0, gi) && holds_index(1, gj);
   }
 
+  // ---- re-based on a block ------------------------------------------------------------------
+  // The same memory with position 0 of every axis at the first index of `block` (a block of the
+  // launch, normally ctx.block) and positions advancing by the block's step: around(b).local(r, c)
+  // is the block's point (r, c), around(b).local(-1, c) the view's point one block step before it
+  // (a stencil's neighbour, a ghost cell), up to the view's own ends on both sides. A body that
+  // loops r over 0 .. b.extent(0)-1 needs no position() for any of its views, whatever their
+  // origins and ghost rings. The block's steps must be multiples of the view's and its first
+  // index one of the view's; an empty block gives an empty view.
+  HIT_HOST_DEVICE View around(const Box& block) const noexcept;
+
  private:
   HIT_HOST_DEVICE bool holds_position(int axis, index_t p) const noexcept {
-    return p >= 0 && p < extent[axis];
+    return p >= -below[axis] && p < extent[axis];
   }
   HIT_HOST_DEVICE bool holds_index(int axis, index_t gi) const noexcept {
     const index_t d = gi - origin[axis];
-    return d >= 0 && d % step[axis] == 0 && d / step[axis] < extent[axis];
+    return d % step[axis] == 0 && holds_position(axis, d / step[axis]);
   }
 };
 
@@ -107,6 +125,30 @@ struct Box {
     return n;
   }
 };
+
+template <class T>
+HIT_HOST_DEVICE View<T> View<T>::around(const Box& block) const noexcept {
+  assert(block.rank == rank);
+  View out = *this;
+  if (block.size() == 0) {
+    for (int k = 0; k < rank; ++k) out.extent[k] = out.below[k] = 0;
+    return out;
+  }
+  index_t offset = 0;
+  for (int k = 0; k < rank; ++k) {
+    assert(block.step[k] > 0 && block.step[k] % step[k] == 0);
+    const index_t p = position(k, block.begin[k]);
+    const index_t ratio = block.step[k] / step[k];
+    offset += p * stride[k];
+    out.origin[k] = block.begin[k];
+    out.step[k] = block.step[k];
+    out.stride[k] = stride[k] * ratio;
+    out.extent[k] = (extent[k] - 1 - p) / ratio + 1;
+    out.below[k] = (below[k] + p) / ratio;
+  }
+  out.data = data + offset;
+  return out;
+}
 
 // What a kernel body gets besides its arguments (docs/devices.md §6).
 //   cpu, emu: the body is called once per block of the partition (blocks run on `threads` host

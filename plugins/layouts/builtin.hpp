@@ -28,20 +28,6 @@ void register_columns2d_layout(LayoutRegistry& registry);
 void register_hierarchical_layout(LayoutRegistry& registry);
 void register_hetero_block_cyclic_layout(LayoutRegistry& registry);
 
-// A comma-separated list of file names, as the `models=` parameters take them.
-inline std::vector<std::string> split_files(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const auto comma = list.find(',', start);
-    const auto end = comma == std::string::npos ? list.size() : comma;
-    out.push_back(list.substr(start, end - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 // The integer parameter `key` of the request's spec, in [0, limit); Error(plugin) naming the value
 // and the allowed range otherwise.
 inline int index_param(const LayoutRequest& request, const std::string& key, int fallback,

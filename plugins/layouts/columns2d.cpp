@@ -131,7 +131,7 @@ class Columns2dLayout final : public LayoutPlugin {
     }
     if (request.spec.has("w")) return process_weights(request, static_cast<std::size_t>(q));
     if (request.spec.has("models")) {
-      const std::vector<std::string> files = split_files(request.spec.get_string("models", ""));
+      const std::vector<std::string> files = request.spec.get_strings("models");
       if (files.size() != static_cast<std::size_t>(q)) {
         throw fail(
             fmt::format("{} model files for {} processes (give one per process)", files.size(), q));

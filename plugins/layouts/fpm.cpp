@@ -42,9 +42,7 @@ class FpmLayout final : public LayoutPlugin {
   // Needs models: without them, its name alone (refused, with the reason, by the advisor).
   std::vector<Spec> candidates(const CandidateContext& c) const override {
     if (c.model_files.empty()) return {Spec(name())};
-    std::string files;
-    for (const std::string& f : c.model_files) files += (files.empty() ? "" : ",") + f;
-    return {Spec(name()).with("models", files)};
+    return {Spec(name()).with("models", c.model_files)};
   }
   Layout make(const LayoutRequest& request) const override {
     require_layout_axes(request);
@@ -83,7 +81,7 @@ class FpmLayout final : public LayoutPlugin {
                                               std::size_t coords, const std::string& spec) {
     const Topology& topo = request.topology;
     if (request.spec.has("models")) {
-      std::vector<std::string> files = split_files(request.spec.get_string("models", ""));
+      std::vector<std::string> files = request.spec.get_strings("models");
       if (files.size() != coords) {
         throw Error(ErrorKind::plugin,
                     fmt::format("layout '{}': {} model files for the {} coordinates of topology "

@@ -106,13 +106,14 @@ struct GemmLaunchState {
   }
 };
 
-// ---- jacobi ------------------------------------------------------------------------------------
+// ---- stencils (jacobi) -------------------------------------------------------------------------
 
-struct JacobiLaunchState {
+struct StencilLaunchState {
+  explicit StencilLaunchState(StencilKernel k) : kernel(std::move(k)) {}
   Environment* env = nullptr;
   index_t columns = 0;
   std::string spec;
-  Kernel<View<const double>, View<double>> kernel = jacobi5<double>();
+  StencilKernel kernel;
   Tile<double> in, out;  // in: [0:d+2][0:N+2] (the rows and their halo), out: [1:d+1][1:N+1]
   // With `resident`, both stay on the device between runs, as hit-jacobi keeps its grid.
   bool resident = false;
@@ -260,24 +261,32 @@ BenchmarkKernel gemm_panel_launch_kernel(Environment& env, int block, std::int64
       true);
 }
 
-BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns, std::string partition,
-                                     bool resident) {
+BenchmarkKernel stencil_launch_kernel(Environment& env, StencilKernel kernel,
+                                      StencilBenchmark options) {
+  const std::int64_t columns = options.columns;
   if (columns < 1 || columns > (std::int64_t{1} << 24)) {
     throw Error(ErrorKind::invalid_argument,
-                fmt::format("jacobi kernel: {} columns (allowed 1 to 2^24)", columns));
+                fmt::format("{} kernel: {} columns (allowed 1 to 2^24)", options.name, columns));
+  }
+  if (!(options.flops_per_cell > 0) || !std::isfinite(options.flops_per_cell)) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{} kernel: {} flops per cell (must be positive)", options.name,
+                            options.flops_per_cell));
   }
   PhysicalTopology::of(env);  // collective at its first use: before ranks diverge
-  auto s = std::make_shared<JacobiLaunchState>();
+  auto s = std::make_shared<StencilLaunchState>(std::move(kernel));
   s->env = &env;
   s->columns = columns;
-  s->spec = std::move(partition);
-  s->resident = resident;
+  s->spec = std::move(options.partition);
+  s->resident = options.resident;
   make_partition(env, s->spec, rect(1, 2, 1, columns + 1), s->kernel.access());
 
   BenchmarkKernel k;
-  k.name = fmt::format("jacobi5(N={}{})", columns, resident ? ",resident" : "");
-  k.complexity = [columns](std::int64_t d) {
-    return 4.0 * static_cast<double>(d) * static_cast<double>(columns);
+  k.name = options.name.empty() ? fmt::format("{}(N={}{})", s->kernel.name(), columns,
+                                              options.resident ? ",resident" : "")
+                                : options.name;
+  k.complexity = [columns, flops = options.flops_per_cell](std::int64_t d) {
+    return flops * static_cast<double>(d) * static_cast<double>(columns);
   };
   k.setup = [s, name = k.name](std::int64_t d) {
     s->release();
@@ -313,6 +322,17 @@ BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns, std
     return staged_bytes(d + 2, n + 2, p) + staged_bytes(d, n, p);
   };
   return k;
+}
+
+BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns, std::string partition,
+                                     bool resident) {
+  return stencil_launch_kernel(
+      env, jacobi5<double>(),
+      {.name = fmt::format("jacobi5(N={}{})", columns, resident ? ",resident" : ""),
+       .columns = columns,
+       .flops_per_cell = 4,
+       .partition = std::move(partition),
+       .resident = resident});
 }
 
 BenchmarkKernel spmv_launch_kernel(Environment& env, std::string partition) {
@@ -374,24 +394,6 @@ BenchmarkKernel spmv_launch_kernel(Environment& env, std::string partition) {
            bytes(nnz, sizeof(double)) + bytes(vertices, sizeof(double)) + bytes(d, sizeof(double));
   };
   return k;
-}
-
-BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
-                              const LaunchKernelOptions& options) {
-  if (name == "gemm") {
-    return gemm_launch_kernel(env, options.block,
-                              options.partition.empty() ? "single" : options.partition);
-  }
-  if (name == "jacobi") {
-    return jacobi_launch_kernel(env, options.columns,
-                                options.partition.empty() ? "threads" : options.partition,
-                                options.resident);
-  }
-  if (name == "spmv") {
-    return spmv_launch_kernel(env, options.partition.empty() ? "single" : options.partition);
-  }
-  throw Error(ErrorKind::invalid_argument,
-              fmt::format("kernel '{}' (built-in kernels: gemm, jacobi, spmv)", name));
 }
 
 }  // namespace hit::balance

@@ -175,6 +175,19 @@ void Spec::set(std::string key, std::span<const std::int64_t> values) {
   set(std::move(key), std::move(text));
 }
 
+void Spec::set(std::string key, std::span<const std::string> values) {
+  std::string text;
+  for (const std::string& x : values) {
+    if (x.empty() || x.find_first_of(",=()") != std::string::npos) {
+      throw Error(ErrorKind::invalid_argument, "plug-in '" + name_ + "': parameter " + key +
+                                                   " cannot hold the name '" + x +
+                                                   "' (empty, or holding ',', '=', '(' or ')')");
+    }
+    text += (text.empty() ? "" : ",") + x;
+  }
+  set(std::move(key), std::move(text));
+}
+
 void Spec::set(std::string key, const Spec& value) {
   set(std::move(key), value.params().empty() ? value.str() : "(" + value.str() + ")");
 }
@@ -250,6 +263,12 @@ std::vector<std::int64_t> Spec::get_ints(std::string_view key) const {
     out.push_back(x);
   }
   return out;
+}
+
+std::vector<std::string> Spec::get_strings(std::string_view key) const {
+  auto v = get(key);
+  if (!v) return {};
+  return split_list(*v);
 }
 
 void Spec::check_keys(const std::vector<ParamInfo>& allowed) const {

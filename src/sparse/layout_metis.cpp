@@ -223,9 +223,7 @@ class MetisLayout final : public SparseLayoutPlugin {
     if (c.even_speeds()) return out;
     out.push_back(Spec(name()).with("w", c.weights()));
     if (!c.model_files.empty()) {
-      std::string files;
-      for (const std::string& f : c.model_files) files += (files.empty() ? "" : ",") + f;
-      out.push_back(Spec(name()).with("models", files));
+      out.push_back(Spec(name()).with("models", c.model_files));
     }
     return out;
   }

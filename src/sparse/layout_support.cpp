@@ -45,22 +45,11 @@ Error sparse_layout_error(const SparseLayoutRequest& request, ErrorKind kind,
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    const auto comma = list.find(',', start);
-    out.push_back(list.substr(start, comma == std::string::npos ? comma : comma - start));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 // The weights of models=: each process's share of `units` by the named partitioner.
 std::vector<double> model_weights(const SparseLayoutRequest& request, index_t units,
                                   std::vector<fpm::Model>& models) {
   const auto procs = static_cast<std::size_t>(request.topology.procs());
-  const std::vector<std::string> files = split_list(request.spec.get_string("models", ""));
+  const std::vector<std::string> files = request.spec.get_strings("models");
   if (files.size() != procs) {
     throw sparse_layout_error(request, ErrorKind::plugin,
                               std::to_string(files.size()) + " model files for " +

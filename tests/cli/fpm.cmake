@@ -48,7 +48,7 @@ fpm_error_test(missing_n "--n is required" partition -m a.csv)
 fpm_error_test(resident_gemm "--resident applies to --kernel jacobi"
                build --kernel gemm --resident --max 4)
 fpm_error_test(unknown_kind "unknown model kind 'cubic'" show -m a.csv --kind cubic)
-fpm_error_test(unknown_kernel "kernel 'fft' (built-in kernels: gemm, jacobi, spmv)" build --kernel fft --max 10)
+fpm_error_test(unknown_kernel "kernel 'fft' (registered kernels: gemm, jacobi, spmv)" build --kernel fft --max 10)
 fpm_error_test(hier_method "--method: best not in {fpm,multiple-cpm,single-cpm,homogeneous}"
                hierarchical --n 64 --method best)
 fpm_error_test(hier_n "--n: '0' is not a whole number from 1" hierarchical --n 0)

@@ -122,6 +122,23 @@ TEST(Spec, TypedValuesPrintCanonicallyAndReadBack) {
   EXPECT_THROW((void)hit::Spec("x").with("f", std::numeric_limits<double>::infinity()), hit::Error);
 }
 
+TEST(Spec, NameListsReadBackAsTheSameNames) {
+  // A list of model files set as values parses back item for item, beside other keys; a name
+  // that would split or swallow a key (a comma, '=', parentheses) or vanish (empty) is refused.
+  const std::vector<std::string> files{"models/a.csv", "/tmp/b-1.csv"};
+  const hit::Spec s = hit::Spec("fpm").with("models", files).with("axis", 0);
+  EXPECT_EQ(s.str(), "fpm:models=models/a.csv,/tmp/b-1.csv,axis=0");
+  const hit::Spec back = hit::Spec::parse(s.str());
+  EXPECT_EQ(back.get_strings("models"), files);
+  EXPECT_EQ(back.get_int("axis", 1), 0);
+  EXPECT_TRUE(back.get_strings("absent").empty());
+  for (const char* bad : {"a,b.csv", "k=v.csv", "f(1).csv", ""}) {
+    EXPECT_THROW((void)hit::Spec("fpm").with("models", std::vector<std::string>{"x.csv", bad}),
+                 hit::Error)
+        << bad;
+  }
+}
+
 TEST(Spec, UnknownKeysListTheAllowedOnes) {
   const auto s = hit::Spec::parse("blocks:size=3");
   const std::string msg = error_of([&] {

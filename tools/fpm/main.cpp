@@ -1,6 +1,6 @@
 // hit-fpm: build, inspect, use and draw functional performance models (docs/fpm.md; FuPerMod).
 //
-//   hit-fpm build --kernel gemm|jacobi|spmv --min D --max D [--points K] [--out PATTERN]
+//   hit-fpm build --kernel gemm|jacobi|spmv|NAME --min D --max D [--points K] [--out PATTERN]
 //                 [--devices SPEC] ...
 //   hit-fpm partition --model FILE [--model FILE ...] --n N [--algorithm NAME] [--json]
 //   hit-fpm show --model FILE [--json]
@@ -31,13 +31,14 @@ using namespace hit_fpm;
 // The options of `build`.
 CLI::App* add_build(CLI::App& app, BuildOptions& b) {
   auto* build = app.add_subcommand("build",
-                                   "benchmark a built-in kernel over a size range on every "
+                                   "benchmark a registered kernel over a size range on every "
                                    "rank's device and write one model file per rank");
   build
       ->add_option("--kernel", b.kernel,
-                   "gemm (block update, FuPerMod §4.1), jacobi (5-point row update) or spmv (one "
-                   "row of the sparse product of poisson3d:n=64, for the sparse layouts' models), "
-                   "run through hit::launch on each rank's device")
+                   "gemm (block update, FuPerMod §4.1), jacobi (5-point row update), spmv (one "
+                   "row of the sparse product of poisson3d:n=64, for the sparse layouts' models) "
+                   "or a kernel a plug-in of HIT_PLUGIN_PATH registered, run through hit::launch "
+                   "on each rank's device")
       ->capture_default_str();
   build->add_option("--block", b.block, "gemm block size b (a unit is one b×b block update)")
       ->capture_default_str()

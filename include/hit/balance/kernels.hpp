@@ -14,6 +14,8 @@
 #include <string_view>
 
 #include "hit/balance/benchmark.hpp"
+#include "hit/kernel.hpp"
+#include "hit/view.hpp"
 
 namespace hit {
 class Environment;
@@ -53,6 +55,26 @@ BenchmarkKernel gemm_panel_launch_kernel(Environment& env, int block, std::int64
 BenchmarkKernel jacobi_launch_kernel(Environment& env, std::int64_t columns,
                                      std::string partition = "threads", bool resident = false);
 
+// A program's own 2-D stencil kernel of radius 1, measured as jacobi_launch_kernel measures
+// hit::jacobi5 (which is this with jacobi5<double>() and 4 flops per cell): one unit is one row
+// of `columns` cells; d units are one launch of `kernel` with `in` = [0:d+2][0:N+2] (the rows with
+// their ring of neighbours, filled with a smooth field) and `out` = [1:d+1][1:N+1], the partition
+// made for `out` with the kernel's access patterns. `flops_per_cell` sets the complexity; `name`
+// (default: the kernel's name and N) names the model. Registered under a name
+// (register_benchmark_kernel, hit/balance/kernel_registry.hpp), it is what
+// `hit-fpm build --kernel NAME` measures. Error(invalid_argument) for N outside 1..2^24 or flops
+// per cell not positive.
+using StencilKernel = Kernel<View<const double>, View<double>>;
+struct StencilBenchmark {
+  std::string name{};           // empty: "<kernel>(N=<columns>)"
+  std::int64_t columns = 4096;  // N
+  double flops_per_cell = 4;
+  std::string partition = "threads";
+  bool resident = false;  // in and out stay on the device between runs
+};
+BenchmarkKernel stencil_launch_kernel(Environment& env, StencilKernel kernel,
+                                      StencilBenchmark options = {});
+
 // One row of a sparse matrix product, as hit-cg's CG computes it: one unit is one row of the CSR
 // product y = A·x of the 7-point Laplacian of a 64×64×∞ grid (the row structure of
 // poisson3d:n=64: 6 on the diagonal, −1 for the neighbours inside the grid; for d <= 258048 the
@@ -68,10 +90,12 @@ BenchmarkKernel spmv_launch_kernel(Environment& env, std::string partition = "si
 struct LaunchKernelOptions {
   int block = 64;               // gemm: b
   std::int64_t columns = 4096;  // jacobi: N
-  std::string partition;        // empty: the kernel's default
+  std::string partition{};      // empty: the kernel's default
   bool resident = false;        // jacobi: the grid stays on the device between runs
 };
-// "gemm", "jacobi" or "spmv" (Error(invalid_argument) listing them otherwise).
+// The kernel registered under `name` in env (hit/balance/kernel_registry.hpp: "gemm", "jacobi",
+// "spmv" and any a program or plug-in added), made with `options`; Error(invalid_argument)
+// listing the registered names otherwise. Defined in kernel_registry.cpp.
 BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
                               const LaunchKernelOptions& options = {});
 

@@ -40,6 +40,7 @@ class Spec {
   double get_double(std::string_view key, double fallback) const;
   std::vector<double> get_doubles(std::string_view key) const;  // empty when absent
   std::vector<std::int64_t> get_ints(std::string_view key) const;
+  std::vector<std::string> get_strings(std::string_view key) const;  // empty when absent
   // A spec given as the value of `key` (in parentheses or not), else `fallback` parsed;
   // Error(plugin) naming the key when it is not a spec.
   Spec get_spec(std::string_view key, std::string_view fallback) const;
@@ -52,6 +53,9 @@ class Spec {
   void set(std::string key, double value);
   void set(std::string key, std::span<const double> values);
   void set(std::string key, std::span<const std::int64_t> values);
+  // A list of names (files, labels); Error(invalid_argument) for an empty name or one holding
+  // ',', '=', '(' or ')', which would not read back as the same list.
+  void set(std::string key, std::span<const std::string> values);
   void set(std::string key, const Spec& value);
   // The same spec with `key` set: Spec("weighted").with("w", weights).with("axis", 1).
   template <class T>
@@ -63,6 +67,8 @@ class Spec {
       out.set(std::move(key), std::span<const double>(value));
     } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
       out.set(std::move(key), std::span<const std::int64_t>(value));
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      out.set(std::move(key), std::span<const std::string>(value));
     } else if constexpr (std::is_convertible_v<const T&, std::string_view> &&
                          !std::is_same_v<T, Spec>) {
       out.set(std::move(key), std::string(std::string_view(value)));

@@ -87,3 +87,28 @@ if(NOT offered STREQUAL "reverseBlocks;reverseBlocks:axis=0;reverseBlocks:axis=1
   message(FATAL_ERROR "the plug-in's own candidates on the 2x2 grid: '${offered}', expected "
                       "reverseBlocks, reverseBlocks:axis=0 and :axis=1: ${out}")
 endif()
+
+# A benchmark kernel registered by a plug-in: the installed hit-fpm builds its model by name
+# (the README's heat kernel, through hit::launch on an emulated device), and lists it when a name
+# is unknown.
+set(kernel_plugin "${WORK}/build/libhit_smooth_kernel.so")
+set(kernel_env ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${libdir}"
+    "HIT_PLUGIN_PATH=${kernel_plugin}" "HIT_DEVICES=emu:0(slowdown=2,clock=cpu)")
+run("a plug-in's kernel measured by name" ${kernel_env} "${prefix}/bin/hit-fpm" build
+    --kernel smooth --columns 64 --min 4 --max 64 --points 3 --max-time 0.05 --quiet
+    --out "${WORK}/smooth.csv")
+file(READ "${WORK}/smooth.csv" model)
+if(NOT model MATCHES "# kernel: smooth\\(N=64\\)\n" OR NOT model MATCHES "# flops_per_unit: 256\n")
+  message(FATAL_ERROR "the model of the plug-in's kernel:\n${model}")
+endif()
+string(REGEX MATCHALL "\n[0-9]+," points "${model}")
+list(LENGTH points count)
+if(NOT count EQUAL 3)
+  message(FATAL_ERROR "expected 3 measured sizes in the model of smooth:\n${model}")
+endif()
+execute_process(COMMAND ${kernel_env} "${prefix}/bin/hit-fpm" build --kernel fft --max 8
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(rc EQUAL 0 OR NOT err MATCHES "kernel 'fft' \\(registered kernels: gemm, jacobi, smooth, spmv\\)")
+  message(FATAL_ERROR "an unknown kernel beside the plug-in's: ${err}")
+endif()
+message(STATUS "external kernel ${kernel_plugin}: ok")

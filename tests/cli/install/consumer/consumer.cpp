@@ -12,17 +12,14 @@ using ConstGrid = hit::View<const double>;
 hit::Kernel<ConstGrid, Grid> smooth() {
   hit::Kernel<ConstGrid, Grid> k("smooth");
   k.cpu([](const hit::KernelContext& ctx, ConstGrid in, Grid out) {
-    const hit::Box& b = ctx.block;
-    if (b.size() == 0) return;
-    // Loops walk tile positions, v.local(p, q): array indices, v(i, j), cost a division. The
-    // plate has unit steps, so the block's indices are consecutive positions of both views.
-    const hit::index_t i0 = in.position(0, b.begin[0]), j0 = in.position(1, b.begin[1]);
-    const hit::index_t k0 = out.position(0, b.begin[0]), l0 = out.position(1, b.begin[1]);
-    for (hit::index_t r = 0; r < b.extent(0); ++r) {
-      for (hit::index_t c = 0; c < b.extent(1); ++c) {
-        const hit::index_t i = i0 + r, j = j0 + c;
-        out.local(k0 + r, l0 + c) = 0.25 * (in.local(i - 1, j) + in.local(i + 1, j) +
-                                            in.local(i, j - 1) + in.local(i, j + 1));
+    // Each view re-based on this block: position (r, c) is the block's point (r, c), and its
+    // neighbours are r +- 1, c +- 1, whatever the ghost rings of the views.
+    const ConstGrid src = in.around(ctx.block);
+    const Grid dst = out.around(ctx.block);
+    for (hit::index_t r = 0; r < ctx.block.extent(0); ++r) {
+      for (hit::index_t c = 0; c < ctx.block.extent(1); ++c) {
+        dst.local(r, c) = 0.25 * (src.local(r - 1, c) + src.local(r + 1, c) + src.local(r, c - 1) +
+                                  src.local(r, c + 1));
       }
     }
   });
