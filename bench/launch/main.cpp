@@ -28,7 +28,7 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/program.hpp"
 #include "hit/device.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/partition.hpp"
 #include "hit/resident.hpp"
 #include "hit/tile.hpp"

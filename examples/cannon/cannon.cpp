@@ -2,6 +2,7 @@
 #include "cannon.hpp"
 
 #include "cannon_io.hpp"
+#include "hit/builtin_kernels.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::cannon {

@@ -25,7 +25,7 @@
 #include "hit/core/timer.hpp"
 #include "hit/core/version.hpp"
 #include "hit/device.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/layout.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"

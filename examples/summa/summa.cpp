@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "hit/builtin_kernels.hpp"
 #include "hit/hit.hpp"
 #include "summa_io.hpp"
 

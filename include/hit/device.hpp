@@ -40,6 +40,10 @@ template <class T>
   return s;
 }
 
+// A Box (the plain data kernels get, hit/view.hpp) and the Shape it is.
+Box to_box(const Shape& shape);
+Shape to_shape(const Box& box);
+
 // A row-major view of `data` over `shape` (rows of `pitch` elements; 0: unpadded).
 template <class T>
 [[nodiscard]] View<T> make_view(T* data, const Shape& shape, index_t pitch = 0) {

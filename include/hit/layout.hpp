@@ -79,14 +79,19 @@ class Layout {
   // outside the topology grid. Throws Error(plugin) naming `spec` otherwise.
   Layout(Topology topology, Shape shape, std::string spec, std::vector<std::vector<Shape>> blocks,
          std::vector<double> predicted_time = {});
+  // The same from the spec as a value (a plug-in passes request.spec, or the spec it completed):
+  // spec_value() is then that value, with no text parsed.
+  Layout(Topology topology, Shape shape, Spec spec, std::vector<std::vector<Shape>> blocks,
+         std::vector<double> predicted_time = {});
 
   // The topology the blocks are laid on (for dimBlocks its 1-D view), the global shape and the
   // canonical spec text that made the layout.
   const Topology& topology() const noexcept { return topology_; }
   const Shape& shape() const noexcept { return shape_; }
   std::string spec() const { return spec_; }
-  // The same spec as a value, when hit::layout() made the layout (else empty): read its
-  // parameters, or change one and lay the shape out again, without parsing text.
+  // The same spec as a value, when hit::layout() made the layout or a plug-in gave it as one
+  // (else empty): read its parameters, or change one and lay the shape out again, without
+  // parsing text.
   const Spec& spec_value() const noexcept { return spec_value_; }
   // What the program's code asked for, when hit::layout() was given a Setting that the command
   // line or a HIT_* variable overrode (then set_by() names which); else spec() again. A layout
@@ -158,7 +163,7 @@ class Layout {
   // index by axis so that owner() takes a binary search instead of a scan of every block.
   friend Layout product_layout(const LayoutRequest& request, const std::vector<AxisPieces>& pieces,
                                std::vector<double> predicted_time);
-  Layout(Topology topology, Shape shape, std::string spec, std::vector<std::vector<Shape>> blocks,
+  Layout(Topology topology, Shape shape, Spec spec, std::vector<std::vector<Shape>> blocks,
          std::vector<double> predicted_time, std::vector<detail::AxisLookup> lookup);
   void init(std::vector<std::vector<Shape>> blocks, bool check_pairs);
   void check_proc(int proc) const;
@@ -198,10 +203,9 @@ class LayoutPlugin {
   virtual std::string description() const = 0;
   virtual std::vector<ParamInfo> params() const = 0;
   // `request.spec` has been checked against params().
-  virtual Layout make(
-      const LayoutRequest& request) const = 0;  // The specs the advisor tries for this plug-in
-                                                // (docs/advisor.md, "Candidates"); by default
-  // its name alone, every parameter at its default.
+  virtual Layout make(const LayoutRequest& request) const = 0;
+  // The specs the advisor tries for this plug-in (docs/advisor.md, "Candidates"); by default its
+  // name alone, every parameter at its default.
   virtual std::vector<Spec> candidates(const CandidateContext& /*context*/) const {
     return {Spec(name())};
   }

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "hit/core/environment.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/partition.hpp"
 #include "hit/shape.hpp"
 #include "hit/tile.hpp"

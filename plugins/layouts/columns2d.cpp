@@ -119,7 +119,7 @@ class Columns2dLayout final : public LayoutPlugin {
       }
       x += widths[k];
     }
-    return Layout(topo, request.shape, spec, std::move(blocks));
+    return Layout(topo, request.shape, request.spec, std::move(blocks));
   }
 
  private:

@@ -44,7 +44,7 @@ class DimBlocksLayout final : public LayoutPlugin {
     for (std::size_t p = 0; p < pieces.size(); ++p) {
       for (const Sig& s : pieces[p]) blocks[p].push_back(request.shape.with_sig(dim, s));
     }
-    return Layout(line, request.shape, request.spec.str(), std::move(blocks));
+    return Layout(line, request.shape, request.spec, std::move(blocks));
   }
 };
 

@@ -130,7 +130,7 @@ class HeteroBlockCyclicLayout final : public LayoutPlugin {
     // them and the spec parses back to the same layout.
     Spec out = request.spec;
     if (computed) out.set("bh", recorded_bh(nodes, sizes.B, sizes.b));
-    return Layout(request.topology, request.shape, out.str(), std::move(blocks));
+    return Layout(request.topology, request.shape, std::move(out), std::move(blocks));
   }
 
  private:

@@ -133,7 +133,7 @@ class HierarchicalLayout final : public LayoutPlugin {
         blocks[static_cast<std::size_t>(members[i][j])] = inside.blocks(static_cast<int>(j));
       }
     }
-    return Layout(topo, request.shape, spec, std::move(blocks));
+    return Layout(topo, request.shape, request.spec, std::move(blocks));
   }
 
  private:

@@ -14,7 +14,7 @@
 #include "devices/staging.hpp"
 #include "hit/core/log.hpp"
 #include "hit/device_params.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/physical_topology.hpp"
 
 namespace hit {
@@ -49,46 +49,6 @@ Shape to_shape(const Box& box) {
     s = s.with_sig(k, Sig(box.begin[k], std::max(box.begin[k], box.end[k]), box.step[k]));
   }
   return s;
-}
-
-// ---- launch log --------------------------------------------------------------------------------
-
-void LaunchLog::add(LaunchRecord record) {
-  Totals& t = totals_[record.kernel];
-  ++t.launches;
-  t.seconds += record.seconds;
-  t.kernel_seconds += record.kernel_seconds;
-  t.bytes_in += record.bytes_in;
-  t.bytes_out += record.bytes_out;
-  if (capacity_ == 0) return;
-  // Drop the older half at once: amortised constant time per launch.
-  if (records_.size() >= capacity_) {
-    records_.erase(records_.begin(),
-                   records_.begin() + static_cast<std::ptrdiff_t>(records_.size() - capacity_ / 2));
-  }
-  records_.push_back(std::move(record));
-}
-
-const LaunchRecord& LaunchLog::last() const {
-  if (records_.empty()) throw Error(ErrorKind::invalid_argument, "no launch has been recorded");
-  return records_.back();
-}
-
-LaunchLog::Totals LaunchLog::totals(const std::string& kernel) const {
-  auto it = totals_.find(kernel);
-  return it == totals_.end() ? Totals{} : it->second;
-}
-
-void LaunchLog::clear() {
-  records_.clear();
-  totals_.clear();
-}
-
-LaunchLog& launch_log(Environment& env) {
-  return env.extension<LaunchLog>();
-}
-LaunchLog& launch_log() {
-  return launch_log(Environment::current());
 }
 
 namespace detail {
@@ -259,32 +219,97 @@ class ProgressWhileWaiting {
 
 }  // namespace
 
-LaunchRecord run_launch(
-    Environment& env, const std::string& kernel, const Partition& partition,
-    std::vector<LaunchArg> args,
-    const std::function<void(const KernelContext&, const std::vector<RawView>&)>& invoke) {
-  Device& dev = device(env);
-  DeviceShare& share = PhysicalTopology::of(env).device_share();
-  if (partition.domain().is_null() || partition.domain().empty()) {
-    // Nothing to run (an inactive process): its arguments may be null tiles.
-    LaunchRecord none;
-    none.kernel = kernel;
-    none.device = dev.label();
-    none.partition = partition.spec();
-    return none;
-  }
-  if (partition.device_kind() != dev.kind()) {
-    throw Error(
-        ErrorKind::device,
-        fmt::format("launch of '{}': partition '{}' was made for a {} device, but this rank "
-                    "is bound to {}",
-                    kernel, partition.spec(), partition.device_kind(), dev.label()));
-  }
-  check_args(kernel, args);
+namespace {
+
+// A record of the launch before it runs: what, where, over which partition.
+LaunchRecord new_record(const std::string& kernel, const Device& dev, const Partition& p) {
   LaunchRecord rec;
   rec.kernel = kernel;
   rec.device = dev.label();
-  rec.partition = partition.spec();
+  rec.partition = p.spec();
+  return rec;
+}
+
+void check_launch(const std::string& kernel, const Partition& p, const Device& dev,
+                  const std::vector<LaunchArg>& args) {
+  if (p.device_kind() != dev.kind()) {
+    throw Error(ErrorKind::device,
+                fmt::format("launch of '{}': partition '{}' was made for a {} device, but this "
+                            "rank is bound to {}",
+                            kernel, p.spec(), p.device_kind(), dev.label()));
+  }
+  check_args(kernel, args);
+}
+
+// A device that computes in host memory (cpu): the bodies see the tiles' own memory.
+void run_in_host_memory(Device& dev, const Partition& p, const std::vector<LaunchArg>& args,
+                        const Invoke& invoke, LaunchRecord& rec) {
+  std::vector<RawView> views;
+  views.reserve(args.size());
+  for (const auto& a : args) views.push_back(host_view(a.host));
+  std::uint64_t problem = 0;
+  for (const auto& a : args)
+    problem += static_cast<std::uint64_t>(a.host.shape.size()) * a.host.element_size;
+  rec.problem_bytes = problem;
+  const BlocksJob job{dev, p, views, invoke};
+  dev.execute([&job](const ExecContext& ec) { job(ec); }, problem, 0);
+  dev.synchronize();
+}
+
+// A device with memory of its own: residents placed, arguments staged (whole or chunk by chunk),
+// the blocks run, results brought back. Every allocation of an attempt comes before its kernel
+// runs, so an attempt that ran out of memory changed nothing but which copies are current; it
+// runs again once the residency made room, possibly after the lock went to the others and came
+// back. Returns when the lock was last acquired (the launch's critical section starts there).
+steady::time_point run_in_device_memory(Environment& env, Device& dev, DeviceShare& share,
+                                        DeviceLockGuard& lock, const std::string& kernel,
+                                        const Partition& p, const std::vector<LaunchArg>& args,
+                                        const Invoke& invoke, LaunchRecord& rec,
+                                        steady::time_point acquired) {
+  LaunchResidency residency(env, dev, share, args);
+  for (;;) {
+    AllocationTally tally;
+    try {
+      residency.place(tally);
+      if (p.out_of_core()) {
+        run_chunked(dev, p, args, invoke, rec, tally);
+      } else {
+        run_staged(dev, p, args, invoke, rec, tally);
+      }
+      break;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::out_of_memory || !tally.allocating) throw;
+      if (residency.make_room(lock, tally, kernel, p.out_of_core())) acquired = steady::now();
+    }
+  }
+  residency.yield_if_wanted();
+  return acquired;
+}
+
+// What the device counted between two readings: the kernel's time and the copies.
+void add_device_counts(LaunchRecord& rec, const DeviceCounters& before,
+                       const DeviceCounters& after) {
+  rec.kernel_seconds = after.execute_seconds - before.execute_seconds;
+  rec.host_kernel_seconds = after.execute_host_seconds - before.execute_host_seconds;
+  rec.bytes_in = after.bytes_in - before.bytes_in;
+  rec.bytes_out = after.bytes_out - before.bytes_out;
+  rec.copies_in = after.copies_in - before.copies_in;
+  rec.copies_out = after.copies_out - before.copies_out;
+}
+
+}  // namespace
+
+// The stages of a launch: check, take the device lock (timed), run in host or device memory,
+// release, let communication in flight progress, count, log.
+LaunchRecord run_launch(Environment& env, const std::string& kernel, const Partition& partition,
+                        std::vector<LaunchArg> args, const Invoke& invoke) {
+  Device& dev = device(env);
+  DeviceShare& share = PhysicalTopology::of(env).device_share();
+  // Nothing to run (an inactive process): its arguments may be null tiles.
+  if (partition.domain().is_null() || partition.domain().empty())
+    return new_record(kernel, dev, partition);
+  check_launch(kernel, partition, dev, args);
+  LaunchRecord rec = new_record(kernel, dev, partition);
   rec.elements = partition.domain().size();
   const DeviceCounters before = dev.counters();
   const ProgressWhileWaiting progress(env, dev);
@@ -294,59 +319,21 @@ LaunchRecord run_launch(
   {
     DeviceLockGuard lock(share);
     auto acquired = steady::now();
-    rec.lock_acquired = monotonic_seconds(acquired);
-    rec.wait_seconds = seconds_between(asked, acquired);
     if (dev.uses_host_memory()) {
-      std::vector<RawView> views;
-      views.reserve(args.size());
-      for (const auto& a : args) views.push_back(host_view(a.host));
-      std::uint64_t problem = 0;
-      for (const auto& a : args)
-        problem += static_cast<std::uint64_t>(a.host.shape.size()) * a.host.element_size;
-      rec.problem_bytes = problem;
-      const BlocksJob job{dev, partition, views, invoke};
-      dev.execute([&job](const ExecContext& ec) { job(ec); }, problem, 0);
-      dev.synchronize();
+      run_in_host_memory(dev, partition, args, invoke, rec);
     } else {
-      LaunchResidency residency(env, dev, share, args);
-      // Every allocation of an attempt comes before its kernel runs: an attempt that ran out of
-      // memory changed nothing but which copies are current, and runs again once there is room.
-      for (;;) {
-        AllocationTally tally;
-        try {
-          residency.place(tally);
-          if (partition.out_of_core()) {
-            run_chunked(dev, partition, args, invoke, rec, tally);
-          } else {
-            run_staged(dev, partition, args, invoke, rec, tally);
-          }
-          break;
-        } catch (const Error& e) {
-          if (e.kind() != ErrorKind::out_of_memory || !tally.allocating) throw;
-          if (residency.make_room(lock, tally, kernel, partition.out_of_core())) {
-            // The others had the device meanwhile: the launch's critical section starts again.
-            const auto again = steady::now();
-            rec.lock_acquired = monotonic_seconds(again);
-            rec.wait_seconds = seconds_between(asked, again);
-            acquired = again;
-          }
-        }
-      }
-      residency.yield_if_wanted();
+      acquired = run_in_device_memory(env, dev, share, lock, kernel, partition, args, invoke, rec,
+                                      acquired);
     }
     const auto done = steady::now();
+    rec.lock_acquired = monotonic_seconds(acquired);
+    rec.wait_seconds = seconds_between(asked, acquired);
     rec.seconds = seconds_between(acquired, done);
     rec.lock_released = monotonic_seconds(done);
   }
   // The kernel ran on this thread: what was started before it moves on now.
   if (env.comms_in_flight() > 0) env.progress();
-  const DeviceCounters after = dev.counters();
-  rec.kernel_seconds = after.execute_seconds - before.execute_seconds;
-  rec.host_kernel_seconds = after.execute_host_seconds - before.execute_host_seconds;
-  rec.bytes_in = after.bytes_in - before.bytes_in;
-  rec.bytes_out = after.bytes_out - before.bytes_out;
-  rec.copies_in = after.copies_in - before.copies_in;
-  rec.copies_out = after.copies_out - before.copies_out;
+  add_device_counts(rec, before, dev.counters());
   launch_log(env).add(rec);
   return rec;
 }

@@ -9,7 +9,7 @@
 
 #include "devices/exec_context.hpp"
 #include "devices/staging.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 
 namespace hit::detail {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "devices/staging.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 
 namespace hit::detail {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hit/device.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
 #include "hit/resident.hpp"

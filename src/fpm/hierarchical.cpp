@@ -1,18 +1,31 @@
 #include "hit/fpm/hierarchical.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <span>
 
 #include "hit/core/error.hpp"
 
 namespace hit::fpm {
 namespace {
 
-// Six significant digits: weights are relative, and the spec stays readable.
-std::string join(const std::vector<double>& values) {
-  return fmt::format("{:.6g}", fmt::join(values, ","));
+// Six significant digits: weights are relative, and the spec stays readable. The rounded double
+// is the one nearest the 6-digit decimal, so the spec prints exactly those digits.
+std::vector<double> six_digits(const std::vector<double>& values) {
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (const double x : values) {
+    if (x == 0 || !std::isfinite(x)) {
+      out.push_back(x);
+      continue;
+    }
+    const int exponent = 5 - static_cast<int>(std::floor(std::log10(std::fabs(x))));
+    const double scale = std::pow(10.0, std::abs(exponent));
+    out.push_back(exponent >= 0 ? std::round(x * scale) / scale : std::round(x / scale) * scale);
+  }
+  return out;
 }
 
 }  // namespace
@@ -42,17 +55,18 @@ HierarchicalMethod parse_hierarchical_method(std::string_view name) {
                           name));
 }
 
-std::string hierarchical_node_spec(const std::vector<std::int64_t>& areas, int block) {
+Spec hierarchical_node_spec(const std::vector<std::int64_t>& areas, int block) {
   std::vector<double> w;
   for (const std::int64_t a : areas) w.push_back(static_cast<double>(std::max<std::int64_t>(a, 1)));
-  return fmt::format("columns2d:w={},b={}", join(w), block);
+  return Spec("columns2d").with("w", six_digits(w)).with("b", block);
 }
 
-std::string hierarchical_layout_spec(const std::vector<std::int64_t>& areas, int block,
-                                     const std::vector<double>& weights) {
-  std::string spec = fmt::format("hierarchical:nodes=({}),devices=(dimBlocks:dim=1)",
-                                 hierarchical_node_spec(areas, block));
-  if (!weights.empty()) spec += ",w=" + join(weights);
+Spec hierarchical_layout_spec(const std::vector<std::int64_t>& areas, int block,
+                              const std::vector<double>& weights) {
+  Spec spec = Spec("hierarchical")
+                  .with("nodes", hierarchical_node_spec(areas, block))
+                  .with("devices", Spec("dimBlocks").with("dim", 1));
+  if (!weights.empty()) spec.set("w", std::span<const double>(six_digits(weights)));
   return spec;
 }
 

@@ -226,8 +226,8 @@ Layout product_layout(const LayoutRequest& request, const std::vector<AxisPieces
       if (k < 0) break;
     }
   }
-  return Layout(topo, request.shape, request.spec.str(), std::move(blocks),
-                std::move(predicted_time), std::move(lookup));
+  return Layout(topo, request.shape, request.spec, std::move(blocks), std::move(predicted_time),
+                std::move(lookup));
 }
 
 Layout layout_from_parts(const LayoutRequest& request, int axis, const std::vector<index_t>& parts,

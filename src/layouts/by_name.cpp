@@ -67,8 +67,9 @@ Layout layout(const Spec& spec, const Topology& topo, const Shape& shape,
   result.self_ = env.rank();
   result.devices_ = request.devices;
   // A plug-in may complete the spec it was given (heteroBlockCyclic names the host share it
-  // chose): its text is then the one that made the layout.
-  result.spec_value_ = result.spec_ == spec.str() ? spec : Spec::parse(result.spec_);
+  // chose) and give it as a value; one that gave text alone (an external plug-in) has it parsed.
+  if (result.spec_value_.name().empty())
+    result.spec_value_ = result.spec_ == spec.str() ? spec : Spec::parse(result.spec_);
   if (!(result.shape() == shape) || result.procs() != topo.procs()) {
     throw Error(ErrorKind::plugin, "layout plug-in '" + spec.name() + "' returned a layout of " +
                                        result.shape().str() + " over " +

@@ -47,14 +47,20 @@ Layout::Layout(Topology topology, Shape shape, std::string spec,
   init(std::move(blocks), true);
 }
 
-Layout::Layout(Topology topology, Shape shape, std::string spec,
-               std::vector<std::vector<Shape>> blocks, std::vector<double> predicted_time,
-               std::vector<detail::AxisLookup> lookup)
+Layout::Layout(Topology topology, Shape shape, Spec spec, std::vector<std::vector<Shape>> blocks,
+               std::vector<double> predicted_time)
+    : Layout(std::move(topology), shape, spec.str(), std::move(blocks), std::move(predicted_time)) {
+  spec_value_ = std::move(spec);
+}
+
+Layout::Layout(Topology topology, Shape shape, Spec spec, std::vector<std::vector<Shape>> blocks,
+               std::vector<double> predicted_time, std::vector<detail::AxisLookup> lookup)
     : topology_(std::move(topology)),
       shape_(shape),
-      spec_(std::move(spec)),
+      spec_(spec.str()),
       predicted_(std::move(predicted_time)),
-      lookup_(std::move(lookup)) {
+      lookup_(std::move(lookup)),
+      spec_value_(std::move(spec)) {
   init(std::move(blocks), false);
 }
 

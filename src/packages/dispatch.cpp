@@ -339,8 +339,10 @@ void Dispatcher::compute(Slot& slot) {
   const double expected =
       slow * std::max(engine_.profile().seconds(), engine_.profile().cautious_seconds());
   // A package that missed stays out of the profile: with few samples the cautious estimate is
-  // the longest, and one late package would make the next look expected.
-  const bool late = missed(end - start, expected);
+  // the longest, and one late package would make the next look expected. Judged on the launch
+  // alone: waiting for a device that other ranks share (while one of them is descheduled on a
+  // loaded host, say) does not make this device slow.
+  const bool late = missed(end - start - rec.wait_seconds, expected);
   if (!late) engine_.profile().observe((end - start) / slow);
   engine_.give_back(slot, pkg);
   slot.state = slot.requests.empty() ? Slot::State::free : Slot::State::returning;

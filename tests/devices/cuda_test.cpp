@@ -7,10 +7,11 @@
 
 #include "../support/cuda_device_test.hpp"
 #include "devices/rebind.hpp"
+#include "hit/builtin_kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
 #include "hit/tile.hpp"

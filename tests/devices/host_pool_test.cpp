@@ -20,9 +20,10 @@
 
 #include "devices/host_pool.hpp"
 #include "devices/rebind.hpp"
+#include "hit/builtin_kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
 #include "hit/tile.hpp"

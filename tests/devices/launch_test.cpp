@@ -10,10 +10,11 @@
 #include <thread>
 
 #include "devices/rebind.hpp"
+#include "hit/builtin_kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
 #include "hit/tile.hpp"

@@ -12,6 +12,7 @@
 
 #include "hit/core/error.hpp"
 #include "hit/fpm/columns.hpp"
+#include "hit/fpm/hierarchical.hpp"
 
 namespace hit::fpm {
 namespace {
@@ -135,6 +136,21 @@ TEST(Columns, ZeroAreasGetNoRectangleAndBadAreasAreRefused) {
   EXPECT_TRUE(arrange_columns(std::vector<double>{0, 0}).columns.empty());
   EXPECT_THROW(arrange_columns(std::vector<double>{1, -1}), Error);
   EXPECT_THROW(arrange_columns(std::vector<double>{1, std::nan("")}), Error);
+}
+
+// The layout spec of a hierarchical partition, built as a value: a node asked for no area weighs
+// one block, weights keep six significant digits (printed exactly so), and the text reads back as
+// the same nested specs.
+TEST(HierarchicalSpec, NodesAndWeightsAsValues) {
+  const Spec s = hierarchical_layout_spec({3, 0, 1234567}, 8, {1.0 / 3, 2.0 / 3, 1, 2e-7});
+  EXPECT_EQ(s.str(),
+            "hierarchical:nodes=(columns2d:w=3,1,1234570,b=8),devices=(dimBlocks:dim=1),"
+            "w=0.333333,0.666667,1,2e-07");
+  const Spec back = Spec::parse(s.str());
+  EXPECT_EQ(back.get_spec("nodes", "x").get_doubles("w"), (std::vector<double>{3, 1, 1234570}));
+  EXPECT_EQ(back.get_spec("devices", "x").get_int("dim", 0), 1);
+  EXPECT_EQ(back.get_doubles("w"), (std::vector<double>{0.333333, 0.666667, 1, 2e-7}));
+  EXPECT_FALSE(hierarchical_layout_spec({2, 2}, 4, {}).has("w"));
 }
 
 }  // namespace

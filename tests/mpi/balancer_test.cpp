@@ -18,7 +18,7 @@
 #include "hit/device.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/fpm/model.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/layout.hpp"
 #include "hit/resident.hpp"
 #include "hit/topology.hpp"

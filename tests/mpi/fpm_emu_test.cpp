@@ -21,7 +21,7 @@
 #include "hit/balance/kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/physical_topology.hpp"
 
 namespace hit::balance {

@@ -108,7 +108,7 @@ TEST(HierarchicalPartitioning, FpmBalancesEveryDeviceAndTheSpecReproducesIt) {
   Environment& env = env_with_nodes();
   const HierarchicalOptions o = options(HierarchicalMethod::fpm);
   const HierarchicalPartition r = partition_hierarchical(env, o, simulated());
-  EXPECT_TRUE(same_on_every_rank(r.spec)) << r.spec;
+  EXPECT_TRUE(same_on_every_rank(r.spec.str())) << r.spec.str();
   EXPECT_THAT(r.status, ::testing::AnyOf(DynamicStatus::converged, DynamicStatus::stalled));
   ASSERT_FALSE(r.steps.empty());
   EXPECT_LE(r.steps.back().spread, 0.1);
@@ -121,7 +121,7 @@ TEST(HierarchicalPartitioning, FpmBalancesEveryDeviceAndTheSpecReproducesIt) {
   }
   // Balanced across all devices: node areas move by whole block columns of the arrangement (a
   // few percent of the matrix here), device columns by single columns.
-  EXPECT_LT(max_over_mean(simulated_times(l)), 1.1) << r.spec;
+  EXPECT_LT(max_over_mean(simulated_times(l)), 1.1) << r.spec.str();
   if (env.size() > 1) {
     EXPECT_GT(l.elements(0), l.elements(1)) << "the fastest device holds the most";
   }
@@ -220,7 +220,7 @@ TEST(HierarchicalPartitioning, RealPanelKernelThroughLaunch) {
   o.precision.max_seconds = 0.05;
   o.precision.max_reps = 5;
   const HierarchicalPartition r = partition_hierarchical(env, o);
-  EXPECT_TRUE(same_on_every_rank(r.spec));
+  EXPECT_TRUE(same_on_every_rank(r.spec.str()));
   const Layout l = layout_of(r, o);
   index_t total = 0;
   for (int p = 0; p < env.size(); ++p) total += l.elements(p);

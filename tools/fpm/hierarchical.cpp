@@ -60,7 +60,7 @@ int run_hierarchical(hit::Environment& env, const HierarchicalCli& c) {
     const nlohmann::json j = {{"method", std::string(fpm::to_string(r.method))},
                               {"n", c.n},
                               {"block", c.block},
-                              {"spec", r.spec},
+                              {"spec", r.spec.str()},
                               {"status", std::string(balance::to_string(r.status))},
                               {"areas", r.areas},
                               {"weights", r.weights},
@@ -87,7 +87,7 @@ int run_hierarchical(hit::Environment& env, const HierarchicalCli& c) {
     }
     fmt::print("  step {}: {} (spread {:.3f})\n", s.iteration, nodes, s.spread);
   }
-  fmt::print("layout: {}\n", r.spec);
+  fmt::print("layout: {}\n", r.spec.str());
   return hit::exit_ok;
 }
 

@@ -75,7 +75,7 @@ struct HierarchicalStep {
 
 struct [[nodiscard]] HierarchicalPartition {
   fpm::HierarchicalMethod method = fpm::HierarchicalMethod::fpm;
-  std::string spec;  // the layout: hierarchical:nodes=(columns2d:...),...
+  Spec spec;  // the layout: hierarchical:nodes=(columns2d:...),...
   DynamicStatus status = DynamicStatus::converged;
   std::vector<int> node_of_rank;    // node index (0 .. nodes−1, by first rank) of every rank
   std::vector<std::int64_t> areas;  // per node, of the chosen step (target areas)

@@ -1,13 +1,11 @@
 #pragma once
-// Built-in benchmark kernels for model building (hit-fpm build, the dynamic loops, hit-bench-fpm).
-//
-// Two families:
-//  - launch kernels (gemm_launch_kernel, jacobi_launch_kernel, spmv_launch_kernel, launch_kernel):
-//    run through hit::launch on the device the rank is bound to, so an emulated device applies its
-//    slowdown, bandwidth and capacity, and a GPU's point includes its transfers. Each run is timed
-//    by its launch records (the launch without waiting for the device lock).
-//  - host kernels (gemm_block_kernel, jacobi_row_kernel): plain loops and BLAS on the calling
-//    thread, timed with a wall clock; no device layer involved.
+// Built-in benchmark kernels for model building (hit-fpm build, the dynamic loops, hit-bench-fpm):
+// gemm_launch_kernel, jacobi_launch_kernel, spmv_launch_kernel, stencil_launch_kernel and
+// launch_kernel run the library's kernels (or a program's) through hit::launch on the device the
+// rank is bound to, so an emulated device applies its slowdown, bandwidth and capacity, and a
+// GPU's point includes its transfers. Each run is timed by its launch records (the launch without
+// waiting for the device lock). They measure the Kernel objects the programs launch: no second
+// body of any kernel lives here.
 
 #include <cstdint>
 #include <string>
@@ -98,17 +96,5 @@ struct LaunchKernelOptions {
 // listing the registered names otherwise. Defined in kernel_registry.cpp.
 BenchmarkKernel launch_kernel(Environment& env, std::string_view name,
                               const LaunchKernelOptions& options = {});
-
-// ---- on the host -----------------------------------------------------------------------------
-
-// The block update of the column-based matrix product (FuPerMod §4.1, Clarke et al. §1.4): one unit
-// is the update of one b×b block of C by a b×b block of the pivot column and one of the pivot row.
-// d units are a nearly square m×n' arrangement of blocks (m = floor(sqrt(d)), plus a partial row
-// for the remainder), updated by OpenBLAS cblas_dgemm; 2·b³ flops per unit.
-BenchmarkKernel gemm_block_kernel(int block);
-
-// One Jacobi sweep over rows of an N-column system: a unit is one row,
-// x_new[i] = (b[i] − Σ_{j≠i} A[i][j]·x[j]) / A[i][i]; 2·N flops per unit.
-BenchmarkKernel jacobi_row_kernel(std::int64_t columns);
 
 }  // namespace hit::balance

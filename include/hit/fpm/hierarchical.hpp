@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hit/core/spec.hpp"
+
 namespace hit::fpm {
 
 enum class HierarchicalMethod {
@@ -26,10 +28,10 @@ HierarchicalMethod parse_hierarchical_method(std::string_view name);
 // The columns2d spec of the nodes' rectangles for target areas (in b×b blocks): a node asked for
 // no area still gets a rectangle of at least one block (columns2d gives every process one), so it
 // weighs one block.
-[[nodiscard]] std::string hierarchical_node_spec(const std::vector<std::int64_t>& areas, int block);
+[[nodiscard]] Spec hierarchical_node_spec(const std::vector<std::int64_t>& areas, int block);
 // The `hierarchical` layout spec: the nodes' rectangles for `areas`, split among each node's
 // devices in columns by `weights` (per rank; empty: even).
-[[nodiscard]] std::string hierarchical_layout_spec(const std::vector<std::int64_t>& areas,
-                                                   int block, const std::vector<double>& weights);
+[[nodiscard]] Spec hierarchical_layout_spec(const std::vector<std::int64_t>& areas, int block,
+                                            const std::vector<double>& weights);
 
 }  // namespace hit::fpm

@@ -34,7 +34,7 @@
 #include <initializer_list>
 #include <type_traits>
 
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 #include "hit/partition.hpp"
 #include "hit/resident.hpp"
 #include "hit/sparse/csr_shape.hpp"

@@ -142,10 +142,9 @@ class SparseLayoutPlugin {
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
   virtual std::vector<ParamInfo> params() const = 0;
-  virtual SparseLayout make(const SparseLayoutRequest& request)
-      const = 0;  // The specs the advisor tries for this plug-in (docs/advisor.md, "Candidates");
-                  // by default
-  // its name alone, every parameter at its default.
+  virtual SparseLayout make(const SparseLayoutRequest& request) const = 0;
+  // The specs the advisor tries for this plug-in (docs/advisor.md, "Candidates"); by default its
+  // name alone, every parameter at its default.
   virtual std::vector<Spec> candidates(const CandidateContext& /*context*/) const {
     return {Spec(name())};
   }

@@ -3,8 +3,9 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include "hit/builtin_kernels.hpp"
 #include "hit/core/error.hpp"
-#include "hit/kernel.hpp"
+#include "hit/launch.hpp"
 
 #ifdef HIT_HAVE_CUDA
 #include "devices/cuda/builtin_cuda.hpp"

@@ -21,11 +21,21 @@ def only_taker(mpiexec, np, program):
     cmd = [mpiexec, "-n", str(np), program, "--workload", "gemm", "--n", "256", "--check",
            "--json", "--reps", "1", "--warmup", "0", "--schedule", "workPackages:size=64,depth=2",
            "--devices", devices]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False)
-    if out.returncode != 0:
-        sys.exit(f"exit {out.returncode}: {' '.join(cmd)}\n{out.stderr}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    devices = result["per_device"]
+    # On a loaded machine the probe can time the fast device while it shares its core, and placement
+    # then lets a slower device into the first round: a correct run that does not exercise the
+    # case. Such a run is retried, up to five times.
+    for attempt in range(5):
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False)
+        if out.returncode != 0:
+            sys.exit(f"exit {out.returncode}: {' '.join(cmd)}\n{out.stderr}")
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        devices = result["per_device"]
+        let_in = sum(d["packages"] for r, d in enumerate(devices) if r != failing) - len(
+            result["rerouted"])
+        if let_in <= 0 or not result["check"]["passed"]:
+            break
+        print(f"attempt {attempt + 1}: placement let a slower device take {let_in} packages in "
+              "the first round; again")
     errors = []
     if not result["check"]["passed"]:
         errors.append(f"check failed: {result['check']}")
