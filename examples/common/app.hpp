@@ -11,7 +11,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hit/core/collective.hpp"
@@ -42,6 +45,25 @@ std::vector<V> gather_to_root(const std::vector<V>& mine, MPI_Datatype type, MPI
   MPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), offsets.data(), type, 0, comm);
   if (counts_out != nullptr) *counts_out = counts;
   return all;
+}
+
+// The same for records of any trivially copyable type (a struct of ids and times), moved as bytes
+// between the ranks of one program (one binary, one layout of V).
+template <class V>
+std::vector<V> gather_records_to_root(const std::vector<V>& mine, MPI_Comm comm) {
+  static_assert(std::is_trivially_copyable_v<V>, "records are moved as bytes");
+  collectively(comm, [&] {
+    if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) / sizeof(V)) {
+      throw Error(ErrorKind::invalid_argument,
+                  std::to_string(mine.size()) + " records are too many to gather in one message");
+    }
+  });
+  const auto* first = reinterpret_cast<const unsigned char*>(mine.data());
+  const std::vector<unsigned char> bytes(first, first + mine.size() * sizeof(V));
+  const std::vector<unsigned char> all = gather_to_root(bytes, MPI_BYTE, comm);
+  std::vector<V> out(all.size() / sizeof(V));
+  if (!out.empty()) std::memcpy(out.data(), all.data(), out.size() * sizeof(V));
+  return out;
 }
 
 // Every rank's string (a device label), in rank order (the callers use it on rank 0).

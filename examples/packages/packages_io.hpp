@@ -293,23 +293,15 @@ inline RunRecords gather_records(Environment& env, const DeviceStats& mine,
                                  const PackageReport& last) {
   RunRecords g;
   g.stats = allgather(mine, env.comm());
-  std::vector<double> flat;
-  for (const PackageRecord& r : last.computed) {
-    flat.insert(flat.end(), {static_cast<double>(r.id), static_cast<double>(r.rank), r.start_s,
-                             r.end_s, r.rerouted ? 1.0 : 0.0});
-  }
-  const auto records = app::gather_to_root(flat, MPI_DOUBLE, env.comm());
-  for (std::size_t i = 0; i + 5 <= records.size(); i += 5) {
-    g.computed.push_back({static_cast<index_t>(records[i]), static_cast<int>(records[i + 1]),
-                          records[i + 2], records[i + 3], records[i + 4] != 0});
-  }
-  std::vector<double> gave_up;
-  for (const index_t id : last.abandoned) {
-    gave_up.insert(gave_up.end(), {static_cast<double>(id), static_cast<double>(env.rank())});
-  }
-  const auto abandoned = app::gather_to_root(gave_up, MPI_DOUBLE, env.comm());
-  for (std::size_t i = 0; i + 1 < abandoned.size(); i += 2)
-    g.abandoned_by[static_cast<index_t>(abandoned[i])] = static_cast<int>(abandoned[i + 1]);
+  g.computed = app::gather_records_to_root(last.computed, env.comm());
+  struct GaveUp {
+    index_t id;
+    int rank;
+  };
+  std::vector<GaveUp> gave_up;
+  for (const index_t id : last.abandoned) gave_up.push_back({id, env.rank()});
+  for (const GaveUp& a : app::gather_records_to_root(gave_up, env.comm()))
+    g.abandoned_by[a.id] = a.rank;
   g.labels = app::gather_labels(device(env).label(), env.comm());
   return g;
 }
