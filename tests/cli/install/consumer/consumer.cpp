@@ -4,28 +4,7 @@
 #include <cstdio>
 #include <string>
 
-using Grid = hit::View<double>;
-using ConstGrid = hit::View<const double>;
-
-// Our own kernel: each point becomes the mean of its four neighbours. One body per device
-// kind; the cpu body also runs on emulated devices, block by block.
-hit::Kernel<ConstGrid, Grid> smooth() {
-  hit::Kernel<ConstGrid, Grid> k("smooth");
-  k.cpu([](const hit::KernelContext& ctx, ConstGrid in, Grid out) {
-    // Each view re-based on this block: position (r, c) is the block's point (r, c), and its
-    // neighbours are r +- 1, c +- 1, whatever the ghost rings of the views.
-    const ConstGrid src = in.around(ctx.block);
-    const Grid dst = out.around(ctx.block);
-    for (hit::index_t r = 0; r < ctx.block.extent(0); ++r) {
-      for (hit::index_t c = 0; c < ctx.block.extent(1); ++c) {
-        dst.local(r, c) = 0.25 * (src.local(r - 1, c) + src.local(r + 1, c) + src.local(r, c - 1) +
-                                  src.local(r, c + 1));
-      }
-    }
-  });
-  k.reads({hit::AccessPattern::stencil(2, 1), hit::AccessPattern::parse("0,0")});
-  return k;
-}
+#include "smooth.hpp"
 
 // hit::run_program starts MPI and turns any hit::Error, on any process, into one line and a
 // non-zero exit on every process.
