@@ -1,7 +1,6 @@
 #include "hit/balance/row_balancer.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/spec.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/topology.hpp"
 
@@ -220,7 +220,7 @@ void RowBalancer::restart_report() {
 }
 
 Layout RowBalancer::rows_layout(const Shape& shape) const {
-  return hit::layout(fmt::format("dimBlocks:dim=0,w={}", fmt::join(rows(), ",")),
+  return hit::layout(Spec("dimBlocks").with("dim", 0).with("w", rows()),
                      topology("array", env_->size()), shape);
 }
 
