@@ -43,7 +43,7 @@ LAYERS = [
     ("packages", ["hit/work_packages.hpp"], ["src/packages/*"]),
     ("runtime", ["hit/runtime/*"], ["src/runtime/*"]),
     ("advisor", ["hit/advisor/*"], ["src/advisor/*"]),
-    ("everything", ["hit/hit.hpp"], []),
+    ("everything", ["hit/hit.hpp", "hit/program.hpp"], []),
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 

@@ -39,13 +39,13 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/file.hpp"
-#include "hit/core/program.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/fpm/statistics.hpp"
 #include "hit/physical_topology.hpp"
+#include "hit/program.hpp"
 
 namespace {
 

@@ -26,10 +26,10 @@
 
 #include "../../tools/common/cli.hpp"
 #include "hit/core/environment.hpp"
-#include "hit/core/program.hpp"
 #include "hit/device.hpp"
 #include "hit/launch.hpp"
 #include "hit/partition.hpp"
+#include "hit/program.hpp"
 #include "hit/resident.hpp"
 #include "hit/tile.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "../../tools/common/cli.hpp"
 #include "hit/core/environment.hpp"
-#include "hit/core/program.hpp"
+#include "hit/program.hpp"
 
 namespace {
 

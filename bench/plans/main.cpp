@@ -24,9 +24,9 @@
 #include "hit/comm_traffic.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/core/program.hpp"
 #include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
+#include "hit/program.hpp"
 #include "hit/topology.hpp"
 
 namespace {

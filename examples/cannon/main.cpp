@@ -3,7 +3,7 @@
 
 #include "../../tools/common/cli.hpp"
 #include "cannon.hpp"
-#include "hit/core/program.hpp"
+#include "hit/program.hpp"
 
 int main(int argc, char** argv) {
   return hit::run_program(argc, argv, "hit-cannon", [](hit::Environment& env, int ac, char** av) {

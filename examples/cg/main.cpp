@@ -6,7 +6,7 @@
 #include "../../tools/common/cli.hpp"
 #include "cg.hpp"
 #include "hit/core/error.hpp"
-#include "hit/core/program.hpp"
+#include "hit/program.hpp"
 
 int main(int argc, char** argv) {
   return hit::run_program(argc, argv, "hit-cg", [](hit::Environment& env, int ac, char** av) {

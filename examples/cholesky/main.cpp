@@ -4,7 +4,7 @@
 #include "../../tools/common/cli.hpp"
 #include "cholesky.hpp"
 #include "hit/core/error.hpp"
-#include "hit/core/program.hpp"
+#include "hit/program.hpp"
 
 int main(int argc, char** argv) {
   return hit::run_program(argc, argv, "hit-cholesky", [](hit::Environment& env, int ac, char** av) {

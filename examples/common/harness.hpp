@@ -20,7 +20,6 @@
 #include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
-#include "hit/core/program.hpp"
 #include "hit/core/setting.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/version.hpp"
@@ -29,6 +28,7 @@
 #include "hit/layout.hpp"
 #include "hit/partition.hpp"
 #include "hit/physical_topology.hpp"
+#include "hit/program.hpp"
 
 namespace hit::app {
 

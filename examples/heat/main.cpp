@@ -5,7 +5,7 @@
 
 #include "../../tools/common/cli.hpp"
 #include "heat.hpp"
-#include "hit/core/program.hpp"
+#include "hit/program.hpp"
 
 int main(int argc, char** argv) {
   return hit::run_program(argc, argv, "hit-heat", [](hit::Environment& env, int ac, char** av) {

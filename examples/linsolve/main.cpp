@@ -4,7 +4,7 @@
 #include "../../tools/common/cli.hpp"
 #include "../common/balance_flags.hpp"
 #include "hit/core/error.hpp"
-#include "hit/core/program.hpp"
+#include "hit/program.hpp"
 #include "linsolve.hpp"
 
 int main(int argc, char** argv) {

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "../../tools/common/cli.hpp"
-#include "hit/core/program.hpp"
+#include "hit/program.hpp"
 #include "packages.hpp"
 
 int main(int argc, char** argv) {

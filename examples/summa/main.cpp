@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "../../tools/common/cli.hpp"
-#include "hit/core/program.hpp"
+#include "hit/program.hpp"
 #include "summa.hpp"
 
 int main(int argc, char** argv) {

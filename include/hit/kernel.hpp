@@ -24,6 +24,19 @@
 
 namespace hit {
 
+// What a kernel computes, for the advisor's dry run (docs/advisor.md): it prices a launch as its
+// flops at its device's speed for kernels of that kind. Dense products are bound by the device's
+// arithmetic, stencils and sparse products by its memory bandwidth, and a device's speeds for the
+// two differ by orders of magnitude.
+struct KernelCost {
+  // The flops of a launch: `flops(domain, tiles)` where given (`tiles`: the shapes of its tile
+  // arguments, in order: a product's inner extent is one of them), else the domain's points
+  // times `flops_per_point`.
+  double flops_per_point = 1;
+  bool compute_bound = false;
+  std::function<double(const Shape& domain, const std::vector<Shape>& tiles)> flops{};
+};
+
 namespace detail {
 template <class P>
 struct is_view : std::false_type {};
@@ -65,6 +78,19 @@ class Kernel {
     return *this;
   }
 
+  // What it computes per point (the advisor prices launches by it); Error(invalid_argument) for
+  // flops that are not a finite number >= 0.
+  Kernel& cost(KernelCost cost) {
+    if (!(cost.flops_per_point >= 0) || cost.flops_per_point > 1e300) {
+      throw Error(ErrorKind::invalid_argument, "kernel '" + name_ + "': cost() got " +
+                                                   std::to_string(cost.flops_per_point) +
+                                                   " flops per point: give a finite number >= 0");
+    }
+    cost_ = cost;
+    return *this;
+  }
+  const KernelCost& cost() const noexcept { return cost_; }
+
   const std::string& name() const noexcept { return name_; }
   // The body for `kind`: its own, or for emu the cpu body; null when there is none.
   const Body* body(DeviceKind kind) const {
@@ -105,6 +131,7 @@ class Kernel {
   std::string name_;
   std::map<DeviceKind, Body> bodies_;
   std::vector<AccessPattern> access_;
+  KernelCost cost_;
 };
 
 }  // namespace hit

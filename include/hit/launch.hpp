@@ -57,9 +57,10 @@ struct LaunchArg {
 // A device-side view without its element type (strides in elements).
 using RawView = View<unsigned char>;
 
-// Runs a launch: `invoke` calls the body with a context and one RawView per tile argument.
+// Runs a launch: `invoke` calls the body with a context and one RawView per tile argument. In a
+// dry run (Environment::trace()) the launch is checked and recorded at `cost`, and nothing runs.
 LaunchRecord run_launch(
-    Environment& env, const std::string& kernel, const Partition& partition,
+    Environment& env, const std::string& kernel, const KernelCost& cost, const Partition& partition,
     std::vector<LaunchArg> args,
     const std::function<void(const KernelContext&, const std::vector<RawView>&)>& invoke);
 
@@ -135,7 +136,7 @@ LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel,
   (collect(args), ...);
   const auto held = std::forward_as_tuple(args...);
   return detail::run_launch(
-      env, kernel.name(), partition, std::move(tiles),
+      env, kernel.name(), kernel.cost(), partition, std::move(tiles),
       [&](const KernelContext& ctx, const std::vector<detail::RawView>& views) {
         detail::call_body<std::tuple<Params...>>(*body, ctx, held, views,
                                                  std::index_sequence_for<Args...>{});

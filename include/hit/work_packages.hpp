@@ -195,7 +195,7 @@ class WorkPackages {
     const detail::PackageLaunch launch_one = [&](const Partition& p,
                                                  std::vector<detail::LaunchArg> tiles) {
       return detail::run_launch(
-          env_, kernel.name(), p, std::move(tiles),
+          env_, kernel.name(), kernel.cost(), p, std::move(tiles),
           [&](const KernelContext& ctx, const std::vector<detail::RawView>& views) {
             detail::call_body<std::tuple<Params...>>(*body, ctx, held, views,
                                                      std::index_sequence_for<Args...>{});

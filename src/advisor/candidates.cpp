@@ -1,4 +1,5 @@
 #include "hit/advisor/candidates.hpp"
+#include "hit/advisor/program_advice.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,17 +33,6 @@ CandidateContext candidate_context(const Machine& machine, const Topology& topo,
   return c;
 }
 
-// A text equal for equal block lists: two specs that give every process the same blocks are one
-// candidate, whatever topology they were laid on (the applications' messages follow the blocks).
-std::string blocks_signature(const Layout& l) {
-  std::string s;
-  for (int p = 0; p < l.procs(); ++p) {
-    s += '|';
-    for (const Shape& b : l.blocks(p)) s += b.str();
-  }
-  return s;
-}
-
 // The processes' compute and communication added up: what a run costs the machine's cores and
 // links, where the makespan counts only the slowest process of each step.
 double total_cost(const Prediction& p) {
@@ -51,7 +41,9 @@ double total_cost(const Prediction& p) {
   return sum;
 }
 
-void rank_candidates(Advice& advice) {
+}  // namespace
+
+void rank(Advice& advice) {
   auto& list = advice.candidates;
   // Those that fit first, then by makespan; exact ties keep the enumeration's order (the simpler
   // layout, `blocks` first).
@@ -79,7 +71,14 @@ void rank_candidates(Advice& advice) {
   }
 }
 
-}  // namespace
+std::string blocks_signature(const Layout& l) {
+  std::string s;
+  for (int p = 0; p < l.procs(); ++p) {
+    s += '|';
+    for (const Shape& b : l.blocks(p)) s += b.str();
+  }
+  return s;
+}
 
 std::vector<double> relative_speeds(const Machine& machine, Kernel kernel, double flops,
                                     double share_bytes) {
@@ -94,6 +93,32 @@ std::vector<double> relative_speeds(const Machine& machine, Kernel kernel, doubl
   for (double& s : speed) s /= top;
   return speed;
 }
+
+namespace {
+
+// Every layout plug-in's candidates on each of `topologies`: layouts outer, topologies inner,
+// `blocks` first. A tie keeps this order (the simplest layout first), and a spec that gives the
+// same blocks as an earlier one is named after it.
+std::vector<CandidateSpec> layout_candidates(
+    Environment& env, const Machine& machine, Kernel kernel,
+    const std::vector<std::pair<std::string, Topology>>& topologies,
+    const CandidateOptions& options) {
+  const LayoutRegistry& registry = env.extension<LayoutRegistry>();
+  std::vector<const LayoutPlugin*> plugins{&registry.get(Spec("blocks"))};
+  for (const LayoutPlugin* plugin : registry.all()) {
+    if (plugin->name() != "blocks") plugins.push_back(plugin);
+  }
+  std::vector<CandidateSpec> out;
+  for (const LayoutPlugin* plugin : plugins) {
+    for (const auto& [topo_name, topo] : topologies) {
+      const CandidateContext context = candidate_context(machine, topo, kernel, options);
+      for (const Spec& spec : plugin->candidates(context)) out.push_back({spec.str(), topo_name});
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Machine& machine,
                                             const CandidateOptions& options) {
@@ -118,21 +143,13 @@ std::vector<CandidateSpec> dense_candidates(Environment& env, App app, const Mac
     while (dims.size() > 1 && dims.back() == 1) dims.pop_back();
     if (grids.insert(dims).second) topologies.emplace_back(topo_plugin->name(), topo);
   }
-  // Layouts outer, topologies inner, `blocks` first: a tie keeps this order (the simplest layout
-  // first), and a spec that gives the same blocks as an earlier one is named after it.
-  const LayoutRegistry& registry = env.extension<LayoutRegistry>();
-  std::vector<const LayoutPlugin*> plugins{&registry.get(Spec("blocks"))};
-  for (const LayoutPlugin* plugin : registry.all()) {
-    if (plugin->name() != "blocks") plugins.push_back(plugin);
-  }
-  std::vector<CandidateSpec> out;
-  for (const LayoutPlugin* plugin : plugins) {
-    for (const auto& [topo_name, topo] : topologies) {
-      const CandidateContext context = candidate_context(machine, topo, kernel_of(app), options);
-      for (const Spec& spec : plugin->candidates(context)) out.push_back({spec.str(), topo_name});
-    }
-  }
-  return out;
+  return layout_candidates(env, machine, kernel_of(app), topologies, options);
+}
+
+std::vector<CandidateSpec> program_candidates(Environment& env, const Machine& machine,
+                                              Kernel kernel, const Topology& topo,
+                                              const CandidateOptions& options) {
+  return layout_candidates(env, machine, kernel, {{topo.name(), topo}}, options);
 }
 
 std::vector<CandidateSpec> sparse_candidates(Environment& env, const Machine& machine,
@@ -203,7 +220,7 @@ Advice advise_dense(const DenseProblem& problem, const Machine& machine,
       advice.rejected.push_back({spec, e.what()});
     }
   }
-  rank_candidates(advice);
+  rank(advice);
   return advice;
 }
 
@@ -227,7 +244,7 @@ Advice advise_sparse(const CsrPattern& mine, const Machine& machine, const RunSh
       advice.rejected.push_back({spec, e.what()});
     }
   }
-  rank_candidates(advice);
+  rank(advice);
   return advice;
 }
 

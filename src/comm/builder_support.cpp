@@ -121,8 +121,8 @@ void pin(CommPlan& plan, const std::vector<CommTile>& tiles) {
 
 void add_message(std::vector<Message>& list, int peer, int tag, const MessageBuilder& builder) {
   if (builder.empty()) return;
-  list.push_back(
-      {peer, tag, std::make_shared<Datatype>(builder.build()), builder.bytes(), builder.base()});
+  list.push_back({peer, tag, std::make_shared<Datatype>(builder.build()), builder.bytes(),
+                  builder.base(), builder.runs()});
 }
 
 }  // namespace hit::detail

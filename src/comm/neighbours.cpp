@@ -58,8 +58,8 @@ Comm shift(const Layout& layout, const CommTile& ct, int axis, int offset,
   builder.add(ct.tile.padded_region());
   auto type = std::make_shared<Datatype>(builder.build());
   Phase phase;
-  phase.sends.push_back({*dest, tag, type, builder.bytes(), builder.base()});
-  phase.recvs.push_back({*source, tag, type, builder.bytes(), builder.base()});
+  phase.sends.push_back({*dest, tag, type, builder.bytes(), builder.base(), builder.runs()});
+  phase.recvs.push_back({*source, tag, type, builder.bytes(), builder.base(), builder.runs()});
   stage(phase.fetch, ct.device, ct.tile.padded);
   stage(phase.publish, ct.device, ct.tile.padded);
   if (options.double_buffered) {
@@ -126,9 +126,9 @@ Comm halo(const Layout& layout, const CommTile& ct, const HaloOptions& options) 
       MessageBuilder recv(ct.element.mpi, ct.element.size);
       recv.add(tile.region(face->recv));
       phase.sends.push_back({face->peer, send_tag, std::make_shared<Datatype>(send.build()),
-                             send.bytes(), send.base()});
+                             send.bytes(), send.base(), send.runs()});
       phase.recvs.push_back({face->peer, recv_tag, std::make_shared<Datatype>(recv.build()),
-                             recv.bytes(), recv.base()});
+                             recv.bytes(), recv.base(), recv.runs()});
       // Only the faces cross between a device copy and the host.
       stage(phase.fetch, ct.device, face->send);
       stage(phase.publish, ct.device, face->recv);

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 
 #include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
@@ -50,6 +51,20 @@ void MessageBuilder::add(const Region& region) {
   if (region.elements() == 0) return;
   regions_.push_back(region);
   bytes_ += static_cast<std::size_t>(region.elements()) * element_size_;
+  // Axes dense over the next one merge into one run, as region_type merges them.
+  double runs = 1;
+  index_t run = 1;  // elements of the dense run that ends at the last axis
+  bool dense = true;
+  for (int k = region.rank - 1; k >= 0; --k) {
+    const auto i = static_cast<std::size_t>(k);
+    if (dense && (region.steps[i] == run || region.extents[i] == 1)) {
+      run *= region.extents[i];
+    } else {
+      dense = false;
+      runs *= double(region.extents[i]);
+    }
+  }
+  runs_ += runs;
 }
 
 namespace {
@@ -261,6 +276,51 @@ std::size_t CommPlan::bytes_received() const {
   return n;
 }
 
+namespace {
+
+// `rank` of `comm` as a rank of the run's communicator.
+int run_rank(MPI_Comm comm, int rank) {
+  const MPI_Comm run = Environment::current().comm();
+  if (comm == run) return rank;
+  MPI_Group from = MPI_GROUP_NULL, to = MPI_GROUP_NULL;
+  MPI_Comm_group(comm, &from);
+  MPI_Comm_group(run, &to);
+  int out = MPI_UNDEFINED;
+  MPI_Group_translate_ranks(from, 1, &rank, to, &out);
+  MPI_Group_free(&from);
+  MPI_Group_free(&to);
+  return out;
+}
+
+double region_bytes(const std::vector<Staging>& regions) {
+  double bytes = 0;
+  for (const Staging& s : regions) {
+    if (s.state) bytes += double(s.region.size()) * double(s.state->host.element_size);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<TracedMessage> CommPlan::traffic() const {
+  std::vector<TracedMessage> out;
+  for (const Phase& p : phases_) {
+    for (const Message& m : p.recvs) {
+      out.push_back({run_rank(comm_, m.peer), double(m.bytes), m.runs, true, 1.0});
+    }
+    for (const Message& m : p.sends) {
+      out.push_back({run_rank(comm_, m.peer), double(m.bytes), m.runs, false, 0.0});
+    }
+  }
+  return out;
+}
+
+double CommPlan::staged_bytes() const {
+  double bytes = 0;
+  for (const Phase& p : phases_) bytes += region_bytes(p.fetch) + region_bytes(p.publish);
+  return bytes;
+}
+
 BcastPlan::BcastPlan(std::string name, MPI_Comm parent, int color, int key, int root, Region region,
                      MPI_Datatype element, std::size_t element_size, Staging staging)
     : CommPlan(std::move(name), parent), root_(root), staging_(std::move(staging)) {
@@ -270,6 +330,7 @@ BcastPlan::BcastPlan(std::string name, MPI_Comm parent, int color, int key, int 
   MessageBuilder builder(element, element_size);
   builder.add(region);
   bytes_ = builder.bytes();
+  runs_ = builder.runs();
   base_ = const_cast<void*>(builder.base());
   if (!builder.empty()) type_ = builder.build();
 }
@@ -305,6 +366,24 @@ std::size_t BcastPlan::bytes_sent() const {
 
 std::size_t BcastPlan::bytes_received() const {
   return (line_ == MPI_COMM_NULL || line_rank_ == root_) ? 0 : bytes_;
+}
+
+std::vector<TracedMessage> BcastPlan::traffic() const {
+  if (line_ == MPI_COMM_NULL || type_.get() == MPI_DATATYPE_NULL) return {};
+  int size = 1;
+  MPI_Comm_size(line_, &size);
+  if (size < 2) return {};
+  // A binomial tree: its root sends in every round, the others wait for that many at most.
+  const double rounds = std::ceil(std::log2(double(size)));
+  if (line_rank_ == root_) {
+    return {{run_rank(line_, (root_ + 1) % size), double(bytes_), runs_, false, rounds}};
+  }
+  return {{run_rank(line_, root_), double(bytes_), runs_, true, rounds}};
+}
+
+double BcastPlan::staged_bytes() const {
+  return staging_.state ? double(staging_.region.size()) * double(staging_.state->host.element_size)
+                        : 0.0;
 }
 
 namespace {
@@ -345,10 +424,20 @@ void reduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, int ro
 }  // namespace detail
 
 void Comm::start() {
-  if (plan_) plan_->start();
+  if (!plan_) return;
+  if (ProgramTrace* trace = Environment::current().trace()) {
+    trace->comm_start(plan_.get(), plan_->traffic(), plan_->staged_bytes());
+    return;
+  }
+  plan_->start();
 }
 void Comm::wait() {
-  if (plan_) plan_->wait();
+  if (!plan_) return;
+  if (ProgramTrace* trace = Environment::current().trace()) {
+    trace->comm_wait(plan_.get());
+    return;
+  }
+  plan_->wait();
 }
 std::size_t Comm::bytes_sent() const {
   return plan_ ? plan_->bytes_sent() : 0;

@@ -10,6 +10,7 @@
 #include "builder_support.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/program_trace.hpp"
 
 namespace hit::detail {
 
@@ -240,10 +241,23 @@ void for_each_element(const TileData& tile, F&& fn) {
 
 }  // namespace
 
+namespace {
+
+// A dry run (--hit-advise) records the program's reductions; they still run.
+void trace_reduction(const Environment& env, std::size_t count, std::size_t element_size) {
+  if (ProgramTrace* trace = env.trace()) {
+    trace->reduction(double(count) * double(element_size), env.rank(), env.size());
+  }
+}
+
+}  // namespace
+
 void reduce_tile(const TileData& tile, ElementType element, ReduceOp op, int root) {
   if (tile.is_null() || tile.shape.empty()) return;
-  const MPI_Comm comm = Environment::current().comm();
+  const Environment& env = Environment::current();
+  const MPI_Comm comm = env.comm();
   const auto count = static_cast<int>(tile.shape.size());
+  trace_reduction(env, static_cast<std::size_t>(tile.shape.size()), element.size);
   if (tile.contiguous()) {
     reduce_in_place(tile.origin, count, element.mpi, to_mpi(op), root, comm);
     return;
@@ -266,8 +280,9 @@ void reduce_values(void* values, std::size_t count, ElementType element, ReduceO
   if (count > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     throw Error(ErrorKind::invalid_argument, "allreduce: more than 2^31-1 values");
   }
-  reduce_in_place(values, static_cast<int>(count), element.mpi, to_mpi(op), -1,
-                  Environment::current().comm());
+  const Environment& env = Environment::current();
+  trace_reduction(env, count, element.size);
+  reduce_in_place(values, static_cast<int>(count), element.mpi, to_mpi(op), -1, env.comm());
 }
 
 }  // namespace hit::detail

@@ -201,7 +201,8 @@ void drain_abandoned(MPI_Comm comm, MPI_Comm sync) noexcept {
     }
     std::this_thread::yield();
   }
-  if (!all_here) MPI_Request_free(&everyone_here);
+  // A barrier some process never joined stays pending: the request of a nonblocking collective
+  // may not be freed, and MPI_Finalize does not wait for it.
 }
 
 }  // namespace
@@ -228,7 +229,7 @@ void Environment::release(bool quiet) noexcept {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (owns_mpi_ && finalized == 0) {
-    if (quiet && announced_) {
+    if (quiet && (announced_ || abandoned_in_isolation_)) {
       // After a failure the processes abandoned messages to and from each other on purpose; the
       // MPI layer (MPICH over UCX) lists each one, on stdout, as it finalizes and as the process
       // exits. The run's one-line error has been printed and the program's output flushed: both
@@ -276,6 +277,63 @@ void Environment::announce_failure(ErrorKind kind, const std::string& message) n
   }
 }
 
+Environment::Isolation::Isolation(Environment& env)
+    : env_(env),
+      run_comm_(env.comm_),
+      run_notices_(env.notices_),
+      run_announced_(env.announced_),
+      run_notices_taken_(env.notices_taken_) {
+  check_mpi(MPI_Comm_dup(run_comm_, &comm_), "MPI_Comm_dup");
+  if (run_notices_ != MPI_COMM_NULL)
+    check_mpi(MPI_Comm_dup(run_notices_, &notices_), "MPI_Comm_dup");
+  env.comm_ = comm_;
+  env.notices_ = notices_;
+  env.announced_ = false;
+  env.notices_taken_ = 0;
+  run_announcement_.swap(env.announcement_);
+  run_announcement_sends_.swap(env.announcement_sends_);
+}
+
+void Environment::Isolation::end() noexcept {
+  if (ended_) return;
+  ended_ = true;
+  announced_here_ = !env_.announcement_.empty();
+  notices_taken_ = env_.notices_taken_;
+  // The stretch's announcement is eager-sized: its sends complete without their receivers, who
+  // may have left the stretch already; its buffer stays until the end all the same.
+  for (MPI_Request& r : env_.announcement_sends_) {
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  }
+  if (!env_.announcement_.empty()) {
+    env_.keep_until_finalize(std::make_shared<std::vector<char>>(std::move(env_.announcement_)));
+  }
+  env_.announcement_ = std::move(run_announcement_);
+  env_.announcement_sends_ = std::move(run_announcement_sends_);
+  env_.announced_ = run_announced_;
+  env_.notices_taken_ = run_notices_taken_;
+  env_.comm_ = run_comm_;
+  env_.notices_ = run_notices_;
+}
+
+void Environment::Isolation::settle(int count, bool failed) {
+  end();
+  if (failed) env_.abandoned_in_isolation_ = true;
+  std::vector<char> sink(notice_max + 1);
+  for (int i = 0; i < count && notices_ != MPI_COMM_NULL; ++i) {
+    check_mpi(MPI_Recv(sink.data(), static_cast<int>(sink.size()), MPI_CHAR, MPI_ANY_SOURCE,
+                       notice_tag, notices_, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+  }
+  // A collective a failed process never joined may still be pending on the stretch's
+  // communicator: MPI frees it once that completes, which is never, and so never reuses it.
+  MPI_Comm_free(&comm_);
+  if (notices_ != MPI_COMM_NULL) MPI_Comm_free(&notices_);
+}
+
+Environment::Isolation::~Isolation() {
+  end();
+}
+
 void Environment::progress() noexcept {
   if (size_ == 1 || notices_ == MPI_COMM_NULL) return;
   // A probe on the notices communicator, where no library message travels, runs MPICH's
@@ -306,6 +364,7 @@ void Environment::check_announcements() {
   const std::string message(text.begin() + 1, text.begin() + std::max(count, 1));
   // This process learned it: it need not announce the failure again.
   announced_ = true;
+  ++notices_taken_;
   throw Error::everywhere(kind, "rank " + std::to_string(status.MPI_SOURCE) + ": " + message);
 }
 

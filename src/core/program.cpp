@@ -3,14 +3,42 @@
 #include <cstdio>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 
 namespace hit {
+namespace {
 
-int run_program(int argc, char** argv, std::string_view program,
-                const std::function<int(Environment&, int, char**)>& body) {
+// Takes `--hit-advise` and `--hit-advise=VALUE` out of the arguments (the program never sees
+// them) into the configuration's "advise", where HIT_ADVISE would put it.
+std::vector<char*> take_advise_flag(Environment& env, int argc, char** argv) {
+  std::vector<char*> kept;
+  const std::string_view flag = "--hit-advise";
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (i > 0 && arg == flag) {
+      env.config().set("advise", "1", std::string(flag));
+    } else if (i > 0 && arg.substr(0, flag.size() + 1) == std::string(flag) + "=") {
+      env.config().set("advise", std::string(arg.substr(flag.size() + 1)), std::string(flag));
+    } else {
+      kept.push_back(argv[i]);
+    }
+  }
+  kept.push_back(nullptr);
+  return kept;
+}
+
+bool advise_requested(const Environment& env) {
+  const auto v = env.config().get("advise");
+  return v && !v->empty() && *v != "0" && *v != "false" && *v != "no";
+}
+
+}  // namespace
+
+int run_program(int argc, char** argv, std::string_view program, const ProgramBody& body,
+                ProgramAdvisor advisor) {
   try {
     Environment env(argc, argv);
     // The failure of this process, or the one another process announced: printed once, by
@@ -28,7 +56,19 @@ int run_program(int argc, char** argv, std::string_view program,
     };
     int status = exit_ok;
     try {
-      status = body(env, argc, argv);
+      std::vector<char*> args = take_advise_flag(env, argc, argv);
+      const int count = static_cast<int>(args.size()) - 1;
+      if (advise_requested(env)) {
+        if (advisor == nullptr) {
+          throw Error::everywhere(ErrorKind::invalid_argument,
+                                  std::string(program) +
+                                      " cannot be advised: it was built without the advisor "
+                                      "(hit/program.hpp's run_program)");
+        }
+        status = advisor(env, program, count, args.data(), body);
+      } else {
+        status = body(env, count, args.data());
+      }
       // Every process ends with the same verdict: one that succeeded learns here of a failure
       // announced elsewhere (the others' exit statuses are agreed too).
       int worst = status;

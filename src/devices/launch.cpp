@@ -13,6 +13,7 @@
 #include "devices/residency.hpp"
 #include "devices/staging.hpp"
 #include "hit/core/log.hpp"
+#include "hit/core/program_trace.hpp"
 #include "hit/device_params.hpp"
 #include "hit/launch.hpp"
 #include "hit/physical_topology.hpp"
@@ -297,12 +298,39 @@ void add_device_counts(LaunchRecord& rec, const DeviceCounters& before,
   rec.copies_out = after.copies_out - before.copies_out;
 }
 
+// A dry run's launch: what it would compute and hold, recorded; the tiles a device without
+// host memory does not hold would be copied to it (and back, unless only read).
+LaunchRecord trace_launch(ProgramTrace& trace, const Device& dev, const KernelCost& cost,
+                          const Partition& p, const std::vector<LaunchArg>& args,
+                          LaunchRecord rec) {
+  TracedLaunch launch;
+  if (cost.flops) {
+    std::vector<Shape> tiles;
+    for (const auto& a : args) tiles.push_back(a.own);
+    launch.flops = cost.flops(p.domain(), tiles);
+  } else {
+    launch.flops = double(p.domain().size()) * cost.flops_per_point;
+  }
+  launch.compute_bound = cost.compute_bound;
+  for (const auto& a : args) {
+    const double bytes = double(a.host.shape.size()) * double(a.host.element_size);
+    launch.problem_bytes += bytes;
+    if (!dev.uses_host_memory() && !a.resident) {
+      launch.staged_bytes += a.intent == Intent::inout ? 2 * bytes : bytes;
+    }
+  }
+  rec.problem_bytes = static_cast<std::uint64_t>(launch.problem_bytes);
+  trace.launch(launch);
+  return rec;
+}
+
 }  // namespace
 
 // The stages of a launch: check, take the device lock (timed), run in host or device memory,
 // release, let communication in flight progress, count, log.
-LaunchRecord run_launch(Environment& env, const std::string& kernel, const Partition& partition,
-                        std::vector<LaunchArg> args, const Invoke& invoke) {
+LaunchRecord run_launch(Environment& env, const std::string& kernel, const KernelCost& cost,
+                        const Partition& partition, std::vector<LaunchArg> args,
+                        const Invoke& invoke) {
   Device& dev = device(env);
   DeviceShare& share = PhysicalTopology::of(env).device_share();
   // Nothing to run (an inactive process): its arguments may be null tiles.
@@ -311,6 +339,9 @@ LaunchRecord run_launch(Environment& env, const std::string& kernel, const Parti
   check_launch(kernel, partition, dev, args);
   LaunchRecord rec = new_record(kernel, dev, partition);
   rec.elements = partition.domain().size();
+  if (ProgramTrace* trace = env.trace()) {
+    return trace_launch(*trace, dev, cost, partition, args, std::move(rec));
+  }
   const DeviceCounters before = dev.counters();
   const ProgressWhileWaiting progress(env, dev);
   // Three readings of the clock give the wait, the run and the lock's times (each costs tens of

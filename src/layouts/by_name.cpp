@@ -6,6 +6,7 @@
 
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/program_trace.hpp"
 #include "hit/layout.hpp"
 #include "hit/physical_topology.hpp"
 #include "layouts/layout_choice.hpp"
@@ -45,8 +46,19 @@ LayoutBinding layout_binding(Environment& env, const std::string& spec_text, int
 }  // namespace detail
 
 Setting layout_setting(const Environment& env, std::string_view label, std::string code) {
-  return env.config().resolve("layout-" + std::string(label), std::move(code),
-                              "layout of '" + std::string(label) + "'");
+  std::string name = "layout of '" + std::string(label) + "'";
+  // A dry run of the advisor lays every labelled array out by its candidate.
+  if (ProgramTrace* trace = env.trace(); trace != nullptr) {
+    trace->setting(std::string(label));
+    if (trace->candidate()) {
+      Setting s(*trace->candidate());
+      s.code = std::move(code);
+      s.source = ProgramTrace::source;
+      s.name = std::move(name);
+      return s;
+    }
+  }
+  return env.config().resolve("layout-" + std::string(label), std::move(code), std::move(name));
 }
 
 Layout layout(const Spec& spec, const Topology& topo, const Shape& shape,
@@ -82,6 +94,9 @@ Layout layout(const Spec& spec, const Topology& topo, const Shape& shape,
 Layout layout(const Setting& chosen, const Topology& topo, const Shape& shape,
               const LayoutOptions& options) {
   try {
+    if (ProgramTrace* trace = Environment::current().trace()) {
+      trace->array({chosen.name, shape.str(), topo.name(), topo.dims(), topo.procs()});
+    }
     Layout result = layout(Spec::parse(chosen.value), topo, shape, options);
     if (chosen.overridden()) {
       result.requested_ = chosen.code;

@@ -4,14 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "advisor/costs.hpp"
 #include "hit/advisor/calibration.hpp"
 #include "hit/advisor/candidates.hpp"
 #include "hit/advisor/prediction.hpp"
+#include "hit/advisor/program_advice.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/kernel.hpp"
 #include "hit/layout.hpp"
 #include "hit/topology.hpp"
 
@@ -581,6 +584,83 @@ TEST(Machine, RefusesBadInput) {
   two_nodes.set_network(one_node_network(1e-6, 1e9));
   EXPECT_GT(two_nodes.message_seconds(0, 1, 1, 100), 0);
   EXPECT_THROW((void)two_nodes.message_seconds(0, 2, 1, 100), Error);
+}
+
+// ---- any program, priced from the steps of its dry run -----------------------------------------
+
+TEST(ProgramTrace, LaunchesAfterAStartOverlapItsMessages) {
+  const Machine m = machine_of("cpu*2", 2);
+  ProgramTrace trace;
+  const int comm = 0;  // any address names the communication
+  trace.launch({.flops = 4e6, .problem_bytes = 1e6});
+  trace.comm_start(
+      &comm, {{.peer = 1, .bytes = 8e3}, {.peer = 1, .bytes = 8e3, .received = false, .rounds = 0}},
+      0);
+  trace.launch({.flops = 2e6, .problem_bytes = 1e6});
+  trace.comm_wait(&comm);
+  trace.launch({.flops = 1e6, .problem_bytes = 1e6});  // after the last wait: a step of its own
+  const std::vector<TraceStep> steps = trace_steps(trace, m, 0);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(steps[0].pre_kernel_s, m.own_seconds(0, Kernel::stencil, 4e6, 1000000));
+  EXPECT_DOUBLE_EQ(steps[0].post_kernel_s, m.own_seconds(0, Kernel::stencil, 2e6, 1000000));
+  EXPECT_DOUBLE_EQ(steps[0].pre_launch_s, m.launch_seconds(0));
+  // The message received costs its time on the wire; the one sent costs its sender nothing.
+  EXPECT_DOUBLE_EQ(steps[0].comm_s, m.message_seconds(1, 0, 1, 8e3));
+  EXPECT_DOUBLE_EQ(steps[1].pre_flops, 1e6);
+  EXPECT_EQ(steps[1].comm_s, 0);
+}
+
+TEST(ProgramTrace, AStepLastsUntilItsSlowestProcessIsDone) {
+  const Machine m = machine_of("cpu*2", 2);
+  // Process 0: 1 s before its messages, 2 s overlapping 0.5 s of them: 3 s. Process 1: nothing
+  // before, 1 s overlapping 2.5 s of messages: 2.5 s.
+  const std::vector<std::vector<TraceStep>> steps = {
+      {{.pre_kernel_s = 1, .post_kernel_s = 2, .comm_s = 0.5}},
+      {{.post_kernel_s = 1, .comm_s = 2.5}}};
+  const Prediction p = predict_steps(steps, m);
+  EXPECT_DOUBLE_EQ(p.predicted_s, 3.0);
+  EXPECT_DOUBLE_EQ(p.compute_s, 3.0);  // the slowest process's launches
+  EXPECT_DOUBLE_EQ(p.comm_s, 2.5);     // the slowest process's messages
+  EXPECT_DOUBLE_EQ(p.procs[1].compute_s, 1.0);
+  // Sequential where nothing overlaps: a process whose messages come after all its launches.
+  const Prediction q = predict_steps({{{.pre_kernel_s = 1, .comm_s = 0.5}}, {}}, m);
+  EXPECT_DOUBLE_EQ(q.predicted_s, 1.5);
+  EXPECT_THROW((void)predict_steps({{}}, m), Error);  // one process's steps for two
+}
+
+TEST(ProgramTrace, AReductionEndsAStepWithARoundPerDoubling) {
+  const Machine m = machine_of("cpu*5", 5);
+  ProgramTrace trace;
+  trace.launch({.flops = 1e6, .problem_bytes = 1e5});
+  trace.reduction(8, 1, 5);  // partners 0, 3 and (1 ^ 4 = 5 is past the end) 1 + 4 = 0
+  trace.launch({.flops = 1e6, .problem_bytes = 1e5});
+  ASSERT_EQ(trace.events().size(), 4u);
+  const auto& start = trace.events()[1];
+  ASSERT_EQ(start.kind, ProgramTrace::Event::Kind::comm_start);
+  ASSERT_EQ(start.messages.size(), 3u);
+  EXPECT_EQ(start.messages[0].peer, 0);
+  EXPECT_EQ(start.messages[1].peer, 3);
+  EXPECT_EQ(start.messages[2].peer, 0);
+  const std::vector<TraceStep> steps = trace_steps(trace, m, 1);
+  ASSERT_EQ(steps.size(), 2u);  // the launch after the reduction waits for it
+  EXPECT_DOUBLE_EQ(steps[0].comm_s, 2 * m.message_seconds(0, 1, 1, 8) +
+                                        m.message_seconds(3, 1, 1, 8) +
+                                        3 * m.gather_seconds(1, 1, 8));
+  EXPECT_EQ(steps[0].post_flops, 0);
+  EXPECT_EQ(steps[1].pre_flops, 1e6);
+  // Alone, nothing to receive.
+  ProgramTrace alone;
+  alone.reduction(8, 0, 1);
+  EXPECT_TRUE(alone.events()[0].messages.empty());
+}
+
+TEST(ProgramTrace, AKernelsCostIsAFiniteCount) {
+  hit::Kernel<hit::View<double>> k("k");
+  EXPECT_THROW(k.cost({.flops_per_point = -1}), Error);
+  EXPECT_THROW(k.cost({.flops_per_point = std::numeric_limits<double>::infinity()}), Error);
+  k.cost({.flops_per_point = 3, .compute_bound = true});
+  EXPECT_EQ(k.cost().flops_per_point, 3);
+  EXPECT_TRUE(k.cost().compute_bound);
 }
 
 }  // namespace

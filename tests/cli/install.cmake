@@ -40,6 +40,19 @@ foreach(np 1 3 4)
     message(FATAL_ERROR "unexpected log of heat on ${np} processes:\n${err}")
   endif()
 endforeach()
+# The same program, not a line of it written for the advisor, priced on every layout its
+# setting can choose for the processes and devices it is started with (docs/advisor.md): a dry
+# run prints no result, and a device four times slower than the others gets a smaller share.
+run("heat --hit-advise on 4 processes" ${CMAKE_COMMAND} -E env
+    "HIT_DEVICES=emu:0(slowdown=4,clock=cpu),cpu*3" ${MPIEXEC} -n 4 "${WORK}/build/heat"
+    --hit-advise)
+if(NOT out MATCHES "^heat --hit-advise: 4 processes \\(emu:0\\(clock=cpu,slowdown=4\\), cpu:0, cpu:1, cpu:2\\); arrays of \\[0:256\\]\\[0:256\\] on mesh2d"
+   OR NOT out MATCHES "\n   1  (dimBlocks|weighted):w=0.25,1,1,1 "
+   OR NOT out MATCHES "run the best:\n  HIT_LAYOUT_PLATE=[a-zA-Z]+:w=0.25,1,1,1 heat\n$"
+   OR out MATCHES "heat [0-9]")
+  message(FATAL_ERROR "unexpected advice of heat on 4 processes:\n${out}")
+endif()
+
 # The same 100 sweeps done serially (each interior point the mean of its four neighbours, the
 # edges fixed, the hot edge at 100) leave 1.533964e+05 on the plate: the kernel body addresses
 # the right neighbours of every block, ghost cells included.

@@ -132,6 +132,10 @@ hit_layout_error(devices "gpu" "--shape|[0:10]|--devices|gpu*4")
 add_test(NAME cli.layout.advise
          COMMAND python3 ${_dir}/advise_check.py ${HIT_BIN} ${MPIEXEC_EXECUTABLE})
 set_tests_properties(cli.layout.advise PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+# Any program priced from its own steps (--hit-advise), against the formula of the same run.
+add_test(NAME cli.layout.program_advise
+         COMMAND python3 ${_dir}/program_advise_check.py ${HIT_BIN} ${MPIEXEC_EXECUTABLE})
+set_tests_properties(cli.layout.program_advise PROPERTIES TIMEOUT 300)
 hit_layout_error(advise_no_app "--advise needs --app cannon\\|summa" "--advise|--shape|[0:64][0:64]")
 hit_layout_error(advise_app "--app 'lu': the advisor predicts cannon, summa, jacobi, cg and cholesky"
                  "--advise|--app|lu|--shape|[0:64][0:64]")

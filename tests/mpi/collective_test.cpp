@@ -50,6 +50,52 @@ TEST(Collectively, SuccessEverywhereReturns) {
   EXPECT_EQ(ran, 1);
 }
 
+// A stretch in which the last rank fails alone, as a dry run of the advisor on a layout only that
+// rank refuses: the others, waiting for it in a reduction, learn of it from its announcement;
+// once settled, nothing of the stretch is left on the run's communicator, which works as before.
+TEST(Isolation, AFailureOnOneRankStaysInItsStretch) {
+  auto& env = hit::Environment::current();
+  const MPI_Comm run = env.comm();
+  const int last = env.size() - 1;
+  bool failed = false;
+  int announced = 0;
+  int taken = 0;
+  {
+    hit::Environment::Isolation isolated(env);
+    EXPECT_NE(env.comm(), run);
+    try {
+      if (env.rank() == last) {
+        env.announce_failure(hit::ErrorKind::invalid_argument, "refused on purpose");
+        throw hit::Error(hit::ErrorKind::invalid_argument, "refused on purpose");
+      }
+      int one = 1;
+      hit::allreduce_in_place(&one, 1, MPI_INT, MPI_SUM, env.comm());
+      FAIL() << "rank " << env.rank() << " finished a reduction rank " << last << " never joined";
+    } catch (const hit::Error& e) {
+      failed = true;
+      EXPECT_THAT(e.what(), HasSubstr("refused on purpose"));
+      if (env.rank() != last) {
+        EXPECT_THAT(e.what(), HasSubstr("rank " + std::to_string(last)));
+      }
+    }
+    isolated.end();
+    EXPECT_EQ(env.comm(), run);
+    EXPECT_FALSE(env.announced());  // the run itself has not failed
+    announced = isolated.announced() ? 1 : 0;
+    taken = isolated.notices_taken();
+    EXPECT_EQ(announced, env.size() > 1 && env.rank() == last ? 1 : 0);
+    int announcements = announced;
+    hit::allreduce_in_place(&announcements, 1, MPI_INT, MPI_SUM, run);
+    isolated.settle(announcements - announced - taken, true);
+  }
+  EXPECT_EQ(failed, env.size() > 1 || env.rank() == last);
+  // The run's communicator is untouched: a reduction over it completes with every rank's part.
+  int ranks = 1;
+  hit::allreduce_in_place(&ranks, 1, MPI_INT, MPI_SUM, env.comm());
+  EXPECT_EQ(ranks, env.size());
+  hit::collectively(env.comm(), [] {});
+}
+
 struct RankFacts {
   int rank;
   double speed;

@@ -18,11 +18,11 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/file.hpp"
-#include "hit/core/program.hpp"
 #include "hit/device.hpp"
 #include "hit/device_params.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/physical_topology.hpp"
+#include "hit/program.hpp"
 #include "subcommands.hpp"
 
 namespace hit_fpm {

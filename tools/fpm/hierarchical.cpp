@@ -6,8 +6,8 @@
 
 #include "hit/balance/hierarchical.hpp"
 #include "hit/core/environment.hpp"
-#include "hit/core/program.hpp"
 #include "hit/fpm/hierarchical.hpp"
+#include "hit/program.hpp"
 #include "subcommands.hpp"
 
 namespace hit_fpm {

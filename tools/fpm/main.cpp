@@ -17,8 +17,8 @@
 #include "../common/cli.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/core/program.hpp"
 #include "hit/fpm/partition.hpp"
+#include "hit/program.hpp"
 #include "subcommands.hpp"
 
 namespace {

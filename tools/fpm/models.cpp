@@ -11,10 +11,10 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/file.hpp"
-#include "hit/core/program.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/fpm/plot.hpp"
+#include "hit/program.hpp"
 #include "subcommands.hpp"
 
 namespace hit_fpm {

@@ -11,9 +11,9 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/file.hpp"
-#include "hit/core/program.hpp"
 #include "hit/fpm/network_model.hpp"
 #include "hit/fpm/network_model_file.hpp"
+#include "hit/program.hpp"
 #include "subcommands.hpp"
 
 namespace hit_fpm {

@@ -14,10 +14,10 @@
 
 #include "../common/cli.hpp"
 #include "hit/core/error.hpp"
-#include "hit/core/program.hpp"
 #include "hit/core/wait_policy.hpp"
 #include "hit/device_params.hpp"
 #include "hit/physical_topology.hpp"
+#include "hit/program.hpp"
 
 namespace {
 

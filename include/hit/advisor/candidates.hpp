@@ -85,6 +85,10 @@ Advice advise_sparse(const CsrPattern& mine, const Machine& machine, const RunSh
 Prediction predict_dense(const DenseProblem& problem, const Machine& machine,
                          const CandidateSpec& spec);
 
+// A text equal for equal block lists: two specs that give every process the same blocks are one
+// candidate, whatever topology they were laid on (the applications' messages follow the blocks).
+std::string blocks_signature(const Layout& layout);
+
 // Relative speeds of the processes for the weights of the balancing layouts: 1/time of an even
 // share of `flops` of `kernel` on a problem of `share_bytes` on each, scaled so the largest is 1.
 std::vector<double> relative_speeds(const Machine& machine, Kernel kernel, double flops,

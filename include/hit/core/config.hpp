@@ -19,6 +19,9 @@ class Config {
     values_[key] = {value, flag.empty() ? "--" + key : flag};
   }
 
+  // Forgets the command-line value of `key` (HIT_<KEY> applies again).
+  void unset(const std::string& key) { values_.erase(key); }
+
   // The command-line value of `key`, else the environment variable HIT_<KEY> (upper case, '-' and
   // '.' as '_'), else nothing.
   std::optional<std::string> get(const std::string& key) const;

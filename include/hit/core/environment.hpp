@@ -11,6 +11,7 @@
 #include <string>
 #include <typeindex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "hit/core/config.hpp"
@@ -18,6 +19,8 @@
 #include "hit/core/wait_policy.hpp"
 
 namespace hit {
+
+class ProgramTrace;  // hit/core/program_trace.hpp
 
 // An Environment that could not start (a plug-in that does not load, HIT_* variables that differ
 // between processes): MPI is finalized already; `rank` says which process this was, so that one
@@ -137,6 +140,57 @@ class Environment {
   // affinity mask at start); false with one process.
   bool oversubscribed() const noexcept { return oversubscribed_; }
 
+  // The dry run in progress (`--hit-advise`): launches and communications record what they would
+  // do there instead of doing it. Null while the program runs. Returns the one it replaces.
+  ProgramTrace* trace() const noexcept { return trace_; }
+  ProgramTrace* set_trace(ProgramTrace* trace) noexcept {
+    std::swap(trace_, trace);
+    return trace;
+  }
+
+  // A stretch of the run whose failures stay in it (the advisor's dry runs, which a candidate
+  // may fail on one process alone). While it lasts, comm() and the failure notices are fresh
+  // duplicates of the run's: a process that fails announces it there, releasing the others from
+  // the collectives it will not join, and those collectives and the announcements stay with the
+  // duplicates instead of reaching the run's.
+  class Isolation {
+   public:
+    // Collective over the run's communicator.
+    explicit Isolation(Environment& env);
+    // Ends the stretch; the duplicates are freed only once settled (else kept until
+    // MPI_Finalize, as a message still on its way could match a later communicator that reuses
+    // their context).
+    ~Isolation();
+    Isolation(const Isolation&) = delete;
+    Isolation& operator=(const Isolation&) = delete;
+
+    // The run's communicators back (idempotent). What the stretch left is still counted.
+    void end() noexcept;
+    // Whether this process announced a failure in the stretch, and how many announcements of
+    // others it took.
+    bool announced() const noexcept { return announced_here_; }
+    int notices_taken() const noexcept { return notices_taken_; }
+    // After end(), once every process has told how many it announced: takes the `count`
+    // announcements still addressed to this process, so nothing is left on the duplicates, and
+    // frees them. `failed`: the stretch failed on some process, which abandoned messages on
+    // purpose (MPI_Finalize is then as quiet as after a failed run).
+    void settle(int count, bool failed);
+
+   private:
+    Environment& env_;
+    MPI_Comm run_comm_;
+    MPI_Comm run_notices_;
+    MPI_Comm comm_ = MPI_COMM_NULL;     // the stretch's
+    MPI_Comm notices_ = MPI_COMM_NULL;  // the stretch's
+    bool run_announced_;
+    int run_notices_taken_;
+    bool ended_ = false;
+    bool announced_here_ = false;
+    int notices_taken_ = 0;
+    std::vector<char> run_announcement_;
+    std::vector<MPI_Request> run_announcement_sends_;
+  };
+
   // The live Environment; throws Error(internal) when there is none.
   static Environment& current();
   static bool exists() noexcept;
@@ -153,6 +207,8 @@ class Environment {
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm notices_ = MPI_COMM_NULL;  // failure notices only (never matches library traffic)
   bool announced_ = false;
+  bool abandoned_in_isolation_ = false;  // an Isolation failed somewhere and was settled
+  int notices_taken_ = 0;                // announcements of others received (check_announcements)
   int comms_in_flight_ = 0;
   std::function<void()> while_waiting_;
   bool in_while_waiting_ = false;
@@ -160,6 +216,7 @@ class Environment {
   bool out_of_core_in_use_ = false;
   WaitPolicy wait_policy_ = WaitPolicy::spin;
   bool oversubscribed_ = false;
+  ProgramTrace* trace_ = nullptr;
   std::vector<char> announcement_;
   std::vector<MPI_Request> announcement_sends_;
   std::vector<std::shared_ptr<const void>> abandoned_;

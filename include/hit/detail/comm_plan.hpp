@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hit/core/program_trace.hpp"
 #include "hit/detail/comm_tile.hpp"
 #include "hit/resident.hpp"
 #include "hit/shape.hpp"
@@ -43,6 +44,8 @@ class MessageBuilder {
   void add(const Region& region);
   bool empty() const noexcept { return regions_.empty(); }
   std::size_t bytes() const noexcept { return bytes_; }
+  // The contiguous pieces of memory its regions are made of (what MPI walks to pack them).
+  double runs() const noexcept { return runs_; }
   const void* base() const noexcept { return regions_.empty() ? nullptr : regions_.front().data; }
   Datatype build() const;
 
@@ -51,6 +54,7 @@ class MessageBuilder {
   std::size_t element_size_;
   std::vector<Region> regions_;
   std::size_t bytes_ = 0;
+  double runs_ = 0;
 };
 
 struct Message {
@@ -59,6 +63,7 @@ struct Message {
   std::shared_ptr<Datatype> type;  // displacements relative to `base`
   std::size_t bytes = 0;
   const void* base = nullptr;
+  double runs = 1;  // contiguous pieces (MessageBuilder::runs)
 };
 
 // A region of a device-resident tile that a phase sends (fetched from the device before the
@@ -91,6 +96,11 @@ class CommPlan {
   virtual void wait();
   virtual std::size_t bytes_sent() const;
   virtual std::size_t bytes_received() const;
+  // What a run sends and receives, peers as ranks of the run's communicator (a dry run records
+  // it in place of running), and the bytes of device-resident tiles it copies to or from the
+  // host.
+  virtual std::vector<TracedMessage> traffic() const;
+  virtual double staged_bytes() const;
   const std::string& name() const noexcept { return name_; }
 
   // Send buffers overlap receive buffers (a shift in place): sends are packed at start().
@@ -152,6 +162,8 @@ class BcastPlan : public CommPlan {
   void wait() override;
   std::size_t bytes_sent() const override;
   std::size_t bytes_received() const override;
+  std::vector<TracedMessage> traffic() const override;
+  double staged_bytes() const override;
 
  private:
   MPI_Comm line_ = MPI_COMM_NULL;
@@ -160,6 +172,7 @@ class BcastPlan : public CommPlan {
   Datatype type_;
   void* base_ = nullptr;
   std::size_t bytes_ = 0;
+  double runs_ = 1;
   MPI_Request request_ = MPI_REQUEST_NULL;
   Staging staging_;
 };

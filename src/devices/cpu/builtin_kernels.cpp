@@ -163,6 +163,10 @@ Kernel<View<const T>, View<const T>, View<T>> gemm_accumulate() {
   // Row i of C reads row i of A and column j of B (Cannon's access patterns in the Hitmap paper).
   k.reads(
       {AccessPattern::parse("0,all"), AccessPattern::parse("all,0"), AccessPattern::parse("0,0")});
+  // Each point of C: a multiply and an add per column of A's block.
+  k.cost({.compute_bound = true, .flops = [](const Shape& c, const std::vector<Shape>& tiles) {
+            return 2.0 * double(c.size()) * double(tiles.at(0).extent(1));
+          }});
   return k;
 }
 
@@ -178,6 +182,7 @@ Kernel<View<const T>, View<T>> jacobi5() {
   });
 #endif
   k.reads({AccessPattern::stencil(2, 1), AccessPattern::parse("0,0")});
+  k.cost({.flops_per_point = 4});  // three additions and a product
   return k;
 }
 

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""--hit-advise end to end (docs/advisor.md, "Any program"): hit-jacobi, dry-run on every
+candidate layout, prices each from the steps it recorded (its halo messages, its launches with the
+jacobi5 kernel's declared flops) and no formula of Jacobi. Its prices must equal those of
+hit-layout's Jacobi formula for the same run on every candidate both rank, at 1, 2 and 4
+processes; the work of each process must be the program's (4 flops per interior point per
+iteration); the program's own output is not printed; a bad HIT_ADVISE is refused in one line.
+
+Usage: program_advise_check.py BIN_DIR MPIEXEC
+"""
+import json
+import os
+import subprocess
+import sys
+
+BIN, MPIEXEC = sys.argv[1], sys.argv[2]
+JACOBI = os.path.join(BIN, "hit-jacobi")
+LAYOUT = os.path.join(BIN, "hit-layout")
+DEVICES = {1: "cpu", 2: "emu:0(slowdown=3,clock=cpu),cpu",
+           4: "emu:0(slowdown=4,clock=cpu),cpu*3"}
+N, ITERS = 256, 40
+
+
+def run(cmd, env=None, expect=0):
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, **(env or {})))
+    if out.returncode != expect:
+        sys.exit(f"FAILED ({out.returncode}, expected {expect}): {' '.join(cmd)}\n"
+                 f"{out.stdout}\n{out.stderr}")
+    return out
+
+
+def advised(procs):
+    cmd = [MPIEXEC, "-n", str(procs), JACOBI, "--n", str(N), "--iters", str(ITERS), "--reps", "1",
+           "--warmup", "0", "--topology", "array", "--hit-advise=json"]
+    out = run(cmd, {"HIT_DEVICES": DEVICES[procs]})
+    # Nothing but the advice on stdout: the dry runs' own result lines were not printed.
+    return json.loads(out.stdout)
+
+
+def formula(procs):
+    out = run([LAYOUT, "--advise", "--json", "--app", "jacobi", "--shape", f"[0:{N}][0:{N}]",
+               "--iters", str(ITERS), "--procs", str(procs), "--devices", DEVICES[procs]])
+    doc = json.loads(out.stdout)
+    return {c["layout"]: c for c in doc["candidates"] if c["topology"] == "array"}
+
+
+for procs in (1, 2, 4):
+    doc = advised(procs)
+    assert doc["program"] == "hit-jacobi" and doc["procs"] == procs, doc
+    assert doc["settings"] == ["grid"], doc["settings"]
+    assert doc["arrays"][0]["shape"] == f"[0:{N}][0:{N}]", doc["arrays"]
+    cands = doc["candidates"]
+    assert cands, "no candidate"
+    times = [c["predicted_s"] for c in cands]
+    assert times == sorted(times) or procs == 1, f"not ranked: {times}"
+    # Every process computes 4 flops per interior point of its block per iteration: the whole
+    # grid's interior over the processes.
+    for c in cands:
+        work = sum(p["flops"] for p in c["procs"])
+        assert abs(work - 4 * (N - 2) ** 2 * ITERS) < 1e-6 * work, (c["layout"], work)
+        assert c["command"] == f"HIT_LAYOUT_GRID={c['layout']} hit-jacobi", c["command"]
+    # The same prices as the formula, wherever both rank the layout.
+    reference = formula(procs)
+    same = 0
+    extras = []
+    for c in cands:
+        ref = reference.get(c["layout"])
+        if ref is None:
+            continue
+        # Compute and makespan within 1 %: the formula counts 1 + neighbours
+        # launches a sweep and overlaps the whole sweep with the messages, the steps count the
+        # launches the program makes and overlap those that follow the halo's start.
+        for key, tolerance in (("compute_s", 0.01), ("predicted_s", 0.01)):
+            assert abs(c[key] - ref[key]) <= 1e-9 + tolerance * ref[key], \
+                (procs, c["layout"], key, c[key], ref[key])
+        # The halo's messages, and the program's two reductions at the end (the last change and
+        # the checksum), which the formula leaves out: the same on every layout, and nothing
+        # with one process.
+        extras.append(c["comm_s"] - ref["comm_s"])
+        same += 1
+    assert same >= min(procs, 2), f"{procs} processes: {same} layouts ranked by both"
+    assert all(abs(e - extras[0]) <= 1e-12 for e in extras), (procs, extras)
+    assert (extras[0] == 0 if procs == 1 else 0 < extras[0] < 1e-4), (procs, extras)
+    if procs > 1:
+        # The device slowed down gets the smaller share in the best layout.
+        best = cands[0]["procs"]
+        assert best[0]["flops"] < min(p["flops"] for p in best[1:]), cands[0]
+        assert any(r["layout"].startswith("cyclic") for r in doc["rejected"]), doc["rejected"]
+
+# The table names the best run.
+out = run([JACOBI, "--n", "64", "--iters", "2", "--hit-advise"])
+assert out.stdout.startswith("hit-jacobi --hit-advise: 1 processes (cpu:0)"), out.stdout
+assert "run the best:\n  HIT_LAYOUT_GRID=" in out.stdout, out.stdout
+
+# Bad input: one line, exit status 2, on every count.
+for procs in (1, 3):
+    out = run([MPIEXEC, "-n", str(procs), JACOBI, "--n", "64"], {"HIT_ADVISE": "maybe"}, expect=2)
+    assert out.stderr == "hit-jacobi: error: HIT_ADVISE 'maybe': give 1 (a table) or json\n", \
+        out.stderr
+    out = run([MPIEXEC, "-n", str(procs), os.path.join(BIN, "hit-info"), "--hit-advise"],
+              expect=2)
+    assert out.stderr.count("\n") == 1 and "lays out no array from a layout setting" in out.stderr, \
+        out.stderr
+print("ok")
