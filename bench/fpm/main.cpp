@@ -44,8 +44,8 @@
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/fpm/statistics.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/program.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // simulated in one process as hit-layout's dry run does. For P processes on a mesh2d grid over
 // an n×n array laid out by `blocks`, a sample of ranks spread over the grid computes what its
 // halo plan and its redistribute plans (to other layouts) would hold — peers and elements, with
-// the library functions the builders themselves call (hit/comm_traffic.hpp) — and the time per
+// the library functions the builders themselves call (hit/comm/comm_traffic.hpp) — and the time per
 // process is reported, beside the old way of finding redistribute peers (a scan of every
 // process's blocks) and the peak resident memory. Prints one JSON line.
 //   hit-bench-plans [--procs 1024,4096,16384,65536] [--n 65536] [--samples 64]
@@ -21,13 +21,13 @@
 #include <vector>
 
 #include "../../tools/common/cli.hpp"
-#include "hit/comm_traffic.hpp"
+#include "hit/comm/comm_traffic.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
 #include "hit/program.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace {
 

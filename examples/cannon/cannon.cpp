@@ -2,7 +2,7 @@
 #include "cannon.hpp"
 
 #include "cannon_io.hpp"
-#include "hit/builtin_kernels.hpp"
+#include "hit/devices/builtin_kernels.hpp"
 #include "hit/hit.hpp"
 
 namespace hit::cannon {

@@ -27,8 +27,8 @@
 #include "hit/launch.hpp"
 #include "hit/layout.hpp"
 #include "hit/partition.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/program.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::app {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "hit/builtin_kernels.hpp"
+#include "hit/devices/builtin_kernels.hpp"
 #include "hit/hit.hpp"
 #include "jacobi_io.hpp"
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "hit/builtin_kernels.hpp"
+#include "hit/devices/builtin_kernels.hpp"
 #include "hit/hit.hpp"
 #include "hit/work_packages.hpp"
 #include "mandelbrot.hpp"

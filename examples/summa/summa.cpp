@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "hit/builtin_kernels.hpp"
+#include "hit/devices/builtin_kernels.hpp"
 #include "hit/hit.hpp"
 #include "summa_io.hpp"
 

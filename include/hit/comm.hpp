@@ -9,15 +9,16 @@
 // own tile variables go out of scope.
 //
 // Builders take (layout, tile, required parameters..., options): the options last, one struct per
-// builder (hit/comm_options.hpp), with the Comm's `label`. They run on the run's Environment (there
-// is exactly one, Environment::current()). Construction is collective over the run: every rank
-// builds the same Comms in the same order; errors (a tile that does not match its block, a halo
-// wider than the ghosts) are agreed, so every rank throws the same Error and none waits in a later
-// collective. A Comm built and dropped is a bug (if another rank runs its twin, those messages
-// find no peer), so Comm is [[nodiscard]].
+// builder (hit/comm/comm_options.hpp), with the Comm's `label`. They run on the run's Environment
+// (there is exactly one, Environment::current()). Construction is collective over the run: every
+// rank builds the same Comms in the same order; errors (a tile that does not match its block, a
+// halo wider than the ghosts) are agreed, so every rank throws the same Error and none waits in a
+// later collective. A Comm built and dropped is a bug (if another rank runs its twin, those
+// messages find no peer), so Comm is [[nodiscard]].
 //
 // The builder templates only convert the tile to its type-free description (its element's MPI
-// datatype and size, hit/detail/comm_tile.hpp); the algorithms are compiled once, in src/comm/.
+// datatype and size, hit/comm/detail/comm_tile.hpp); the algorithms are compiled once, in
+// src/comm/.
 //
 // Tiles: a hit::Tile<T>, or a hit::Resident<T> that lives on the process's device. For a Resident
 // only what travels crosses between device and host: a halo copies the faces it sends out of the
@@ -35,8 +36,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "hit/comm_options.hpp"
-#include "hit/detail/comm_tile.hpp"
+#include "hit/comm/comm_options.hpp"
+#include "hit/comm/detail/comm_tile.hpp"
 #include "hit/layout.hpp"
 #include "hit/resident.hpp"
 #include "hit/tile.hpp"

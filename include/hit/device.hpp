@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "hit/device_binding.hpp"
 #include "hit/shape.hpp"
+#include "hit/topology/device_binding.hpp"
 #include "hit/view.hpp"
 
 namespace hit {

@@ -7,7 +7,7 @@
 //         device Views it gets (may call cuBLAS through ctx.cublas);
 //   emu:  the cpu body unless one is given, run on the emulated device's copies.
 // and what each parameter reads around the index computed (its access patterns). hit::launch
-// (hit/launch.hpp) runs it; hit/builtin_kernels.hpp has the library's own.
+// (hit/launch.hpp) runs it; hit/devices/builtin_kernels.hpp has the library's own.
 
 #include <cstddef>
 #include <functional>
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "hit/core/error.hpp"
-#include "hit/device_kind.hpp"
 #include "hit/partition.hpp"
+#include "hit/topology/device_kind.hpp"
 #include "hit/view.hpp"
 
 namespace hit {

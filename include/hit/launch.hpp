@@ -1,7 +1,7 @@
 #pragma once
 // hit::launch (docs/devices.md §6–§7; Hitmap's kernelLaunch, Torres et al. §4): runs a Kernel
-// (hit/kernel.hpp) over a Partition with its tile arguments (hit/launch_args.hpp) and records
-// the launch (hit/launch_log.hpp).
+// (hit/kernel.hpp) over a Partition with its tile arguments (hit/devices/launch_args.hpp) and
+// records the launch (hit/devices/launch_log.hpp).
 //
 //   hit::launch(kernel, partition, hit::in(A), hit::in(B), hit::inout(C), alpha);
 // picks the body for the device the rank is bound to, takes the inter-process device lock (ranks
@@ -35,9 +35,9 @@
 
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
+#include "hit/devices/launch_args.hpp"
+#include "hit/devices/launch_log.hpp"
 #include "hit/kernel.hpp"
-#include "hit/launch_args.hpp"
-#include "hit/launch_log.hpp"
 #include "hit/partition.hpp"
 #include "hit/view.hpp"
 

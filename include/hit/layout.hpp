@@ -15,13 +15,13 @@
 #include <utility>
 #include <vector>
 
-#include "hit/candidate_context.hpp"
 #include "hit/core/registry.hpp"
 #include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
-#include "hit/device_binding.hpp"
+#include "hit/layouts/candidate_context.hpp"
 #include "hit/shape.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace hit {
 

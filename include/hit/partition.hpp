@@ -23,8 +23,8 @@
 #include "hit/core/registry.hpp"
 #include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
-#include "hit/device_kind.hpp"
 #include "hit/shape.hpp"
+#include "hit/topology/device_kind.hpp"
 
 namespace hit {
 

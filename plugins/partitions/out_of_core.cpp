@@ -6,7 +6,7 @@
 
 #include "builtin.hpp"
 #include "hit/core/error.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 
 namespace hit::detail {
 namespace {

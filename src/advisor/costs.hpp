@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hit/advisor/prediction.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 
 namespace hit::advisor::detail {
 

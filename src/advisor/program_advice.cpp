@@ -25,7 +25,7 @@
 #include "hit/core/timer.hpp"
 #include "hit/core/units.hpp"
 #include "hit/layout.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::advisor {
 

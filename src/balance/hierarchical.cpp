@@ -17,8 +17,8 @@
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/layout.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::balance {
 

@@ -14,15 +14,15 @@
 #include "balance/gemm_unit.hpp"
 #include "balance/spmv_unit.hpp"
 #include "hit/balance/kernels.hpp"
-#include "hit/builtin_kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/devices/builtin_kernels.hpp"
 #include "hit/launch.hpp"
 #include "hit/partition.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/resident.hpp"
 #include "hit/sparse/sparse_kernels.hpp"
 #include "hit/tile.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::balance {
 namespace {

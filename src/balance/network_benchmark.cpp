@@ -15,7 +15,7 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/fpm/statistics.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::balance {
 namespace {

@@ -1,5 +1,5 @@
 // What every comm builder needs around its algorithm (see builder_support.hpp), and the geometry
-// of a type-free tile (hit/detail/comm_tile.hpp).
+// of a type-free tile (hit/comm/detail/comm_tile.hpp).
 #include "builder_support.hpp"
 
 #include <string>

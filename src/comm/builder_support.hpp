@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "hit/comm.hpp"
+#include "hit/comm/detail/comm_peers.hpp"
+#include "hit/comm/detail/comm_plan.hpp"
 #include "hit/core/environment.hpp"
-#include "hit/detail/comm_peers.hpp"
-#include "hit/detail/comm_plan.hpp"
 
 namespace hit::detail {
 

@@ -90,7 +90,7 @@ std::vector<HaloFace> checked_faces(const Layout& layout, const CommContext& ctx
                                                    std::to_string(options.width) +
                                                    ", the tile has " + std::to_string(tile.ghost));
     }
-    // The same faces halo_traffic() reports (hit/comm_traffic.hpp): neighbours by topology
+    // The same faces halo_traffic() reports (hit/comm/comm_traffic.hpp): neighbours by topology
     // arithmetic, O(log P).
     faces = halo_faces(layout, ctx.rank, options.width, options.corners, options.periodic);
   });

@@ -1,13 +1,13 @@
 // Who a process exchanges data with, and how much, from the layouts alone: the peer finding of
-// the comm builders (hit/detail/comm_peers.hpp) and the per-process figures built on it
-// (hit/comm_traffic.hpp).
+// the comm builders (hit/comm/detail/comm_peers.hpp) and the per-process figures built on it
+// (hit/comm/comm_traffic.hpp).
 #include <algorithm>
 #include <string>
 
-#include "hit/comm_traffic.hpp"
+#include "hit/comm/comm_traffic.hpp"
+#include "hit/comm/detail/comm_peers.hpp"
 #include "hit/core/checked.hpp"
 #include "hit/core/error.hpp"
-#include "hit/detail/comm_peers.hpp"
 
 namespace hit::detail {
 

@@ -2,10 +2,10 @@
 #include <cmath>
 
 #include "hit/comm.hpp"
+#include "hit/comm/detail/comm_plan.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/detail/comm_plan.hpp"
 
 namespace hit {
 

@@ -11,7 +11,7 @@
 
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 
 namespace hit::detail {
 

@@ -14,9 +14,9 @@
 #include "devices/staging.hpp"
 #include "hit/core/log.hpp"
 #include "hit/core/program_trace.hpp"
-#include "hit/device_params.hpp"
 #include "hit/launch.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/device_params.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit {
 

@@ -1,6 +1,6 @@
 // The launch log: what every hit::launch of a run did, as records and totals per kernel.
 
-#include "hit/launch_log.hpp"
+#include "hit/devices/launch_log.hpp"
 
 #include <iterator>
 #include <utility>

@@ -13,7 +13,7 @@
 
 #include "devices/backends.hpp"
 #include "hit/core/log.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 
 namespace hit::detail {
 

@@ -13,8 +13,8 @@
 #include "hit/device.hpp"
 #include "hit/launch.hpp"
 #include "hit/partition.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/resident.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::detail {
 

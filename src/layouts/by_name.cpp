@@ -8,7 +8,7 @@
 #include "hit/core/error.hpp"
 #include "hit/core/program_trace.hpp"
 #include "hit/layout.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 #include "layouts/layout_choice.hpp"
 
 namespace hit {

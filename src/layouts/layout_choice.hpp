@@ -9,7 +9,7 @@
 
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/device_binding.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace hit::detail {
 

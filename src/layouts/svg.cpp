@@ -1,4 +1,4 @@
-#include "hit/layout_svg.hpp"
+#include "hit/layouts/layout_svg.hpp"
 
 #include <fmt/format.h>
 

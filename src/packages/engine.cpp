@@ -14,7 +14,7 @@
 #include "hit/core/error.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/device.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 #include "packages/claim_queue.hpp"
 
 namespace hit::detail {

@@ -12,7 +12,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 #include "packages/claim_queue.hpp"
 #include "packages/dispatch.hpp"
 #include "packages/engine.hpp"

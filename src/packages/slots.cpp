@@ -9,7 +9,7 @@
 
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 #include "packages/engine.hpp"
 
 namespace hit::detail {

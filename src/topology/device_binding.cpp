@@ -1,7 +1,7 @@
 // The `--devices` / HIT_DEVICES grammar: parsing a spec into one binding per rank, and the
 // canonical text of bindings (docs/devices.md §2).
 
-#include "hit/device_binding.hpp"
+#include "hit/topology/device_binding.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "hit/core/error.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 #include "topology/param_text.hpp"
 
 namespace hit {

@@ -1,6 +1,6 @@
-// The names of device kinds (hit/device_kind.hpp) for messages and streams.
+// The names of device kinds (hit/topology/device_kind.hpp) for messages and streams.
 
-#include "hit/device_kind.hpp"
+#include "hit/topology/device_kind.hpp"
 
 #include <fmt/format.h>
 

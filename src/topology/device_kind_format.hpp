@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "hit/device_kind.hpp"
+#include "hit/topology/device_kind.hpp"
 
 template <>
 struct fmt::formatter<hit::DeviceKind> : fmt::formatter<std::string_view> {

@@ -1,6 +1,6 @@
-// The parameters each device kind accepts, and their typed values (hit/device_params.hpp).
+// The parameters each device kind accepts, and their typed values (hit/topology/device_params.hpp).
 
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "hit/core/error.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 #include "topology/param_text.hpp"
 
 namespace hit {

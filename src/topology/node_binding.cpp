@@ -9,7 +9,7 @@
 #include <string>
 
 #include "hit/core/error.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit {
 

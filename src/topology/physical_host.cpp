@@ -7,7 +7,7 @@
 
 #include "hit/core/error.hpp"
 #include "hit/core/log.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 #include "topology/physical_detail.hpp"
 
 #ifdef HIT_HAVE_CUDA

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "hit/core/error.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit {
 

@@ -1,6 +1,6 @@
 // Nodes, node resources and the binding of ranks to devices (docs/devices.md §1–§3).
 
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_params.hpp"
 #include "topology/physical_detail.hpp"
 
 namespace hit {

@@ -12,15 +12,15 @@
 #include "hit/balance/benchmark.hpp"
 #include "hit/balance/kernel_registry.hpp"
 #include "hit/balance/kernels.hpp"
-#include "hit/builtin_kernels.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
-#include "hit/device_params.hpp"
+#include "hit/devices/builtin_kernels.hpp"
 #include "hit/launch.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/sparse/generate.hpp"
 #include "hit/sparse/sparse_kernels.hpp"
+#include "hit/topology/device_params.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::balance {
 using namespace hit::fpm;  // the models the tests build and compare

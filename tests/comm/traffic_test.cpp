@@ -1,4 +1,4 @@
-// The plans of one process computed from layouts alone (hit/comm_traffic.hpp), and the peer
+// The plans of one process computed from layouts alone (hit/comm/comm_traffic.hpp), and the peer
 // finding under them (Layout::procs_meeting), against brute force: every block of every process
 // tested, as the builders and hit-layout did before they searched. Uneven blocks, inactive
 // processes, strided and multi-block layouts, grids of different shapes and sizes.
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "../layouts/layout_checks.hpp"
-#include "hit/comm_traffic.hpp"
-#include "hit/device_binding.hpp"
+#include "hit/comm/comm_traffic.hpp"
 #include "hit/layout.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <map>
 #include <random>
 
-#include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
+#include "hit/topology/device_binding.hpp"
 #include "layout_checks.hpp"
 
 namespace {

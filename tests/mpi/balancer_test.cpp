@@ -16,12 +16,12 @@
 #include "hit/balance/row_balancer.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
-#include "hit/device_binding.hpp"
 #include "hit/fpm/model.hpp"
 #include "hit/launch.hpp"
 #include "hit/layout.hpp"
 #include "hit/resident.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace hit {
 namespace {

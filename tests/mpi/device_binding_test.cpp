@@ -8,8 +8,8 @@
 
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
-#include "hit/device_params.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/device_params.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace {
 

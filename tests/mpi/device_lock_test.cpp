@@ -10,15 +10,15 @@
 #include <algorithm>
 
 #include "devices/rebind.hpp"
-#include "hit/builtin_kernels.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/device.hpp"
+#include "hit/devices/builtin_kernels.hpp"
 #include "hit/launch.hpp"
 #include "hit/partition.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/tile.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
 #include "hit/launch.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::balance {
 using namespace hit::fpm;  // the models the tests build and compare

@@ -19,8 +19,8 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/layout.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::balance {
 using namespace hit::fpm;  // the models the tests build and compare

@@ -16,7 +16,7 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/fpm/network_model_file.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::balance {
 namespace {

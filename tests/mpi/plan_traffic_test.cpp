@@ -1,5 +1,5 @@
 // hit-test-procs: 1 2 3 4
-// The plans built under MPI move what hit/comm_traffic.hpp computes from the layouts alone:
+// The plans built under MPI move what hit/comm/comm_traffic.hpp computes from the layouts alone:
 // Comm::bytes_sent() and bytes_received() of real halos and redistributions equal the figures of
 // halo_traffic, face_traffic (hit-layout --comm halo) and redistribute_traffic on every rank.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hit/comm.hpp"
-#include "hit/comm_traffic.hpp"
+#include "hit/comm/comm_traffic.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/layout.hpp"
 #include "hit/tile.hpp"

@@ -9,8 +9,8 @@
 #include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/sparse/sparse_kernels.hpp"
+#include "hit/topology/physical_topology.hpp"
 #include "sparse_kernels_support.hpp"
 
 using namespace sparse_test;

@@ -12,9 +12,9 @@
 #include "error_text.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
-#include "hit/device_binding.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/sparse/sparse_kernels.hpp"
+#include "hit/topology/device_binding.hpp"
+#include "hit/topology/physical_topology.hpp"
 #include "sparse_kernels_support.hpp"
 
 using ::testing::HasSubstr;

@@ -15,9 +15,9 @@
 
 #include "error_text.hpp"
 #include "hit/core/environment.hpp"
-#include "hit/device_binding.hpp"
 #include "hit/sparse/sparse_layout.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/device_binding.hpp"
 #include "layout_graphs.hpp"
 #include "sparse/layout_support.hpp"
 

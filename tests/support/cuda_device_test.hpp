@@ -7,8 +7,8 @@
 #include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/device.hpp"
-#include "hit/device_binding.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/device_binding.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 class CudaDeviceTest : public ::testing::Test {
  protected:

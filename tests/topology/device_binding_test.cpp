@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "hit/core/error.hpp"
-#include "hit/device_binding.hpp"
-#include "hit/device_kind.hpp"
-#include "hit/device_params.hpp"
+#include "hit/topology/device_binding.hpp"
+#include "hit/topology/device_kind.hpp"
+#include "hit/topology/device_params.hpp"
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;

@@ -19,10 +19,10 @@
 #include "hit/core/error.hpp"
 #include "hit/core/file.hpp"
 #include "hit/device.hpp"
-#include "hit/device_params.hpp"
 #include "hit/fpm/model_file.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/program.hpp"
+#include "hit/topology/device_params.hpp"
+#include "hit/topology/physical_topology.hpp"
 #include "subcommands.hpp"
 
 namespace hit_fpm {

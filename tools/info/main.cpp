@@ -15,9 +15,9 @@
 #include "../common/cli.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/wait_policy.hpp"
-#include "hit/device_params.hpp"
-#include "hit/physical_topology.hpp"
 #include "hit/program.hpp"
+#include "hit/topology/device_params.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace {
 

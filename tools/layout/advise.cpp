@@ -24,15 +24,15 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/file.hpp"
-#include "hit/device_params.hpp"
 #include "hit/fpm/model_file.hpp"
 #include "hit/fpm/network_model_file.hpp"
 #include "hit/fpm/statistics.hpp"
-#include "hit/layout_svg.hpp"
+#include "hit/layouts/layout_svg.hpp"
 #include "hit/sparse/generate.hpp"
 #include "hit/sparse/matrix_market.hpp"
 #include "hit/sparse/sparse_layout_svg.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/device_params.hpp"
 #include "report.hpp"
 
 namespace hit::tools {

@@ -36,9 +36,8 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/file.hpp"
-#include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
-#include "hit/layout_svg.hpp"
+#include "hit/layouts/layout_svg.hpp"
 #include "hit/partition.hpp"
 #include "hit/program.hpp"
 #include "hit/sparse/generate.hpp"
@@ -46,6 +45,7 @@
 #include "hit/sparse/sparse_layout.hpp"
 #include "hit/sparse/sparse_layout_svg.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/device_binding.hpp"
 #include "report.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 
-#include "hit/comm_traffic.hpp"
+#include "hit/comm/comm_traffic.hpp"
 #include "hit/core/checked.hpp"
 #include "hit/core/error.hpp"
 

@@ -34,7 +34,7 @@ index_t allocated_bytes(const Layout& layout, int proc, const Allocation& alloc)
 //                                                axis A (Cannon's shifts; default offset 1, wrap)
 //   halo[:width=W]                               face exchange of W (default 1) positions along
 //                                                every split shape axis, no corners, no wrap
-//                                                (hit::face_traffic, hit/comm_traffic.hpp)
+//                                                (hit::face_traffic, hit/comm/comm_traffic.hpp)
 //   bcast:axis=A[,root=R]                        in each line along topology axis A, the R-th
 //                                                (default 0) rank holding data sends its data to
 //                                                the other active ranks of the line

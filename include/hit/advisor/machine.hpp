@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include "hit/device_binding.hpp"
-#include "hit/device_params.hpp"
 #include "hit/fpm/model.hpp"
 #include "hit/fpm/network_model.hpp"
 #include "hit/shape.hpp"
+#include "hit/topology/device_binding.hpp"
+#include "hit/topology/device_params.hpp"
 
 namespace hit::advisor {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hit/advisor/machine.hpp"
-#include "hit/comm_traffic.hpp"
+#include "hit/comm/comm_traffic.hpp"
 #include "hit/layout.hpp"
 #include "hit/sparse/sparse_layout.hpp"
 

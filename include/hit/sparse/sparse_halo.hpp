@@ -36,7 +36,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "hit/comm_traffic.hpp"
+#include "hit/comm/comm_traffic.hpp"
 #include "hit/resident.hpp"
 #include "hit/sparse/csr_rows.hpp"
 #include "hit/sparse/csr_shape.hpp"

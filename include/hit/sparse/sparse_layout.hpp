@@ -19,14 +19,14 @@
 #include <string_view>
 #include <vector>
 
-#include "hit/candidate_context.hpp"
 #include "hit/core/registry.hpp"
 #include "hit/core/setting.hpp"
 #include "hit/core/spec.hpp"
-#include "hit/device_binding.hpp"
+#include "hit/layouts/candidate_context.hpp"
 #include "hit/shape.hpp"
 #include "hit/sparse/csr_rows.hpp"
 #include "hit/topology.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace hit {
 

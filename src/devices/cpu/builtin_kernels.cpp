@@ -3,8 +3,8 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
-#include "hit/builtin_kernels.hpp"
 #include "hit/core/error.hpp"
+#include "hit/devices/builtin_kernels.hpp"
 #include "hit/launch.hpp"
 
 #ifdef HIT_HAVE_CUDA

@@ -17,8 +17,8 @@
 
 #include "devices/backends.hpp"
 #include "hit/core/error.hpp"
-#include "hit/device_params.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/device_params.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::detail {
 namespace {

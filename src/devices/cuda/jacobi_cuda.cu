@@ -3,7 +3,7 @@
 
 #include <cuda_runtime.h>
 
-#include "hit/cuda_grid.hpp"
+#include "hit/devices/cuda_grid.hpp"
 
 #include "devices/cuda/builtin_cuda.hpp"
 

@@ -16,8 +16,8 @@
 #include "devices/emu/host_stream.hpp"
 #include "devices/host_pool.hpp"
 #include "hit/core/timer.hpp"
-#include "hit/device_params.hpp"
-#include "hit/physical_topology.hpp"
+#include "hit/topology/device_params.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::detail {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // The options of the communication builders (hit/comm.hpp) and of their traffic figures
-// (hit/comm_traffic.hpp). Each builder takes its options last, as one struct, so calls name what
-// they set: hit::halo(lay, u, {.width = 2, .corners = true}). Every struct has a `label`: the
+// (hit/comm/comm_traffic.hpp). Each builder takes its options last, as one struct, so calls name
+// what they set: hit::halo(lay, u, {.width = 2, .corners = true}). Every struct has a `label`: the
 // Comm's name (Comm::name(), what traces and error messages show); empty: the builder's own
 // description, e.g. "halo(width=2)".
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hit/device_kind.hpp"
+#include "hit/topology/device_kind.hpp"
 
 namespace hit {
 

@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "hit/comm_options.hpp"
+#include "hit/comm/comm_options.hpp"
 #include "hit/layout.hpp"
 #include "hit/shape.hpp"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "hit/comm/detail/comm_tile.hpp"
 #include "hit/core/program_trace.hpp"
-#include "hit/detail/comm_tile.hpp"
 #include "hit/resident.hpp"
 #include "hit/shape.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 // Internal: who a process exchanges data with in the plans of hit/comm.hpp, from the layouts
-// alone (no MPI). The builders (src/comm/), hit/comm_traffic.hpp and hence
+// alone (no MPI). The builders (src/comm/), hit/comm/comm_traffic.hpp and hence
 // hit-layout's dry run and bench/plans all call these, so the benchmark measures the real code.
 // Not part of the API.
 

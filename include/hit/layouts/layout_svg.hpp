@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "hit/device_binding.hpp"
 #include "hit/layout.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace hit {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "hit/device_binding.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace hit {
 

@@ -11,7 +11,7 @@
 
 #include "hit/core/spec.hpp"
 #include "hit/core/units.hpp"
-#include "hit/device_binding.hpp"
+#include "hit/topology/device_binding.hpp"
 
 namespace hit {
 
