@@ -19,7 +19,8 @@ import sys
 LAYERS = [
     ("core", ["hit/core/*"], ["src/core/*"]),
     ("shapes, tiles", ["hit/shape.hpp", "hit/tile.hpp", "hit/tile_io.hpp", "hit/resident.hpp",
-                       "hit/view.hpp", "hit/sparse/csr_rows.hpp", "hit/sparse/csr_shape.hpp",
+                       "hit/view.hpp", "hit/detail/region.hpp",
+                       "hit/sparse/csr_rows.hpp", "hit/sparse/csr_shape.hpp",
                        "hit/sparse/matrix_market.hpp", "hit/sparse/generate.hpp",
                        "hit/sparse/sparse_values.hpp"],
      ["src/shapes/*", "src/tiles/*", "src/sparse/csr_*", "src/sparse/matrix_market*",

@@ -48,7 +48,7 @@ namespace detail {
 // A tile argument without its element type.
 struct LaunchArg {
   Intent intent = Intent::in;
-  HostRegion host;
+  Region host;
   Shape own;
   std::shared_ptr<ResidentState> resident;
   const AccessPattern* reads = nullptr;  // the kernel's (it outlives the launch); never null

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "hit/core/environment.hpp"
+#include "hit/detail/region.hpp"
 #include "hit/shape.hpp"
 #include "hit/tile.hpp"
 
@@ -38,38 +39,13 @@ class Resident;
 
 namespace detail {
 
-// A region of host memory laid out as a tile: `shape` (array indices), element `steps` apart.
-struct HostRegion {
-  void* data = nullptr;  // element at shape.first()
-  std::size_t element_size = 0;
-  Shape shape;
-  std::array<index_t, max_rank> steps{};
-};
-
-// The tile's elements over `shape` (ghost cells included).
-template <class T>
-HostRegion host_region(const Tile<T>& tile, const Shape& shape) {
-  const Tile<T> g = tile.select(shape);
-  HostRegion r;
-  r.data = const_cast<std::remove_const_t<T>*>(g.data());
-  r.element_size = sizeof(T);
-  r.shape = g.shape();
-  for (int k = 0; k < g.rank(); ++k) r.steps[static_cast<std::size_t>(k)] = g.step(k);
-  return r;
-}
-// The tile with its ghost cells (what a launch of a plain tile stages).
-template <class T>
-HostRegion host_region(const Tile<T>& tile) {
-  return host_region(tile, tile.ghost_shape());
-}
-
 class ResidentRegistry;
 
 // The device copy of a resident tile (shared by the handles of one Resident).
 struct ResidentState {
   Device* device = nullptr;
   DeviceShare* share = nullptr;
-  HostRegion host;                   // the tile's whole allocation on the host
+  Region host;                       // the tile's whole allocation on the host
   Shape own;                         // the tile's shape() (what OUT/INOUT results cover)
   std::shared_ptr<void> keep_alive;  // the host tile's memory
   void* device_data = nullptr;
@@ -100,7 +76,7 @@ struct ResidentState {
 };
 
 // Defined by the devices layer (src/devices/launch.cpp).
-std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, Shape own,
+std::shared_ptr<ResidentState> make_resident(Environment& env, Region host, Shape own,
                                              std::shared_ptr<void> keep_alive);
 void resident_sync_to_host(ResidentState& state);
 // Region-wise transfers for communication (array indices inside host.shape), under the device
@@ -120,14 +96,14 @@ void resident_rebind(ResidentState& state, void* host_data, std::shared_ptr<void
 // includes host.shape and matches it on every axis but the first), so that another block inside
 // the reach can take the allocation over (resident_within). Without a separate device copy (cpu)
 // or without room for the reach, as make_resident.
-std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion host, Shape own,
+std::shared_ptr<ResidentState> make_resident_within(Environment& env, Region host, Shape own,
                                                     std::shared_ptr<void> keep_alive,
-                                                    const HostRegion& reach);
+                                                    const Region& reach);
 // The state of another block whose host region lies inside old's device reach: it shares old's
 // device allocation and takes over its flags and pinned buffers, and nothing is copied (the
 // elements of both blocks have the same addresses on both sides). Null when old has no reach
 // that holds `host`.
-std::shared_ptr<ResidentState> resident_within(ResidentState& old, HostRegion host, Shape own,
+std::shared_ptr<ResidentState> resident_within(ResidentState& old, Region host, Shape own,
                                                std::shared_ptr<void> keep_alive);
 
 // The device copy of `r`, null for the null Resident: for the library's own templates (launch
@@ -242,8 +218,8 @@ class Resident {
     Tile<T> spare;
     std::shared_ptr<detail::ResidentState> device;
   };
-  static detail::HostRegion whole(const Tile<T>& t) {
-    return detail::host_region(t, t.allocated_shape());
+  static detail::Region whole(const Tile<T>& t) {
+    return detail::region_of(t, t.allocated_shape());
   }
   static std::shared_ptr<void> keep(const Tile<T>& t) {
     return std::shared_ptr<void>(std::make_shared<Tile<T>>(t));

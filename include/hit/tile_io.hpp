@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "hit/core/mpi_type.hpp"
+#include "hit/detail/region.hpp"
 #include "hit/shape.hpp"
 #include "hit/tile.hpp"
 
@@ -39,27 +40,21 @@ namespace hit {
 
 namespace detail {
 
-// One tile's elements, without their type.
-struct RawBlock {
-  Shape shape;                           // array indices, inside the global shape
-  void* origin = nullptr;                // the element at shape.first()
-  std::array<index_t, max_rank> step{};  // memory distance in elements per position of each axis
-};
-
 struct RawElement {
   MPI_Datatype type;
   std::size_t size;
 };
 
 void write_raw_blocks(const std::string& path, const Shape& global,
-                      const std::vector<RawBlock>& blocks, RawElement element, MPI_Comm comm);
+                      const std::vector<Region>& blocks, RawElement element, MPI_Comm comm);
 void read_raw_blocks(const std::string& path, const Shape& global,
-                     const std::vector<RawBlock>& blocks, RawElement element, MPI_Comm comm);
+                     const std::vector<Region>& blocks, RawElement element, MPI_Comm comm);
 
+// One tile's elements (its shape(), no ghost cells), without their type; the null region for
+// the null tile.
 template <class T>
-RawBlock raw_block(const Tile<T>& t) {
-  // Writes only read through the pointer; the one type serves both directions.
-  return RawBlock{t.shape(), const_cast<T*>(t.data()), t.steps()};
+Region raw_block(const Tile<T>& t) {
+  return t.is_null() ? Region{} : region_of(t, t.shape());
 }
 
 template <class T>
@@ -95,7 +90,7 @@ void agree_finite(const std::string& path, std::string_view what, const Shape& g
 template <class T>
 void write_raw(const std::string& path, const Shape& global, const std::vector<Tile<T>>& parts,
                MPI_Comm comm) {
-  std::vector<detail::RawBlock> blocks;
+  std::vector<detail::Region> blocks;
   blocks.reserve(parts.size());
   for (const Tile<T>& t : parts) blocks.push_back(detail::raw_block(t));
   detail::write_raw_blocks(path, global, blocks, detail::raw_element<T>(), comm);
@@ -107,7 +102,7 @@ void write_raw(const std::string& path, const Shape& global, const std::vector<T
 template <class T>
 void read_raw(const std::string& path, const Shape& global, std::vector<Tile<T>>& parts,
               MPI_Comm comm) {
-  std::vector<detail::RawBlock> blocks;
+  std::vector<detail::Region> blocks;
   blocks.reserve(parts.size());
   for (const Tile<T>& t : parts) blocks.push_back(detail::raw_block(t));
   detail::read_raw_blocks(path, global, blocks, detail::raw_element<T>(), comm);

@@ -124,7 +124,7 @@ namespace detail {
 // One array of a run, without its element type.
 struct PackageArray {
   PackagePolicy policy = PackagePolicy::partitioned_in;
-  HostRegion block;  // the whole tile (shape() only, no ghost cells); null shape: none here
+  Region block;  // the whole tile (shape() only, no ghost cells); null shape: none here
   std::size_t element_size = 0;
   const AccessPattern* reads = nullptr;
 };
@@ -182,7 +182,7 @@ class WorkPackages {
       if constexpr (is_package_arg<A>::value) {
         detail::PackageArray arr;
         arr.policy = a.policy;
-        if (!a.tile.is_null()) arr.block = detail::host_region(a.tile, a.tile.shape());
+        if (!a.tile.is_null()) arr.block = detail::region_of(a.tile, a.tile.shape());
         arr.element_size = sizeof(typename A::element_type);
         arr.reads = &kernel.param_reads(param);
         arrays.push_back(arr);

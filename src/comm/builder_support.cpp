@@ -8,60 +8,22 @@
 
 namespace hit::detail {
 
-bool TileData::contiguous() const noexcept {
-  index_t expected = 1;
-  for (int k = shape.rank() - 1; k >= 0; --k) {
-    const index_t e = shape.extent(k);
-    if (e == 0) return true;
-    if (e == 1) continue;
-    if (steps[static_cast<std::size_t>(k)] != expected) return false;
-    expected *= e;
-  }
-  return true;
-}
-
-namespace {
-
-// The region of `extents` elements `st` apart from `offset` elements past the tile's origin.
-Region region_at(const TileData& t, index_t offset, const Shape& extents,
-                 const std::array<index_t, max_rank>& st) {
-  Region r;
-  if (t.is_null() || extents.is_null() || extents.empty()) return r;
-  r.data = static_cast<const char*>(t.origin) + offset * static_cast<index_t>(t.element_size);
-  r.rank = extents.rank();
-  for (int k = 0; k < r.rank; ++k) {
-    r.extents[static_cast<std::size_t>(k)] = extents.extent(k);
-    r.steps[static_cast<std::size_t>(k)] = st[static_cast<std::size_t>(k)];
-  }
-  return r;
-}
-
-}  // namespace
-
-// As Tile::select(sub) followed by the region of the view: the view starts at sub's first
-// element, and its steps are the tile's scaled by sub's stride.
+// As Tile::select(sub) followed by the region of the view.
 Region TileData::region(const Shape& sub) const {
   if (is_null() && sub.is_null()) return {};
   const Shape reach = allocated_shape();
   if (sub.rank() != shape.rank() || !reach.includes(sub)) throw_bad_selection(sub, shape, reach);
   if (sub.empty()) return {};
-  std::array<index_t, max_rank> st = steps;
-  index_t offset = 0;
-  for (int k = 0; k < shape.rank(); ++k) {
-    const auto u = static_cast<std::size_t>(k);
-    const Sig& mine = shape[k];
-    const Sig& s = sub[k];
-    offset += (s.begin() - mine.begin()) / mine.stride() * steps[u];
-    if (s.size() > 1) st[u] = steps[u] * (s.stride() / mine.stride());
-  }
-  return region_at(*this, offset, sub, st);
+  return select(sub);
 }
 
 Region TileData::whole() const {
-  return region_at(*this, 0, shape, steps);
+  if (is_null() || shape.empty()) return {};
+  return *this;
 }
 Region TileData::padded_region() const {
-  return region_at(*this, 0, padded, steps);
+  if (is_null() || padded.empty()) return {};
+  return select(padded);
 }
 
 CommContext context_for(const Layout& layout, const char* what) {

@@ -40,11 +40,14 @@ Datatype& Datatype::operator=(Datatype&& o) noexcept {
   return *this;
 }
 
-index_t Region::elements() const {
-  if (rank == 0) return 0;
-  index_t n = 1;
-  for (int k = 0; k < rank; ++k) n *= extents[static_cast<std::size_t>(k)];
-  return n;
+Datatype bytes_type(std::size_t size) {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  check_mpi(MPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &type), "MPI_Type_contiguous");
+  if (const int rc = MPI_Type_commit(&type); rc != MPI_SUCCESS) {
+    MPI_Type_free(&type);
+    check_mpi(rc, "MPI_Type_commit");
+  }
+  return Datatype(type);
 }
 
 void MessageBuilder::add(const Region& region) {
@@ -55,13 +58,13 @@ void MessageBuilder::add(const Region& region) {
   double runs = 1;
   index_t run = 1;  // elements of the dense run that ends at the last axis
   bool dense = true;
-  for (int k = region.rank - 1; k >= 0; --k) {
-    const auto i = static_cast<std::size_t>(k);
-    if (dense && (region.steps[i] == run || region.extents[i] == 1)) {
-      run *= region.extents[i];
+  for (int k = region.rank() - 1; k >= 0; --k) {
+    const index_t extent = region.shape.extent(k);
+    if (dense && (region.steps[static_cast<std::size_t>(k)] == run || extent == 1)) {
+      run *= extent;
     } else {
       dense = false;
-      runs *= double(region.extents[i]);
+      runs *= double(extent);
     }
   }
   runs_ += runs;
@@ -75,8 +78,8 @@ MPI_Datatype region_type(const Region& r, MPI_Datatype element, std::size_t elem
   // Merge trailing dense axes: axis k is dense over k+1 when step[k] == extent[k+1]*step[k+1].
   std::vector<index_t> ext;
   std::vector<index_t> step;
-  for (int k = 0; k < r.rank; ++k) {
-    ext.push_back(r.extents[static_cast<std::size_t>(k)]);
+  for (int k = 0; k < r.rank(); ++k) {
+    ext.push_back(r.shape.extent(k));
     step.push_back(r.steps[static_cast<std::size_t>(k)]);
   }
   for (std::size_t k = ext.size() - 1; k > 0; --k) {

@@ -221,18 +221,16 @@ void for_each_element(const TileData& tile, F&& fn) {
   const Region r = tile.whole();
   if (r.data == nullptr) return;
   std::array<index_t, max_rank> pos{};
-  const auto last = static_cast<std::size_t>(r.rank - 1);
+  const int last = r.rank() - 1;
+  const auto l = static_cast<std::size_t>(last);
   for (;;) {
     index_t offset = 0;
-    for (std::size_t k = 0; k < last; ++k) offset += pos[k] * r.steps[k];
-    for (index_t j = 0; j < r.extents[last]; ++j) {
-      fn(static_cast<char*>(tile.origin) +
-         (offset + j * r.steps[last]) * static_cast<index_t>(tile.element_size));
-    }
-    int k = static_cast<int>(last) - 1;
+    for (std::size_t k = 0; k < l; ++k) offset += pos[k] * r.steps[k];
+    for (index_t j = 0; j < r.shape.extent(last); ++j) fn(r.byte_at(offset + j * r.steps[l]));
+    int k = last - 1;
     for (; k >= 0; --k) {
       const auto u = static_cast<std::size_t>(k);
-      if (++pos[u] < r.extents[u]) break;
+      if (++pos[u] < r.shape.extent(k)) break;
       pos[u] = 0;
     }
     if (k < 0) return;
@@ -259,7 +257,7 @@ void reduce_tile(const TileData& tile, ElementType element, ReduceOp op, int roo
   const auto count = static_cast<int>(tile.shape.size());
   trace_reduction(env, static_cast<std::size_t>(tile.shape.size()), element.size);
   if (tile.contiguous()) {
-    reduce_in_place(tile.origin, count, element.mpi, to_mpi(op), root, comm);
+    reduce_in_place(tile.data, count, element.mpi, to_mpi(op), root, comm);
     return;
   }
   std::vector<char> packed(static_cast<std::size_t>(tile.shape.size()) * element.size);

@@ -146,7 +146,7 @@ Staged stage_whole(Device& dev, const Partition& p, const LaunchArg& a, int stre
     s.layout = resident_layout(r);
     s.data = r.device_data;
     if (a.intent != Intent::out && r.host_modified) {
-      copy_region(dev, true, a.host, s.data, s.layout, a.host.shape, stream, packed);
+      copy_region(dev, true, a.host, s.layout.at(s.data), a.host.shape, stream, packed);
       r.host_modified = false;
     }
     return s;
@@ -155,7 +155,7 @@ Staged stage_whole(Device& dev, const Partition& p, const LaunchArg& a, int stre
   s.data = buffers.get(s.layout.bytes());
   if (a.intent == Intent::out || p.pad_to_blocks()) dev.fill_zero(s.data, s.layout.bytes(), stream);
   if (a.intent != Intent::out)
-    copy_region(dev, true, a.host, s.data, s.layout, a.host.shape, stream, packed);
+    copy_region(dev, true, a.host, s.layout.at(s.data), a.host.shape, stream, packed);
   return s;
 }
 
@@ -167,7 +167,7 @@ void bring_back_whole(Device& dev, const LaunchArg& a, const Staged& s, const Sh
     a.resident->host_modified = false;
     return;
   }
-  copy_region(dev, false, a.host, s.data, s.layout, copy_back_region(a.own, domain), stream,
+  copy_region(dev, false, a.host, s.layout.at(s.data), copy_back_region(a.own, domain), stream,
               packed);
 }
 
@@ -185,7 +185,7 @@ void run_staged(Device& dev, const Partition& p, const std::vector<LaunchArg>& a
   for (const auto& a : args) {
     staged.push_back(stage_whole(dev, p, a, 0, buffers, packed));
     problem += staged.back().layout.bytes();
-    views.push_back(device_view(staged.back().data, staged.back().layout));
+    views.push_back(view_of<unsigned char>(staged.back().layout.at(staged.back().data)));
   }
   rec.problem_bytes = problem;
   const BlocksJob job{dev, p, views, invoke};
@@ -247,7 +247,7 @@ void run_in_host_memory(Device& dev, const Partition& p, const std::vector<Launc
                         const Invoke& invoke, LaunchRecord& rec) {
   std::vector<RawView> views;
   views.reserve(args.size());
-  for (const auto& a : args) views.push_back(host_view(a.host));
+  for (const auto& a : args) views.push_back(view_of<unsigned char>(a.host));
   std::uint64_t problem = 0;
   for (const auto& a : args)
     problem += static_cast<std::uint64_t>(a.host.shape.size()) * a.host.element_size;

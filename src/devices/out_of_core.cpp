@@ -153,7 +153,8 @@ class ChunkPipeline {
         dev_.fill_zero(buffer(i, c), buf_bytes_[i], copy_stream);
       }
       if (args_[i].intent != Intent::out) {
-        copy_region(dev_, true, args_[i].host, buffer(i, c), d, d.shape, copy_stream, packed_);
+        copy_region(dev_, true, args_[i].host, d.at(buffer(i, c)), d.region.shape, copy_stream,
+                    packed_);
       }
     }
   }
@@ -161,7 +162,7 @@ class ChunkPipeline {
   void stage_out(std::size_t c) {
     for (std::size_t i = 0; i < args_.size(); ++i) {
       if (!cut_[i] || args_[i].intent == Intent::in) continue;
-      copy_region(dev_, false, args_[i].host, buffer(i, c), chunk_layout(i, c),
+      copy_region(dev_, false, args_[i].host, chunk_layout(i, c).at(buffer(i, c)),
                   copy_back_region(args_[i].own, p_.chunks()[c]), copy_stream, packed_);
     }
   }
@@ -173,10 +174,10 @@ class ChunkPipeline {
     std::uint64_t chunk_bytes = fixed_bytes_;
     for (std::size_t i = 0; i < args_.size(); ++i) {
       if (cut_[i]) {
-        views.push_back(device_view(buffer(i, c), chunk_layout(i, c)));
+        views.push_back(view_of<unsigned char>(chunk_layout(i, c).at(buffer(i, c))));
         chunk_bytes += buf_bytes_[i];
       } else {
-        views.push_back(device_view(whole_[i].data, whole_[i].layout));
+        views.push_back(view_of<unsigned char>(whole_[i].layout.at(whole_[i].data)));
       }
     }
     const Partition pc = p_.chunk(c);

@@ -48,7 +48,7 @@ void evict(ResidentState& s) {
     // parts of it from the host: they were fetched from the device before, so the same values
     // are written over them.
     Packed packed;
-    copy_region(dev, false, s.host, s.device_data, resident_layout(s), s.own, 0, packed);
+    copy_region(dev, false, s.host, resident_layout(s).at(s.device_data), s.own, 0, packed);
     dev.synchronize();
     finish(packed);
   } else {
@@ -356,7 +356,7 @@ void pin_current(ResidentState& s) {
 
 // A state for `host` on `dev`, with no device copy yet, in `registry`.
 std::shared_ptr<ResidentState> new_state(ResidentRegistry* registry, Device& dev,
-                                         DeviceShare& share, HostRegion host, Shape own,
+                                         DeviceShare& share, Region host, Shape own,
                                          std::shared_ptr<void> keep_alive) {
   auto s = std::make_shared<ResidentState>();
   s->device = &dev;
@@ -375,7 +375,7 @@ bool defer_allocation(DeviceShare& share) {
 
 }  // namespace
 
-std::shared_ptr<ResidentState> make_resident(Environment& env, HostRegion host, Shape own,
+std::shared_ptr<ResidentState> make_resident(Environment& env, Region host, Shape own,
                                              std::shared_ptr<void> keep_alive) {
   if (host.shape.is_null()) {
     throw Error(ErrorKind::invalid_argument, "cannot keep the null tile resident on a device");
@@ -422,14 +422,14 @@ namespace {
 // Where `inner` starts in a device allocation laid out for `outer` (same extents on every axis but
 // the first, unit strides), in bytes; -1 when it is not inside.
 std::ptrdiff_t offset_within(const DeviceLayout& outer, const Shape& inner) {
-  const Shape& o = outer.shape;
+  const Shape& o = outer.region.shape;
   if (o.rank() != inner.rank() || inner.empty() || !o.includes(inner)) return -1;
   for (int k = 0; k < o.rank(); ++k) {
     if (o[k].stride() != 1 || inner[k].stride() != 1) return -1;
     if (k > 0 && o[k] != inner[k]) return -1;
   }
-  return static_cast<std::ptrdiff_t>((inner[0].begin() - o[0].begin()) * outer.strides[0] *
-                                     static_cast<index_t>(outer.element_size));
+  return static_cast<std::ptrdiff_t>(outer.region.offset_of(inner) *
+                                     static_cast<index_t>(outer.region.element_size));
 }
 
 // Puts s's device copy inside `block`, an allocation for `reach`, at `offset` bytes.
@@ -445,9 +445,9 @@ void place_in_block(ResidentState& s, std::shared_ptr<void> block, const Shape& 
 
 }  // namespace
 
-std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion host, Shape own,
+std::shared_ptr<ResidentState> make_resident_within(Environment& env, Region host, Shape own,
                                                     std::shared_ptr<void> keep_alive,
-                                                    const HostRegion& reach) {
+                                                    const Region& reach) {
   Device& dev = device(env);
   const DeviceLayout outer = device_layout(reach.shape, reach.element_size, Partition(),
                                            default_row_alignment(dev.kind()));
@@ -475,7 +475,7 @@ std::shared_ptr<ResidentState> make_resident_within(Environment& env, HostRegion
   return s;
 }
 
-std::shared_ptr<ResidentState> resident_within(ResidentState& old, HostRegion host, Shape own,
+std::shared_ptr<ResidentState> resident_within(ResidentState& old, Region host, Shape own,
                                                std::shared_ptr<void> keep_alive) {
   if (old.spilled) return nullptr;
   if (!old.device->uses_host_memory() && (!old.on_device() || !old.device_block)) return nullptr;
@@ -504,7 +504,7 @@ void resident_fetch(ResidentState& s, const Shape& region) {
   DeviceLockGuard lock(*s.share);
   if (!s.on_device()) return;  // given up meanwhile: written back
   Packed packed;
-  copy_region(*s.device, false, s.host, s.device_data, resident_layout(s), region, 0, packed);
+  copy_region(*s.device, false, s.host, resident_layout(s).at(s.device_data), region, 0, packed);
   s.device->synchronize();
   finish(packed);
 }
@@ -515,7 +515,7 @@ void resident_publish(ResidentState& s, const Shape& region) {
   DeviceLockGuard lock(*s.share);
   if (!s.on_device() || s.host_modified) return;
   Packed packed;
-  copy_region(*s.device, true, s.host, s.device_data, resident_layout(s), region, 0, packed);
+  copy_region(*s.device, true, s.host, resident_layout(s).at(s.device_data), region, 0, packed);
   s.device->synchronize();
 }
 
@@ -523,7 +523,7 @@ void resident_prefetch(ResidentState& s, int stream) {
   // Without a copy now (given up to another rank), the next launch stages it.
   if (s.spilled || !s.host_modified || s.device->uses_host_memory() || !s.on_device()) return;
   Packed packed;
-  copy_region(*s.device, true, s.host, s.device_data, resident_layout(s), s.host.shape, stream,
+  copy_region(*s.device, true, s.host, resident_layout(s).at(s.device_data), s.host.shape, stream,
               packed);
   // A strided host region went through a bounce buffer, which must outlive the copy.
   if (!packed.empty()) s.device->synchronize(stream);
@@ -541,9 +541,8 @@ void resident_sync_to_host(ResidentState& s) {
   if (s.spilled || !s.device_modified || s.device->uses_host_memory()) return;
   DeviceLockGuard lock(*s.share);
   if (!s.on_device() || !s.device_modified) return;
-  const DeviceLayout d = resident_layout(s);
   Packed packed;
-  copy_region(*s.device, false, s.host, s.device_data, d, s.own, 0, packed);
+  copy_region(*s.device, false, s.host, resident_layout(s).at(s.device_data), s.own, 0, packed);
   s.device->synchronize();
   finish(packed);
   s.device_modified = false;

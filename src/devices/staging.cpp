@@ -7,16 +7,6 @@
 
 namespace hit::detail {
 
-std::array<index_t, max_rank> dense_steps(const Shape& s) {
-  std::array<index_t, max_rank> out{};
-  index_t st = 1;
-  for (int k = s.rank() - 1; k >= 0; --k) {
-    out[static_cast<std::size_t>(k)] = st;
-    st *= std::max<index_t>(1, s.extent(k));
-  }
-  return out;
-}
-
 index_t round_up(index_t a, index_t m) {
   return m <= 1 ? a : (a + m - 1) / m * m;
 }
@@ -24,8 +14,8 @@ index_t round_up(index_t a, index_t m) {
 DeviceLayout device_layout(const Shape& region, std::size_t element_size, const Partition& p,
                            std::size_t row_alignment) {
   DeviceLayout d;
-  d.shape = region;
-  d.element_size = element_size;
+  d.region.shape = region;
+  d.region.element_size = element_size;
   const int r = region.rank();
   for (int k = 0; k < r; ++k) {
     index_t e = region.extent(k);
@@ -44,62 +34,22 @@ DeviceLayout device_layout(const Shape& region, std::size_t element_size, const 
   d.pitch = d.alloc[static_cast<std::size_t>(r - 1)];
   index_t s = 1;
   for (int k = r - 1; k >= 0; --k) {
-    d.strides[static_cast<std::size_t>(k)] = s;
+    d.region.steps[static_cast<std::size_t>(k)] = s;
     s *= d.alloc[static_cast<std::size_t>(k)];
   }
   return d;
 }
 
-RawView device_view(void* data, const DeviceLayout& d) {
-  RawView v;
-  v.data = static_cast<unsigned char*>(data);
-  v.rank = d.shape.rank();
-  for (int k = 0; k < v.rank; ++k) {
-    v.extent[k] = d.shape.extent(k);
-    v.stride[k] = d.strides[static_cast<std::size_t>(k)];
-    v.origin[k] = d.shape[k].begin();
-    v.step[k] = d.shape[k].stride();
-  }
-  return v;
-}
-
-RawView host_view(const HostRegion& h) {
-  RawView v;
-  v.data = static_cast<unsigned char*>(h.data);
-  v.rank = h.shape.rank();
-  for (int k = 0; k < v.rank; ++k) {
-    v.extent[k] = h.shape.extent(k);
-    v.stride[k] = h.steps[static_cast<std::size_t>(k)];
-    v.origin[k] = h.shape[k].begin();
-    v.step[k] = h.shape[k].stride();
-  }
-  return v;
-}
-
-index_t offset_in(const Shape& shape, const std::array<index_t, max_rank>& steps,
-                  const Shape& sub) {
-  index_t off = 0;
-  for (int k = 0; k < shape.rank(); ++k) {
-    off += (sub[k].begin() - shape[k].begin()) / shape[k].stride() *
-           steps[static_cast<std::size_t>(k)];
-  }
-  return off;
-}
-
-void copy_elements(const HostRegion& to, const HostRegion& from, const Shape& sub) {
+void copy_elements(const Region& to, const Region& from, const Shape& sub) {
   if (sub.empty()) return;
   const int r = sub.rank();
   const auto es = static_cast<index_t>(to.element_size);
-  std::array<index_t, max_rank> ta{}, fa{}, ext{};
-  for (int k = 0; k < r; ++k) {
-    const auto u = static_cast<std::size_t>(k);
-    ta[u] = to.steps[u] * (sub[k].stride() / to.shape[k].stride());
-    fa[u] = from.steps[u] * (sub[k].stride() / from.shape[k].stride());
-    ext[u] = sub.extent(k);
-  }
-  auto* tb = static_cast<unsigned char*>(to.data) + offset_in(to.shape, to.steps, sub) * es;
-  const auto* fb =
-      static_cast<const unsigned char*>(from.data) + offset_in(from.shape, from.steps, sub) * es;
+  const std::array<index_t, max_rank> ta = to.steps_over(sub);
+  const std::array<index_t, max_rank> fa = from.steps_over(sub);
+  std::array<index_t, max_rank> ext{};
+  for (int k = 0; k < r; ++k) ext[static_cast<std::size_t>(k)] = sub.extent(k);
+  unsigned char* tb = to.byte_at(to.offset_of(sub));
+  const unsigned char* fb = from.byte_at(from.offset_of(sub));
   const index_t width = sub.extent(r - 1);
   const auto tl = ta[static_cast<std::size_t>(r - 1)], fl = fa[static_cast<std::size_t>(r - 1)];
   detail::for_each_row(r, ext, ta, fa, [&](const detail::Steps&, index_t a, index_t b) {
@@ -109,29 +59,25 @@ void copy_elements(const HostRegion& to, const HostRegion& from, const Shape& su
   });
 }
 
-void copy_region(Device& dev, bool to_device, const HostRegion& host, void* device_data,
-                 const DeviceLayout& d, const Shape& sub, int stream, Packed& packed) {
+void copy_region(Device& dev, bool to_device, const Region& host, const Region& device,
+                 const Shape& sub, int stream, Packed& packed) {
   if (sub.empty()) return;
   const int r = sub.rank();
   const std::size_t es = host.element_size;
-  std::array<index_t, max_rank> hsteps{}, dsteps{};
-  for (int k = 0; k < r; ++k) {
-    const auto u = static_cast<std::size_t>(k);
-    hsteps[u] = host.steps[u] * (sub[k].stride() / host.shape[k].stride());
-    dsteps[u] = d.strides[u] * (sub[k].stride() / d.shape[k].stride());
-  }
+  const std::array<index_t, max_rank> hsteps = host.steps_over(sub);
+  const std::array<index_t, max_rank> dsteps = device.steps_over(sub);
   const auto last = static_cast<std::size_t>(r - 1);
   if (hsteps[last] != 1 || dsteps[last] != 1) {
     auto buf = std::make_unique<PackedHost>();
     // The device elements from the first to the last of `sub` on every axis.
     Shape box = sub;
     for (int k = 0; k < r; ++k)
-      box = box.with_sig(k, Sig(sub[k].begin(), sub[k].last() + 1, d.shape[k].stride()));
+      box = box.with_sig(k, Sig(sub[k].begin(), sub[k].last() + 1, device.shape[k].stride()));
     if (to_device && !(box == sub)) {
       throw Error(ErrorKind::internal, "copies into a device cover whole staged rows");
     }
     buf->bytes.resize(static_cast<std::size_t>(box.size()) * es);
-    buf->region = HostRegion{buf->bytes.data(), es, box, dense_steps(box)};
+    buf->region = Region{buf->bytes.data(), es, box, dense_steps(box)};
     if (to_device) {
       copy_elements(buf->region, host, sub);
     } else {
@@ -139,14 +85,12 @@ void copy_region(Device& dev, bool to_device, const HostRegion& host, void* devi
       buf->target = host;
       buf->sub = sub;
     }
-    copy_region(dev, to_device, buf->region, device_data, d, box, stream, packed);
+    copy_region(dev, to_device, buf->region, device, box, stream, packed);
     packed.push_back(std::move(buf));
     return;
   }
-  auto* hbase = static_cast<unsigned char*>(host.data) +
-                offset_in(host.shape, host.steps, sub) * static_cast<index_t>(es);
-  auto* dbase = static_cast<unsigned char*>(device_data) +
-                offset_in(d.shape, d.strides, sub) * static_cast<index_t>(es);
+  unsigned char* hbase = host.byte_at(host.offset_of(sub));
+  unsigned char* dbase = device.byte_at(device.offset_of(sub));
   const index_t width = sub.extent(r - 1);
   // Merge the outer axes into rows where both sides are evenly spaced.
   int first_row_axis = std::max(0, r - 2);

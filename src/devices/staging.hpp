@@ -18,17 +18,19 @@
 
 namespace hit::detail {
 
-// How a region is laid out in device memory: dense rows of `pitch` elements.
+// How a staged region is laid out in device memory: dense rows of `pitch` elements, each axis
+// allocated to `alloc` elements (the region's extent, padded to the partition's blocks and the
+// rows to the device's alignment). `region` has no address until placed (at()).
 struct DeviceLayout {
-  Shape shape;                            // array indices held (the staged region)
-  std::array<index_t, max_rank> alloc{};  // allocated extent per axis (>= shape's, padded)
-  index_t pitch = 0;                      // elements per row (alloc of the last axis)
-  std::array<index_t, max_rank> strides{};
-  std::size_t element_size = 0;
+  Region region;
+  std::array<index_t, max_rank> alloc{};
+  index_t pitch = 0;
   std::size_t bytes() const {
-    if (shape.rank() == 0) return 0;
-    return static_cast<std::size_t>(strides[0] * alloc[0]) * element_size;
+    if (region.rank() == 0) return 0;
+    return static_cast<std::size_t>(region.steps[0] * alloc[0]) * region.element_size;
   }
+  // The region laid out from `data` (the allocation's first byte).
+  Region at(void* data) const { return region.placed_at(data); }
 };
 
 index_t round_up(index_t a, index_t m);
@@ -36,38 +38,28 @@ index_t round_up(index_t a, index_t m);
 DeviceLayout device_layout(const Shape& region, std::size_t element_size, const Partition& p,
                            std::size_t row_alignment);
 
-RawView device_view(void* data, const DeviceLayout& d);
-
-RawView host_view(const HostRegion& h);
-
-// Element offset of array index `first` of `sub` in a region laid out over `shape` with `steps`.
-index_t offset_in(const Shape& shape, const std::array<index_t, max_rank>& steps, const Shape& sub);
-
 // A host bounce buffer: a dense copy of `region` (its data is `bytes`). A copy out through it
 // is scattered into `target` (the elements of `sub`) once the device has synchronised.
 struct PackedHost {
   std::vector<unsigned char> bytes;
-  HostRegion region;
+  Region region;
   bool scatter = false;
-  HostRegion target;
+  Region target;
   Shape sub;
 };
 
 using Packed = std::vector<std::unique_ptr<PackedHost>>;
 
-// Row-major element steps of a dense region over `s`.
-std::array<index_t, max_rank> dense_steps(const Shape& s);
-
 // Element-wise copy of the elements of `sub` from one host region to another.
-void copy_elements(const HostRegion& to, const HostRegion& from, const Shape& sub);
+void copy_elements(const Region& to, const Region& from, const Shape& sub);
 
 // Copies region `sub` (array indices inside both) between host and device, on `stream`.
 // Unit-step rows on both sides go directly (2-D copies; one per region when the outer axes
 // allow). Otherwise through a dense host buffer (kept in `packed`): strided host rows are packed
 // before a copy in; a copy out brings the device box around `sub` into the buffer, and the
 // elements of `sub` are scattered to the host after the device synchronises (finish()).
-void copy_region(Device& dev, bool to_device, const HostRegion& host, void* device_data,
-                 const DeviceLayout& d, const Shape& sub, int stream, Packed& packed);
+void copy_region(Device& dev, bool to_device, const Region& host, const Region& device,
+                 const Shape& sub, int stream, Packed& packed);
 
 // After the device synchronised: scatter what came back through bounce buffers.
 void finish(const Packed& packed);

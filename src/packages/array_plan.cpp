@@ -30,7 +30,7 @@ struct HeldRows {
   }
 };
 
-HeldRows held_rows(const HostRegion& block) {
+HeldRows held_rows(const Region& block) {
   HeldRows h;
   if (block.shape.is_null()) return h;
   const Shape& s = block.shape;
@@ -45,7 +45,7 @@ HeldRows held_rows(const HostRegion& block) {
 }
 
 // Why rows of `block` cannot be moved as contiguous bytes, or empty when they can.
-std::string layout_problem(const HostRegion& block) {
+std::string layout_problem(const Region& block) {
   if (block.shape.is_null()) return {};
   const Shape& s = block.shape;
   const int r = s.rank();
@@ -75,7 +75,7 @@ ArrayPlan plan_array(Environment& env, std::size_t i, const PackageArray& array,
                      const Sig& domain_rows) {
   ArrayPlan p;
   p.array = array;
-  const HostRegion& b = p.array.block;
+  const Region& b = p.array.block;
   const bool partitioned = p.array.policy != PackagePolicy::replicated_in;
   const std::string why = layout_problem(b);
   collectively(env.comm(), [&] {
@@ -143,24 +143,6 @@ Shape array_rows(const ArrayPlan& plan, const Shape& pkg) {
   Shape s = Shape::of_rank(later + 1).with_sig(0, pkg[0]);
   for (int k = 0; k < later; ++k) s = s.with_sig(k + 1, plan.row_axes[static_cast<std::size_t>(k)]);
   return s;
-}
-
-std::array<index_t, max_rank> dense_row_steps(const Shape& rows) {
-  std::array<index_t, max_rank> steps{};
-  index_t step = 1;
-  for (int k = rows.rank() - 1; k >= 0; --k) {
-    steps[static_cast<std::size_t>(k)] = step;
-    step *= rows.extent(k);
-  }
-  return steps;
-}
-
-HostRegion rows_of(const HostRegion& whole, index_t first, const Shape& rows) {
-  HostRegion r = whole;
-  r.shape = rows;
-  r.data = static_cast<unsigned char*>(whole.data) +
-           (rows[0].begin() - first) * whole.steps[0] * static_cast<index_t>(whole.element_size);
-  return r;
 }
 
 int sole_owner(const ArrayPlan& plan, const Sig& r) {

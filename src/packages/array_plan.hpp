@@ -38,10 +38,6 @@ std::vector<ArrayPlan> plan_arrays(Environment& env, const Sig& domain_rows,
 
 // The shape of a package's rows of an array: the package's rows, the array's later axes.
 Shape array_rows(const ArrayPlan& plan, const Shape& pkg);
-// Steps of `rows` held densely, row-major.
-std::array<index_t, max_rank> dense_row_steps(const Shape& rows);
-// Rows `rows` of a dense row region whose first row is `first`.
-HostRegion rows_of(const HostRegion& whole, index_t first, const Shape& rows);
 // The owner holding all of rows `r` of `plan`, or -1 when they are spread.
 int sole_owner(const ArrayPlan& plan, const Sig& r);
 

@@ -131,7 +131,7 @@ void PackageEngine::open_windows() {
   for (std::size_t i = 0; i < plans_.size(); ++i) {
     const ArrayPlan& p = plans_[i];
     if (p.array.policy == PackagePolicy::replicated_in) continue;
-    const HostRegion& b = p.array.block;
+    const Region& b = p.array.block;
     const std::size_t bytes =
         b.shape.is_null() ? 0 : static_cast<std::size_t>(b.shape.extent(0)) * p.row_bytes;
     owned_windows_.push_back(std::make_unique<RmaWindow>(b.data, bytes, env_.comm()));

@@ -164,7 +164,7 @@ class PackageEngine {
   // ---- one package (slots.cpp)
   std::uint64_t move_rows(bool get, RowBuffer& buf, const Shape& pkg, const ArrayPlan& p,
                           const RmaWindow& window, std::vector<MPI_Request>& requests) const;
-  HostRegion host_rows(const ArrayPlan& p, const RowBuffer& buf, const Shape& rows) const;
+  Region host_rows(const ArrayPlan& p, const RowBuffer& buf, const Shape& rows) const;
   LaunchArg launch_arg(const ArrayPlan& p, Slot& slot, const Shape& pkg, std::size_t& in,
                        std::size_t& out) const;
 

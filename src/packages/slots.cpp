@@ -26,11 +26,8 @@ Slot PackageEngine::make_slot(index_t rows) const {
     const bool input = p.array.policy == PackagePolicy::partitioned_in;
     if (input && !dev.uses_host_memory()) {
       // The device copy of the rows, reused by every package this slot holds.
-      HostRegion h;
-      h.data = buf.bytes.get();
-      h.element_size = p.array.element_size;
-      h.shape = array_rows(p, first);
-      h.steps = dense_row_steps(h.shape);
+      const Shape held = array_rows(p, first);
+      const Region h{buf.bytes.get(), p.array.element_size, held, dense_steps(held)};
       buf.resident = make_resident(env_, h, h.shape, nullptr);
       if (buf.resident->spilled) {
         throw Error(ErrorKind::out_of_memory,
@@ -101,16 +98,9 @@ void PackageEngine::prefetch_to_device(Slot& slot, const Shape& pkg) {
 
 // Where a launch finds a package's rows on the host: in this rank's own block when it holds them
 // all, else in the slot's buffer (dense rows).
-HostRegion PackageEngine::host_rows(const ArrayPlan& p, const RowBuffer& buf,
-                                    const Shape& rows) const {
-  if (sole_owner(p, rows[0]) == env_.rank())
-    return rows_of(p.array.block, p.array.block.shape[0].begin(), rows);
-  HostRegion h;
-  h.data = buf.bytes.get();
-  h.element_size = p.array.element_size;
-  h.shape = rows;
-  h.steps = dense_row_steps(rows);
-  return h;
+Region PackageEngine::host_rows(const ArrayPlan& p, const RowBuffer& buf, const Shape& rows) const {
+  if (sole_owner(p, rows[0]) == env_.rank()) return p.array.block.select(rows);
+  return {buf.bytes.get(), p.array.element_size, rows, dense_steps(rows)};
 }
 
 // The launch argument of one array for a package; `in` and `out` count the slot's buffers used.

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "hit/comm/detail/comm_plan.hpp"
 #include "hit/core/checked.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
@@ -26,22 +27,6 @@ struct Run {
     MPI_Comm_rank(comm, &me);
   }
   [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(procs); }
-};
-
-// A committed datatype of `size` contiguous bytes, freed on scope exit.
-class ElementType {
- public:
-  explicit ElementType(std::size_t size) {
-    check_mpi(MPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &type_), "MPI_Type_contiguous");
-    check_mpi(MPI_Type_commit(&type_), "MPI_Type_commit");
-  }
-  ~ElementType() { MPI_Type_free(&type_); }
-  ElementType(const ElementType&) = delete;
-  ElementType& operator=(const ElementType&) = delete;
-  MPI_Datatype get() const noexcept { return type_; }
-
- private:
-  MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
 
 // Per-process counts exchanged: what each process receives from every other.
@@ -258,7 +243,7 @@ CsrPattern redistribute_rows(const CsrPattern& mine, const void* values, std::si
   alltoallv(cols.data(), nnz_send, in_cols.data(), nnz_recv, MPI_INT64_T, comm);
   std::vector<std::byte> in_bytes(static_cast<std::size_t>(nnz_in) * element_size);
   if (element_size > 0) {
-    const ElementType type(element_size);
+    const Datatype type = bytes_type(element_size);
     alltoallv(bytes.data(), nnz_send, in_bytes.data(), nnz_recv, type.get(), comm);
   }
   auto* out_values = static_cast<std::byte*>(allocate(static_cast<std::size_t>(nnz_in)));
@@ -349,7 +334,7 @@ void redistribute_values(std::span<const index_t> my_names, const void* my_value
   std::vector<index_t> in_names(static_cast<std::size_t>(total));
   std::vector<std::byte> in_bytes(static_cast<std::size_t>(total) * element_size);
   alltoallv(names.data(), send_counts, in_names.data(), receive_counts, MPI_INT64_T, comm);
-  const ElementType type(element_size);
+  const Datatype type = bytes_type(element_size);
   alltoallv(bytes.data(), send_counts, in_bytes.data(), receive_counts, type.get(), comm);
   collectively(comm, [&] {
     std::vector<char> placed(new_names.size(), 0);

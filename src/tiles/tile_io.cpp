@@ -97,7 +97,7 @@ void sort_by_file(std::vector<Piece>& pieces) {
   });
 }
 
-Plan make_plan(const Shape& global, const std::vector<RawBlock>& raw, std::size_t element_size,
+Plan make_plan(const Shape& global, const std::vector<Region>& raw, std::size_t element_size,
                const std::string& action) {
   if (global.is_null()) {
     throw Error(ErrorKind::shape, "cannot " + action + ": the global array shape is null");
@@ -111,7 +111,7 @@ Plan make_plan(const Shape& global, const std::vector<RawBlock>& raw, std::size_
   }
   Plan plan;
   std::vector<Piece> pieces;
-  for (const RawBlock& r : raw) {
+  for (const Region& r : raw) {
     if (r.shape.is_null()) continue;
     if (r.shape.rank() != rank) {
       throw Error(ErrorKind::shape, "cannot " + action + ": part " + r.shape.str() + " has rank " +
@@ -125,7 +125,7 @@ Plan make_plan(const Shape& global, const std::vector<RawBlock>& raw, std::size_
     if (r.shape.empty()) continue;
     BlockMap b;
     b.rank = rank;
-    b.origin = static_cast<char*>(r.origin);
+    b.origin = static_cast<char*>(r.data);
     for (int k = 0; k < rank; ++k) {
       const auto u = static_cast<std::size_t>(k);
       const Sig& s = r.shape[k];
@@ -138,7 +138,7 @@ Plan make_plan(const Shape& global, const std::vector<RawBlock>& raw, std::size_
       b.extent[u] = s.size();
       b.file_start += g.to_tile(s.begin()) * global_step[u];
       b.file_step[u] = (s.size() > 1 ? s.stride() / g.stride() : 1) * global_step[u];
-      b.mem_step[u] = r.step[u];
+      b.mem_step[u] = r.steps[u];
     }
     pieces.push_back(
         Piece{plan.blocks.size(), 0, b.file_start, piece_end(b, 0, b.file_start), b.origin});
@@ -368,7 +368,7 @@ class OpenFile {
 }  // namespace
 
 void write_raw_blocks(const std::string& path, const Shape& global,
-                      const std::vector<RawBlock>& blocks, RawElement element, MPI_Comm comm) {
+                      const std::vector<Region>& blocks, RawElement element, MPI_Comm comm) {
   const int me = rank_of(comm);
   Plan plan;
   // Parts first, so that a bad part is reported rather than a file problem of rank 0.
@@ -460,7 +460,7 @@ void agree_finite(const std::string& path, std::string_view what, const Shape& g
 }
 
 void read_raw_blocks(const std::string& path, const Shape& global,
-                     const std::vector<RawBlock>& blocks, RawElement element, MPI_Comm comm) {
+                     const std::vector<Region>& blocks, RawElement element, MPI_Comm comm) {
   const int me = rank_of(comm);
   Plan plan;
   collectively(comm,

@@ -23,22 +23,22 @@ template <class T>
 struct [[nodiscard]] TileArg {
   using element_type = T;
   Intent intent = Intent::in;
-  detail::HostRegion host;
+  detail::Region host;
   Shape own;
   std::shared_ptr<detail::ResidentState> resident;
 };
 
 template <class T>
 TileArg<T> in(const Tile<T>& t) {
-  return {Intent::in, detail::host_region(t), t.shape(), nullptr};
+  return {Intent::in, detail::region_of(t), t.shape(), nullptr};
 }
 template <class T>
 TileArg<T> out(const Tile<T>& t) {
-  return {Intent::out, detail::host_region(t), t.shape(), nullptr};
+  return {Intent::out, detail::region_of(t), t.shape(), nullptr};
 }
 template <class T>
 TileArg<T> inout(const Tile<T>& t) {
-  return {Intent::inout, detail::host_region(t), t.shape(), nullptr};
+  return {Intent::inout, detail::region_of(t), t.shape(), nullptr};
 }
 namespace detail {
 template <class T>
@@ -64,9 +64,10 @@ TileArg<T> inout(const Resident<T>& r) {
 }
 // Host memory that is not a tile, given as a View (tests, foreign buffers).
 namespace detail {
+// The memory a view addresses: its positions 0 .. extent-1 on the array indices it names.
 template <class T>
-HostRegion host_region(const View<T>& v) {
-  HostRegion r;
+Region region_of(const View<T>& v) {
+  Region r;
   r.data = const_cast<std::remove_const_t<T>*>(v.data);
   r.element_size = sizeof(T);
   r.shape = view_shape(v);
@@ -77,15 +78,15 @@ HostRegion host_region(const View<T>& v) {
 
 template <class T>
 TileArg<T> in(const View<T>& v) {
-  return {Intent::in, detail::host_region(v), view_shape(v), nullptr};
+  return {Intent::in, detail::region_of(v), view_shape(v), nullptr};
 }
 template <class T>
 TileArg<T> out(const View<T>& v) {
-  return {Intent::out, detail::host_region(v), view_shape(v), nullptr};
+  return {Intent::out, detail::region_of(v), view_shape(v), nullptr};
 }
 template <class T>
 TileArg<T> inout(const View<T>& v) {
-  return {Intent::inout, detail::host_region(v), view_shape(v), nullptr};
+  return {Intent::inout, detail::region_of(v), view_shape(v), nullptr};
 }
 
 }  // namespace hit

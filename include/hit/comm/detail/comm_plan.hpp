@@ -34,6 +34,9 @@ class Datatype {
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
 
+// A committed datatype of `size` contiguous bytes: one element whose type the layer erased.
+Datatype bytes_type(std::size_t size);
+
 // Collects regions bound for (or coming from) one peer, in a fixed order, and builds one datatype
 // with displacements relative to the first region (base()), so a message of many regions is one
 // MPI call. (Not MPI_BOTTOM: MPICH's MPI_Pack rejects a null input buffer.)

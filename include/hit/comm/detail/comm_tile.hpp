@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hit/core/mpi_type.hpp"
+#include "hit/detail/region.hpp"
 #include "hit/resident.hpp"
 #include "hit/shape.hpp"
 #include "hit/tile.hpp"
@@ -29,34 +30,18 @@ ElementType element_type() {
   return {mpi_type<T>(), sizeof(T)};
 }
 
-// A strided box of memory: `rank` axes with element counts and steps (in elements), starting at
-// `data`. This is how the comm layer sees a tile region, whatever the element type.
-struct Region {
-  const void* data = nullptr;
-  int rank = 0;
-  std::array<index_t, max_rank> extents{};
-  std::array<index_t, max_rank> steps{};
-  index_t elements() const;
-};
-
-// The geometry of a Tile<T> handle without its element type: where shape().first() lies, the
-// steps, the padding and the ghost width (see hit/tile.hpp). The null tile has a null shape.
-struct TileData {
-  void* origin = nullptr;
-  std::size_t element_size = 0;
-  Shape shape;
+// A Tile<T> handle without its element type: its memory over shape() (the Region), the padding
+// and the ghost width (see hit/tile.hpp). The null tile has a null shape.
+struct TileData : Region {
   Shape padded;
   index_t ghost = 0;
-  std::array<index_t, max_rank> steps{};
 
   bool is_null() const noexcept { return shape.is_null(); }
   Shape allocated_shape() const { return padded.expand(ghost); }
-  // shape()'s elements are one dense run in memory.
-  bool contiguous() const noexcept;
   // The memory of `sub` (array indices inside allocated_shape(), else Error(shape) as
-  // Tile::select); empty for an empty `sub`.
+  // Tile::select); the null region for an empty `sub`.
   Region region(const Shape& sub) const;
-  // The memory of shape() and of the padded shape (empty when empty).
+  // The memory of shape() and of the padded shape (the null region when empty).
   Region whole() const;
   Region padded_region() const;
 };
@@ -65,7 +50,7 @@ template <class T>
 TileData tile_data(const Tile<T>& t) {
   TileData d;
   if (t.is_null()) return d;
-  d.origin = const_cast<void*>(static_cast<const void*>(t.data()));
+  d.data = const_cast<void*>(static_cast<const void*>(t.data()));
   d.element_size = sizeof(T);
   d.shape = t.shape();
   d.padded = t.padded_shape();
