@@ -38,6 +38,7 @@ ALGORITHM_FILES = (
     "examples/cholesky/cholesky.cpp",
     "examples/cholesky/task_cholesky.cpp",
     "examples/packages/packages.cpp",
+    "examples/qr/task_qr.cpp",
 )
 # Raw MPI and the process's rank (a Shape's or a block's rank() is its number of axes: allowed).
 NOT_GLOBAL_VIEW = re.compile(r"\bMPI_\w+|\b(?:env_?|Environment::current\(\))\s*\.\s*rank\(\)")

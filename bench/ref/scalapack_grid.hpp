@@ -1,7 +1,7 @@
 #pragma once
-// What the ScaLAPACK references (ref-pdgemm, ref-pdpotrf) share: their command line, the BLACS
-// process grid, and one n×n matrix in ScaLAPACK's 2-D block-cyclic layout with nb×nb blocks
-// (column-major local blocks and the array descriptor).
+// What the ScaLAPACK references (ref-pdgemm, ref-pdpotrf, ref-pdgeqrf) share: their command
+// line, the BLACS process grid, and one m×n matrix (n×n unless --m) in ScaLAPACK's 2-D
+// block-cyclic layout with nb×nb blocks (column-major local blocks and the array descriptor).
 #include <mpi.h>
 
 #include <algorithm>
@@ -27,6 +27,7 @@ void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* 
 namespace ref {
 
 struct GridArgs {
+  int m = 0;  // rows; 0: n
   int n = 1024;
   int nb = 256;
   int rows = 0;
@@ -37,13 +38,14 @@ struct GridArgs {
   std::string seed_error;  // set when --seed is not a whole number from 0 (atoi took "-1" as is)
 };
 
-// --n --nb --rows --cols --reps --warmup --seed; rows×cols defaults to the most square grid.
+// --m --n --nb --rows --cols --reps --warmup --seed; rows×cols defaults to the most square grid.
 inline GridArgs parse_grid_args(int argc, char** argv, int size) {
   GridArgs a;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     const int v = i + 1 < argc ? std::atoi(argv[i + 1]) : 0;
-    int* field = k == "--n"        ? &a.n
+    int* field = k == "--m"        ? &a.m
+                 : k == "--n"      ? &a.n
                  : k == "--nb"     ? &a.nb
                  : k == "--rows"   ? &a.rows
                  : k == "--cols"   ? &a.cols
@@ -65,6 +67,7 @@ inline GridArgs parse_grid_args(int argc, char** argv, int size) {
       }
     }
   }
+  if (a.m <= 0) a.m = a.n;
   if (a.rows <= 0 || a.cols <= 0) {
     a.rows = static_cast<int>(std::sqrt(static_cast<double>(size)));
     while (size % a.rows != 0) --a.rows;
@@ -73,19 +76,19 @@ inline GridArgs parse_grid_args(int argc, char** argv, int size) {
   return a;
 }
 
-// The BLACS grid of the run and this process's part of an n×n block-cyclic matrix.
+// The BLACS grid of the run and this process's part of an m×n block-cyclic matrix.
 class BlockCyclicMatrix {
  public:
-  BlockCyclicMatrix(const GridArgs& a) : n_(a.n), nb_(a.nb) {
+  BlockCyclicMatrix(const GridArgs& a) : m_(a.m > 0 ? a.m : a.n), n_(a.n), nb_(a.nb) {
     Cblacs_get(-1, 0, &context_);
     Cblacs_gridinit(&context_, "Row", a.rows, a.cols);
     Cblacs_gridinfo(context_, &grid_rows_, &grid_cols_, &my_row_, &my_col_);
     const int zero = 0;
-    local_rows_ = numroc_(&n_, &nb_, &my_row_, &zero, &grid_rows_);
+    local_rows_ = numroc_(&m_, &nb_, &my_row_, &zero, &grid_rows_);
     local_cols_ = numroc_(&n_, &nb_, &my_col_, &zero, &grid_cols_);
     lld_ = std::max(1, local_rows_);
     int info = 0;
-    descinit_(desc_, &n_, &n_, &nb_, &nb_, &zero, &zero, &context_, &lld_, &info);
+    descinit_(desc_, &m_, &n_, &nb_, &nb_, &zero, &zero, &context_, &lld_, &info);
   }
   ~BlockCyclicMatrix() { Cblacs_gridexit(context_); }
   BlockCyclicMatrix(const BlockCyclicMatrix&) = delete;
@@ -94,6 +97,7 @@ class BlockCyclicMatrix {
   const int* desc() const noexcept { return desc_; }
   int grid_rows() const noexcept { return grid_rows_; }
   int grid_cols() const noexcept { return grid_cols_; }
+  int local_cols() const noexcept { return local_cols_; }
   std::size_t elements() const noexcept {
     return static_cast<std::size_t>(lld_) * static_cast<std::size_t>(local_cols_);
   }
@@ -113,6 +117,7 @@ class BlockCyclicMatrix {
   }
 
  private:
+  int m_;
   int n_;
   int nb_;
   int context_ = 0;

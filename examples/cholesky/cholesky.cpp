@@ -459,11 +459,12 @@ int factorise(Environment& env, const Options& o) {
                    clock.compute_seconds_add(tasks->busy_s() / tasks->workers());  // per worker
                  });
   if (tasks && !o.run.svg.empty()) {
-    write_timeline(env, o.run.svg,
-                   fmt::format("hit-cholesky --runtime, n = {}, b = {}, {} processes: tasks per "
-                               "worker",
-                               o.n, o.b, env.size()),
-                   *tasks, last);
+    app::write_timeline(
+        env, o.run.svg,
+        fmt::format("hit-cholesky --runtime, n = {}, b = {}, {} processes: tasks per "
+                    "worker",
+                    o.n, o.b, env.size()),
+        *tasks, last);
   }
   clear_upper(f.blocks());
   harness.set_work(tasks ? tasks->flops() : f.flops());

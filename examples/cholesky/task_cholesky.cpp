@@ -69,18 +69,6 @@ std::vector<runtime::HostRows> tile_rows(const Tiling& tiling, std::vector<Tile<
   return rows;
 }
 
-// OpenBLAS at one thread while the workers run (each worker is a core), as it was after.
-class OneBlasThread {
- public:
-  OneBlasThread() : before_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
-  ~OneBlasThread() { openblas_set_num_threads(before_); }
-  OneBlasThread(const OneBlasThread&) = delete;
-  OneBlasThread& operator=(const OneBlasThread&) = delete;
-
- private:
-  int before_;
-};
-
 // Whether tile view b starts where a ends, with the same row pitch: one view can cover both.
 template <class V>
 bool follows(const V& a, const V& b) {
@@ -148,14 +136,12 @@ TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks
     : tiling_(tiling),
       device_(device),
       comm_(env.comm()),
-      host_workers_(device.kind() == DeviceKind::cpu ? std::max(device.cores(), 1)
-                                                     : std::max(device.cores() - 1, 0)),
-      workers_(host_workers_ + (device.kind() == DeviceKind::cpu ? 0 : 1)),
+      runner_(device, 4, "--runtime"),
       tiles_(own_tiles(tiling, blocks, tile_owners(tiling, lay), lay)),
       flow_(comm_, tile_owners(tiling, lay), tile_rows(tiling, tiles_)) {
   // The right-looking order; the runtime reorders by the tiles' hazards and the critical path.
   const std::vector<int> owners = tile_owners(tiling, lay);
-  const RunLimits limits = run_limits(tiling, sizeof(T), device, workers_);
+  const RunLimits limits = run_limits(tiling, sizeof(T), device, runner_.workers());
   const int t = tiling.count();
   for (int k = 0; k < t; ++k) {
     submit({Kind::potrf, k, k, k});
@@ -342,18 +328,9 @@ const typename K::Body& TaskCholesky<T>::body_of(const K& kernel, DeviceKind kin
 }
 
 template <class T>
-std::uint64_t TaskCholesky<T>::task_bytes(runtime::TaskId t) const {
-  std::uint64_t bytes = 0;
-  for (const runtime::TileAccess& a : flow_.graph().accesses(t)) {
-    bytes += flow_.host_rows(a.tile).bytes();
-  }
-  return bytes;
-}
-
-template <class T>
 void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copies) {
   const Step& s = step(t);
-  const std::uint64_t bytes = task_bytes(t);
+  const std::uint64_t bytes = app::TileTaskRunner::task_bytes(flow_, t);
   // The views before the kernel: finding a copy may free dropped ones, which waits for the
   // device's streams, and so must not happen on one of them.
   const Views v = views(
@@ -371,129 +348,13 @@ void TaskCholesky<T>::device_body(runtime::TaskId t, runtime::DeviceTiles& copie
 }
 
 template <class T>
-std::uint64_t TaskCholesky<T>::device_room() const {
-  // Every tile valid on the host (the input), none on the device: a fresh directory per run.
-  const std::uint64_t free = device_.capacity() - std::min(device_.used(), device_.capacity());
-  // A task's tiles are on the device together while it runs: the largest task must fit.
-  const runtime::TaskGraph& graph = flow_.graph();
-  std::uint64_t largest = 0;
-  for (std::size_t t = 0; t < graph.size(); ++t) {
-    largest = std::max(largest, task_bytes(static_cast<runtime::TaskId>(t)));
-  }
-  if (largest > free) {
-    throw Error(ErrorKind::out_of_memory,
-                fmt::format("--runtime: a task's tiles ({}) do not fit in the {} free "
-                            "on {}; use smaller tiles (--b) or a device with more memory",
-                            human_bytes(static_cast<double>(largest)),
-                            human_bytes(static_cast<double>(free)), device_.label()));
-  }
-  return free;
-}
-
-template <class T>
-runtime::ExecutionReport TaskCholesky<T>::run_on_device() {
-  const std::uint64_t free = device_room();
-  const runtime::TaskGraph& graph = flow_.graph();
-  // This process's tiles and the replicas of the others' it reads, all valid on the host first.
-  runtime::TileDirectory directory({static_cast<std::size_t>(free)});
-  // Copies in start when a task is placed and overlap the kernel before it (docs/runtime.md,
-  // "Copies while the device computes").
-  runtime::DeviceTiles copies(device_, 1, true);
-  const std::function<void(int)> fence = [&](int) { copies.fence(); };
-  for (std::size_t i = 0; i < flow_.local_tiles(); ++i) {
-    const runtime::HostRows& rows = flow_.host_rows(static_cast<runtime::TileId>(i));
-    directory.add(rows.bytes());
-    copies.add(static_cast<runtime::TileId>(i), rows);
-  }
-  const runtime::TileMover apply = [&](const runtime::Transfer& x) { copies.apply(x); };
-  runtime::ExecutionReport report;
-  if (host_workers_ == 0) {
-    const std::vector<runtime::Place> places = {{1, 1}};
-    report = flow_.run(places, 0, [&](runtime::TaskId t, int) { device_body(t, copies); },
-                       {.directory = &directory, .move = &apply, .fence = &fence});
-  } else {
-    // The host's cores beside the device: place 0 the host workers, place 1 the device.
-    const std::vector<runtime::Place> places = {{runtime::host_memory, host_workers_}, {1, 1}};
-    const auto timed_body = [&](runtime::TaskId t, int place) {
-      const Timer timer;
-      if (place == 1) {
-        device_body(t, copies);
-      } else {
-        body(t);
-      }
-      record(step(t).kind, place, timer.seconds(), graph.cost(t));
-    };
-    const runtime::TaskCost cost = [&](runtime::TaskId t, int place) {
-      return graph.cost(t) * seconds_per_flop(step(t).kind, place);
-    };
-    const OneBlasThread one;
-    report = flow_.run(places, runtime::any_place, timed_body,
-                       {.directory = &directory, .move = &apply, .cost = &cost, .fence = &fence});
-  }
-  for (const runtime::Transfer& x : directory.flush_all()) copies.apply(x);
-  transfers_ = directory.counters();
-  return report;
-}
-
-template <class T>
-double TaskCholesky<T>::seconds_per_flop(Kind kind, int device) const {
-  const std::lock_guard<std::mutex> lock(rates_mutex_);
-  const auto& mine = rates_[static_cast<std::size_t>(kind)];
-  for (const int side : {device, 1 - device}) {
-    std::vector<double> r = mine[static_cast<std::size_t>(side)];
-    if (r.empty()) continue;
-    std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
-    return r[r.size() / 2];
-  }
-  return 1e-9;
-}
-
-template <class T>
-void TaskCholesky<T>::record(Kind kind, int device, double seconds, double flops) {
-  if (!(flops > 0)) return;
-  constexpr std::size_t window = 9;  // a running median: one slow task does not move it
-  const std::lock_guard<std::mutex> lock(rates_mutex_);
-  auto& r = rates_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(device)];
-  r.push_back(seconds / flops);
-  if (r.size() > window) r.erase(r.begin());
-}
-
-template <class T>
 runtime::ExecutionReport TaskCholesky<T>::run() {
-  runtime::ExecutionReport r;
-  std::exception_ptr failure;
-  // What one process can refuse before its graph runs is agreed first: its peers would wait
-  // for its messages forever.
-  try {
-    if (device_.kind() != DeviceKind::cpu) device_room();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  agree(comm_, failure);
-  try {
-    if (device_.kind() != DeviceKind::cpu) {
-      r = run_on_device();
-    } else {
-      const std::vector<runtime::Place> places = {{runtime::host_memory, workers_}};
-      const OneBlasThread one;
-      r = flow_.run(places, 0, [this](runtime::TaskId t, int) { body(t); });
-    }
-    failure = flow_.failure();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  // A failure on any process, the one that started it (the others' tasks that read its
-  // poisoned tiles were skipped), is every process's Error.
-  agree(comm_, failure);
-  span_s_ = r.seconds;
-  places_.clear();
-  busy_s_ = 0;
-  for (std::size_t p = 0; p < r.places.size(); ++p) {
-    if (static_cast<int>(p) == flow_.message_place()) continue;
-    places_.push_back(r.places[p]);
-    busy_s_ += r.places[p].busy_s;
-  }
-  return r;
+  return runner_.run(
+      flow_, comm_,
+      {.host = [this](runtime::TaskId t) { body(t); },
+       .device = [this](runtime::TaskId t,
+                        runtime::DeviceTiles& copies) { device_body(t, copies); },
+       .kind = [this](runtime::TaskId t) { return static_cast<int>(step(t).kind); }});
 }
 
 template <class T>
@@ -518,17 +379,6 @@ std::string TaskCholesky<T>::describe(runtime::TaskId t) const {
   }
   return fmt::format("task {}: {} of tile ({},{}), column {}", flow_.global_task(t), kind_name(t),
                      s.i, s.j, s.k);
-}
-
-template <class T>
-std::vector<std::string> TaskCholesky<T>::place_names() const {
-  // As run() places them: host workers first (none beside a device driven alone), then the
-  // device, then the messages (served by the process's main thread).
-  std::vector<std::string> names;
-  if (device_.kind() == DeviceKind::cpu || host_workers_ > 0) names.emplace_back("host cores");
-  if (device_.kind() != DeviceKind::cpu) names.push_back(device_.label());
-  names.emplace_back("messages");
-  return names;
 }
 
 template class TaskCholesky<double>;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/tile_tasks.hpp"
 #include "cholesky.hpp"
 #include "cholesky_io.hpp"
 #include "hit/core/environment.hpp"
@@ -45,14 +46,12 @@ class TaskCholesky {
   // This process's tile tasks (sends and receives not counted), and what its messages moved.
   std::size_t tasks() const noexcept { return flow_.tasks(); }
   const runtime::MessageCounters& messages() const noexcept { return flow_.counters(); }
-  int workers() const noexcept { return workers_; }
-  // The last run's places but the messages': what each ran.
-  const std::vector<runtime::PlaceReport>& places() const noexcept { return places_; }
-  // The tile directory's counters of the last run on an accelerator (zeros on host cores).
-  const runtime::TransferCounters& transfers() const noexcept { return transfers_; }
-  // The last run's span and its workers' seconds in task bodies (summed).
-  double span_s() const noexcept { return span_s_; }
-  double busy_s() const noexcept { return busy_s_; }
+  int workers() const noexcept { return runner_.workers(); }
+  // The last run's places but the messages', its transfers, span and busy seconds (the runner's).
+  const std::vector<runtime::PlaceReport>& places() const noexcept { return runner_.places(); }
+  const runtime::TransferCounters& transfers() const noexcept { return runner_.transfers(); }
+  double span_s() const noexcept { return runner_.span_s(); }
+  double busy_s() const noexcept { return runner_.busy_s(); }
   // The flops of this process's tile kernels (each task's cost is its kernel's flops).
   double flops() const;
   double critical_path() const { return flow_.global_graph().critical_path(); }
@@ -61,7 +60,7 @@ class TaskCholesky {
   // run's places.
   std::string kind_name(runtime::TaskId t) const;
   std::string describe(runtime::TaskId t) const;
-  std::vector<std::string> place_names() const;
+  std::vector<std::string> place_names() const { return runner_.place_names(); }
 
  private:
   enum class Kind : unsigned char { potrf, trsm, syrk, gemm };
@@ -89,15 +88,6 @@ class TaskCholesky {
   V host_view(runtime::TaskId t, std::size_t a, const Shape& shape) const;
   void body(runtime::TaskId t);
   void device_body(runtime::TaskId t, runtime::DeviceTiles& copies);
-  // The bytes of the tiles task t uses (on the device together while it runs).
-  std::uint64_t task_bytes(runtime::TaskId t) const;
-  runtime::ExecutionReport run_on_device();
-  // The device's free bytes, or Error(out_of_memory) when this process's largest task does not fit.
-  std::uint64_t device_room() const;
-  // Seconds per flop of a kernel kind on the host (0) or the device (1): the median of its last
-  // measurements; unmeasured, the other's, else 1 ns (the first tasks then spread over both).
-  double seconds_per_flop(Kind kind, int device) const;
-  void record(Kind kind, int device, double seconds, double flops);
   // The kernel's body for a device kind (an emulated device runs the cpu body).
   template <class K>
   const typename K::Body& body_of(const K& kernel, DeviceKind kind) const;
@@ -118,39 +108,14 @@ class TaskCholesky {
   const Tiling& tiling_;
   Device& device_;
   MPI_Comm comm_;
-  int host_workers_;
-  int workers_;
+  app::TileTaskRunner runner_;
   std::vector<Tile<T>> tiles_;  // the lower triangle, tile (i, j) at id(i, j); null: another's
   runtime::ProcessFlow flow_;
   std::vector<Step> steps_;  // per global task
-  runtime::TransferCounters transfers_;
-  double span_s_ = 0;
-  double busy_s_ = 0;
-  std::vector<runtime::PlaceReport> places_;
-  // Per kernel kind and host / device: the last seconds per flop measured (kept across runs).
-  mutable std::mutex rates_mutex_;
-  std::array<std::array<std::vector<double>, 2>, 4> rates_;
   Kernel<View<T>, index_t> potrf_ = potrf<T>();
   Kernel<View<const T>, View<T>> trsm_ = trsm<T>();
   Kernel<View<const T>, View<T>> syrk_ = syrk<T>();
   Kernel<View<const T>, View<const T>, View<T>> gemm_ = gemm<T>();
 };
-
-// --svg of a --runtime run: every process's tasks and messages of `report` on one time axis,
-// written by rank 0. Collective.
-template <class T>
-void write_timeline(Environment& env, const std::string& path, const std::string& title,
-                    const TaskCholesky<T>& tasks, const runtime::ExecutionReport& report) {
-  const std::vector<std::string> names = tasks.place_names();
-  const runtime::TimelineText text{
-      .title = title,
-      .places = names,
-      .kind = [&](runtime::TaskId t) { return tasks.kind_name(t); },
-      .describe = [&](runtime::TaskId t) { return tasks.describe(t); }};
-  const std::string svg = runtime::timeline_svg(env.comm(), report, text);
-  collectively(env.comm(), [&] {
-    if (env.rank() == 0) write_file_atomically(path, svg);
-  });
-}
 
 }  // namespace hit::cholesky

@@ -24,6 +24,12 @@ void pack(const HostRows& r, std::byte* out) {
     std::memcpy(out + i * r.row_bytes, src + i * r.pitch_bytes, r.row_bytes);
   }
 }
+void unpack(const std::byte* in, const HostRows& r) {
+  auto* dst = static_cast<std::byte*>(r.data);
+  for (std::size_t i = 0; i < r.rows; ++i) {
+    std::memcpy(dst + i * r.pitch_bytes, in + i * r.row_bytes, r.row_bytes);
+  }
+}
 
 }  // namespace
 
@@ -51,6 +57,7 @@ ProcessFlow::ProcessFlow(MPI_Comm comm, std::vector<int> owner, std::vector<Host
     rows_.push_back(tiles_[g]);
     global_of_.push_back(static_cast<TileId>(g));
   }
+  owned_ = rows_.size();
   readers_.resize(tiles_.size());
   next_tag_.assign(static_cast<std::size_t>(2 * size_), 0);
 }
@@ -60,30 +67,24 @@ ProcessFlow::~ProcessFlow() {
 }
 
 TaskId ProcessFlow::add(std::span<const TileAccess> accesses, double cost) {
+  // It runs where the last tile it writes lives; the other processes' tiles it writes come to it
+  // as the tiles it reads do, and go back to their owners after it.
   int runner = -1;
   for (const TileAccess& a : accesses) {
     if (a.tile < 0 || static_cast<std::size_t>(a.tile) >= tiles_.size()) {
       throw bad(fmt::format("ProcessFlow: task {} names tile {}, not one of the {}", global_.size(),
                             a.tile, tiles_.size()));
     }
-    if (!writes(a.mode)) continue;
-    const int o = owner_[static_cast<std::size_t>(a.tile)];
-    if (runner >= 0 && o != runner) {
-      throw bad(fmt::format("ProcessFlow: task {} writes tiles of processes {} and {}",
-                            global_.size(), runner, o));
-    }
-    runner = o;
+    if (writes(a.mode)) runner = owner_[static_cast<std::size_t>(a.tile)];
   }
   if (runner < 0) throw bad(fmt::format("ProcessFlow: task {} writes no tile", global_.size()));
   const TaskId g = global_.add(accesses, cost);
 
-  // The tiles it reads from other processes: one message per version and reader.
+  // The tiles it uses from other processes: one message per version and reader.
   std::vector<TileId> local(accesses.size(), -1);
   for (std::size_t i = 0; i < accesses.size(); ++i) {
-    const TileAccess& a = accesses[i];
-    const auto tile = static_cast<std::size_t>(a.tile);
-    const int from = owner_[tile];
-    if (from == runner) {
+    const auto tile = static_cast<std::size_t>(accesses[i].tile);
+    if (owner_[tile] == runner) {
       local[i] = local_of_[tile];
       continue;
     }
@@ -94,57 +95,66 @@ TaskId ProcessFlow::add(std::span<const TileAccess> accesses, double cost) {
       local[i] = known->second;
       continue;
     }
-    if (from != rank_ && runner != rank_) {  // a message between two others
-      readers.emplace_back(runner, -1);
-      continue;
-    }
-    const bool send = from == rank_;
-    const int peer = send ? runner : from;
-    int& count = next_tag_[static_cast<std::size_t>(2 * peer + (send ? 0 : 1))];
-    if (count >= tag_limit_) {
-      throw bad(
-          fmt::format("ProcessFlow: more than {} messages between processes {} and {} "
-                      "(MPI_TAG_UB); use larger tiles",
-                      tag_limit_, rank_, peer));
-    }
-    Message m{.tile = a.tile,
-              .local = 0,
-              .peer = peer,
-              .tag = count++,
-              .send = send,
-              .priority = 0,
-              .first_reader = g};
-    if (send) {
-      m.local = local_of_[tile];
-    } else {  // a replica: dense rows and, after them, the poison flag the message carries
-      const HostRows& shape = tiles_[tile];
-      replica_storage_.push_back(std::make_unique<std::byte[]>(shape.bytes() + 1));
-      m.local = static_cast<TileId>(rows_.size());
-      rows_.push_back(
-          {replica_storage_.back().get(), shape.rows, shape.row_bytes, shape.row_bytes});
-      global_of_.push_back(a.tile);
-      local[i] = m.local;
-    }
-    readers.emplace_back(runner, send ? -1 : m.local);
-    const TileAccess message_access{m.local, send ? Access::read : Access::write};
-    local_.add({message_access}, 0.0);
-    local_tasks_.push_back({-1, static_cast<std::int64_t>(messages_.size())});
-    local_access_.push_back({m.local});
-    messages_.push_back(m);
-  }
-  // A write starts a new version: its readers elsewhere need it anew.
-  for (const TileAccess& a : accesses) {
-    if (writes(a.mode)) readers_[static_cast<std::size_t>(a.tile)].clear();
+    local[i] = message(accesses[i].tile, owner_[tile], runner, g);
+    readers.emplace_back(runner, local[i]);
   }
   if (runner == rank_) {
     std::vector<TileAccess> mine(accesses.begin(), accesses.end());
     for (std::size_t i = 0; i < mine.size(); ++i) mine[i].tile = local[i];
     local_.add(mine, cost);
     local_tasks_.push_back({g, -1});
-    local_access_.push_back(std::move(local));
+    local_access_.push_back(local);
     ++computes_;
   }
+  // A write starts a new version: its readers elsewhere need it anew. Another's tile written
+  // here goes back to its owner, and the runner's replica is that version too.
+  for (std::size_t i = 0; i < accesses.size(); ++i) {
+    if (!writes(accesses[i].mode)) continue;
+    const auto tile = static_cast<std::size_t>(accesses[i].tile);
+    readers_[tile].clear();
+    if (owner_[tile] == runner) continue;
+    message(accesses[i].tile, runner, owner_[tile], g, runner == rank_ ? local[i] : -1);
+    readers_[tile].emplace_back(runner, local[i]);
+  }
   return g;
+}
+
+TileId ProcessFlow::message(TileId tile, int from, int to, TaskId first_reader, TileId replica) {
+  if (from != rank_ && to != rank_) return -1;  // a message between two others
+  const bool send = from == rank_;
+  const int peer = send ? to : from;
+  int& count = next_tag_[static_cast<std::size_t>(2 * peer + (send ? 0 : 1))];
+  if (count >= tag_limit_) {
+    throw bad(
+        fmt::format("ProcessFlow: more than {} messages between processes {} and {} "
+                    "(MPI_TAG_UB); use larger tiles",
+                    tag_limit_, rank_, peer));
+  }
+  const auto g = static_cast<std::size_t>(tile);
+  Message m{.tile = tile,
+            .local = 0,
+            .peer = peer,
+            .tag = count++,
+            .send = send,
+            .priority = 0,
+            .first_reader = first_reader};
+  if (owner_[g] == rank_) {
+    m.local = local_of_[g];  // the owner sends its tile, or takes its tile back
+  } else if (replica >= 0) {
+    m.local = replica;  // the runner sends its replica back
+  } else {  // a new replica: dense rows and, after them, the poison flag the message carries
+    const HostRows& shape = tiles_[g];
+    replica_storage_.push_back(std::make_unique<std::byte[]>(shape.bytes() + 1));
+    m.local = static_cast<TileId>(rows_.size());
+    rows_.push_back({replica_storage_.back().get(), shape.rows, shape.row_bytes, shape.row_bytes});
+    global_of_.push_back(tile);
+  }
+  const TileAccess message_access{m.local, send ? Access::read : Access::write};
+  local_.add({message_access}, 0.0);
+  local_tasks_.push_back({-1, static_cast<std::int64_t>(messages_.size())});
+  local_access_.push_back({m.local});
+  messages_.push_back(m);
+  return send ? -1 : m.local;
 }
 
 TaskId ProcessFlow::global_task(TaskId t) const {
@@ -212,6 +222,13 @@ void ProcessFlow::start(TaskId t) {
               "MPI_Isend");
     ++counters_.sent;
     counters_.bytes_sent += bytes;
+  } else if (m.local < static_cast<TileId>(owned_)) {
+    // An own tile coming back from the task that wrote it elsewhere: its rows may be strided,
+    // and hold no byte for the poison flag after them. Received dense, unpacked when it ends.
+    f.buffer.resize(bytes + 1);
+    check_mpi(MPI_Irecv(f.buffer.data(), static_cast<int>(bytes + 1), MPI_BYTE, m.peer, m.tag,
+                        comm_, &request),
+              "MPI_Irecv");
   } else {
     check_mpi(
         MPI_Irecv(r.data, static_cast<int>(bytes + 1), MPI_BYTE, m.peer, m.tag, comm_, &request),
@@ -236,8 +253,12 @@ void ProcessFlow::poll(std::vector<TaskId>& ended) {
         messages_[static_cast<std::size_t>(local_tasks_[static_cast<std::size_t>(f.task)].message)];
     if (!m.send) {
       const HostRows& r = rows_[static_cast<std::size_t>(m.local)];
-      poisoned_[static_cast<std::size_t>(m.local)] =
-          static_cast<const std::byte*>(r.data)[r.bytes()] != std::byte{0} ? 1 : 0;
+      const std::byte* flag = static_cast<const std::byte*>(r.data) + r.bytes();
+      if (!f.buffer.empty()) {  // an own tile, received dense
+        unpack(f.buffer.data(), r);
+        flag = f.buffer.data() + r.bytes();
+      }
+      poisoned_[static_cast<std::size_t>(m.local)] = *flag != std::byte{0} ? 1 : 0;
       ++counters_.received;
       counters_.bytes_received += r.bytes();
     }

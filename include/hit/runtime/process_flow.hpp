@@ -5,8 +5,11 @@
 // process owns reads a replica: the owner sends that version of the tile once to each process
 // that reads it, however many of that process's tasks read it, as soon as it is written (the
 // send is a task of the owner that reads the tile; the receive a task of the reader that writes
-// the replica). Each process so runs a graph of its own tasks, sends and receives, inferred as
-// any TaskGraph is; the messages are the edges between the processes' graphs (docs/runtime.md).
+// the replica). A task that writes tiles of several processes (a tile QR's update of two tile
+// rows) runs where the last tile it writes lives: the others come to it as read tiles do, and
+// their new versions go back to their owners after it, as messages of their own. Each process
+// so runs a graph of its own tasks, sends and receives, inferred as any TaskGraph is; the
+// messages are the edges between the processes' graphs (docs/runtime.md).
 //
 // A task that fails does not stop its process, whose peers wait for its messages: the tiles it
 // writes are poisoned, a task that reads a poisoned tile is skipped and poisons what it writes,
@@ -49,8 +52,8 @@ class ProcessFlow {
   ProcessFlow& operator=(const ProcessFlow&) = delete;
 
   // Submits global task number size() in program order (the same on every process; `cost` as
-  // in TaskGraph::add). Error(invalid_argument) when it writes no tile, writes tiles of two
-  // processes, or names a tile that does not exist.
+  // in TaskGraph::add). It runs on the owner of the last tile it writes. Error(invalid_argument)
+  // when it writes no tile or names a tile that does not exist.
   TaskId add(std::span<const TileAccess> accesses, double cost = 1.0);
   TaskId add(std::initializer_list<TileAccess> accesses, double cost = 1.0) {
     return add(std::span<const TileAccess>(accesses.begin(), accesses.size()), cost);
@@ -103,6 +106,12 @@ class ProcessFlow {
     double priority = 0;  // the first reader's bottom level
     TaskId first_reader = 0;
   };
+  // Submits the message that carries the current version of global `tile` from process `from`
+  // to `to`, as this process takes part in it (nothing when it is neither), for a task whose
+  // priority it takes. The local tile it sends or receives: the owner's own tile; on the runner
+  // of a task that wrote another's tile, that `replica` (sent back); else a new replica. Returns
+  // the local tile a receive writes, else -1.
+  TileId message(TileId tile, int from, int to, TaskId first_reader, TileId replica = -1);
   void start(TaskId t);
   void poll(std::vector<TaskId>& ended);
   bool poisoned_inputs(TaskId t) const;
@@ -119,7 +128,8 @@ class ProcessFlow {
   // from a message, with the replica's local tile where this process is the reader.
   std::vector<std::vector<std::pair<int, TileId>>> readers_;
   std::vector<int> next_tag_;      // per peer: messages submitted between this process and it
-  std::vector<HostRows> rows_;     // per local tile
+  std::vector<HostRows> rows_;     // per local tile: the own ones first, then the replicas
+  std::size_t owned_ = 0;          // the own tiles among them
   std::vector<TileId> global_of_;  // per local tile
   std::vector<std::unique_ptr<std::byte[]>> replica_storage_;
   TaskGraph global_;

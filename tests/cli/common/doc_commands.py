@@ -52,9 +52,10 @@ CAPS = {
 GENERATED_N = {"poisson2d": 32, "poisson3d": 16}
 # Programs with the example harness (they take --reps and --warmup).
 HARNESS = {"hit-cannon", "hit-summa", "hit-jacobi", "hit-linsolve", "hit-cholesky", "hit-packages",
-           "hit-cg", "hit-heat"}
+           "hit-cg", "hit-heat", "hit-qr"}
 # Options whose value is a file the program reads, per program.
 INPUTS = {"hit-cannon": {"--a", "--b"}, "hit-summa": {"--a", "--b"}, "hit-cholesky": {"--a"},
+          "hit-qr": {"--a", "--rhs"},
           "hit-fpm": {"-m", "--model"}, "hit-cg": {"--matrix", "--rhs"},
           "hit-heat": {"--graph", "--init"},
           "hit-layout": {"--calibrate", "--models", "--network", "--matrix"}}

@@ -1,0 +1,248 @@
+// Tile QR with hitmap++: the tiles and their owners come from the layout, the tile kernels run as
+// tasks of the task runtime on the process that holds the tiles they write, and with --rhs the
+// least-squares solution follows from the same factorisation.
+#include "qr.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "hit/hit.hpp"
+#include "qr_check.hpp"
+#include "task_qr.hpp"
+
+namespace hit::qr {
+namespace {
+
+// The generated input: entries in [-1, 1) from (seed, global index); random, so of full rank.
+template <class T>
+T generated(std::uint64_t seed, index_t i, index_t j) {
+  return static_cast<T>(
+      app::hashed_value(seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j)));
+}
+
+// What hit-qr refuses before it lays anything out, the same on every process.
+void check_options(Environment& env, const Options& o) {
+  if (o.rows() < o.n) {
+    throw Error::everywhere(ErrorKind::invalid_argument,
+                            fmt::format("hit-qr needs at least as many rows as columns (m >= n): "
+                                        "--m {} < --n {}; factorise the transpose instead",
+                                        o.rows(), o.n));
+  }
+  if (!o.run.partition_given.empty() && o.run.partition_given != "single") {
+    throw Error::everywhere(ErrorKind::invalid_argument,
+                            "hit-qr runs each tile kernel as one LAPACK call on its tiles: "
+                            "--partition must be single, got '" +
+                                o.run.partition_given + "'");
+  }
+  const bool cuda = device(env).kind() == DeviceKind::cuda;
+  if (allreduce(cuda ? 1 : 0, ReduceOp::max) != 0) {
+    throw Error::everywhere(ErrorKind::device,
+                            "hit-qr has no CUDA tile kernels yet: run it on cpu or emu devices");
+  }
+}
+
+// The tiles of a layout of contiguous blocks only (a cyclic layout's strided blocks are not
+// tiles); the output names writable. The same on every rank.
+void check_layout_and_outputs(Environment& env, const Options& o, const Layout& lay) {
+  for (int p = 0; p < lay.topology().grid_size(); ++p) {
+    for (const Shape& b : lay.blocks(p)) {
+      if (b[0].stride() != 1 || b[1].stride() != 1) {
+        throw Error(ErrorKind::invalid_argument,
+                    "hit-qr needs a layout of contiguous blocks; '" + lay.spec() + "' gives rank " +
+                        std::to_string(p) + " the strided block " + b.str());
+      }
+    }
+  }
+  collectively(env.comm(), [&] {
+    if (env.rank() != 0) return;
+    if (!o.r_out.empty()) check_output_path(o.r_out, "R (--r-out)");
+    if (!o.q_out.empty()) check_output_path(o.q_out, "Q (--q-out)");
+    if (!o.x_out.empty()) check_output_path(o.x_out, "x (--x-out)");
+    if (!o.run.svg.empty()) check_output_path(o.run.svg, "the timeline (--svg)");
+  });
+}
+
+template <class T>
+void load_input(Environment& env, const Options& o, const Shape& whole,
+                std::vector<Tile<T>>& blocks) {
+  if (!o.a_file.empty()) {
+    read_raw(o.a_file, whole, blocks, env.comm());
+    // LAPACK's Householder reflections carry a NaN silently into R and Q.
+    check_finite(o.a_file, whole, blocks, env.comm(), "A (--a)");
+    return;
+  }
+  for (Tile<T>& t : blocks) {
+    t.for_each([&](const Index& i, T& v) { v = generated<T>(o.run.seed, i[0], i[1]); });
+  }
+}
+
+// b, read whole by every process, as the tiles of b's column this process holds (per tile row;
+// null where another holds it).
+template <class T>
+std::vector<Tile<T>> load_rhs(Environment& env, const Options& o, const QrTiling& tiling,
+                              const std::vector<int>& b_owner) {
+  const Shape whole = Shape::extents({o.rows()});
+  Tile<T> b(whole);
+  read_raw(o.rhs_file, whole, b, env.comm());
+  check_finite(o.rhs_file, whole, b, env.comm(), "b (--rhs)");
+  std::vector<Tile<T>> tiles(static_cast<std::size_t>(tiling.rows()));
+  for (int i = 0; i < tiling.rows(); ++i) {
+    if (b_owner[static_cast<std::size_t>(i)] != env.rank()) continue;
+    const Sig rows = tiling.row_range(i);
+    Tile<T>& t = tiles[static_cast<std::size_t>(i)];
+    t = Tile<T>(Shape{rows, Sig(o.n, o.n + 1)});
+    for (index_t r = rows.begin(); r < rows.end(); ++r) t(r, o.n) = b(r);
+  }
+  return tiles;
+}
+
+// n·ε·‖A‖_F: a diagonal element of R no larger makes A rank-deficient for the solve.
+template <class T>
+T rank_tolerance(const Options& o, const std::vector<Tile<T>>& blocks) {
+  double squares = 0;
+  for (const Tile<T>& t : blocks) {
+    t.for_each([&](const Index&, const T& v) { squares += double(v) * double(v); });
+  }
+  const double norm = std::sqrt(allreduce(squares, ReduceOp::sum));
+  return static_cast<T>(static_cast<double>(o.n) * std::numeric_limits<T>::epsilon() * norm);
+}
+
+// R: the upper triangle of the first n rows of the factorised blocks, zeros below it.
+template <class T>
+std::vector<Tile<T>> r_parts(const std::vector<Tile<T>>& blocks, index_t n) {
+  std::vector<Tile<T>> parts;
+  for (const Tile<T>& b : blocks) {
+    const Shape top = b.shape().intersect(Shape::extents({n, n}));
+    if (top.empty()) continue;
+    Tile<T> r(top);
+    r.for_each([&](const Index& i, T& v) { v = i[1] >= i[0] ? b(i[0], i[1]) : T(0); });
+    parts.push_back(std::move(r));
+  }
+  return parts;
+}
+
+// x: the first n rows of b's tiles after the solve, as 1-D parts.
+template <class T>
+std::vector<Tile<T>> x_parts(const std::vector<Tile<T>>& rhs, index_t n) {
+  std::vector<Tile<T>> parts;
+  for (const Tile<T>& t : rhs) {
+    if (t.is_null() || t.shape()[0].begin() >= n) continue;
+    const Sig rows(t.shape()[0].begin(), std::min(t.shape()[0].end(), n));
+    Tile<T> x(Shape{rows});
+    for (index_t r = rows.begin(); r < rows.end(); ++r) x(r) = t(r, n);
+    parts.push_back(std::move(x));
+  }
+  return parts;
+}
+
+template <class T>
+int factorise(Environment& env, const Options& o) {
+  check_options(env, o);
+  app::Harness harness(env, o.run);
+  const index_t m = o.rows();
+  const Topology topo = topology(o.topology);
+  const Layout lay = layout(o.layout, topo, Shape::extents({m, o.n}));
+  check_layout_and_outputs(env, o, lay);
+  const QrTiling tiling(lay);
+  std::vector<Tile<T>> blocks;
+  std::vector<Tile<T>> input;
+  for (const Shape& b : lay.local().blocks) {
+    blocks.emplace_back(b);
+    input.emplace_back(b);
+  }
+  load_input(env, o, lay.shape(), input);
+  const bool solve = !o.rhs_file.empty();
+  std::vector<Tile<T>> rhs_input;
+  if (solve) rhs_input = load_rhs<T>(env, o, tiling, rhs_owners(tiling, lay));
+  std::vector<Tile<T>> rhs = rhs_input;
+  for (Tile<T>& t : rhs) {
+    if (!t.is_null()) t = Tile<T>(t.shape());
+  }
+  TaskQr<T> tasks(tiling, blocks, solve ? &rhs : nullptr, rank_tolerance(o, input), device(env),
+                  lay, env);
+  runtime::ExecutionReport last;  // of the last repetition: the timeline
+  harness.repeat(
+      [&](int) {
+        for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b].copy_from(input[b]);
+        for (std::size_t i = 0; i < rhs.size(); ++i) {
+          if (!rhs[i].is_null()) rhs[i].copy_from(rhs_input[i]);
+        }
+      },
+      [&](app::Clock& clock) {
+        last = tasks.run();
+        clock.compute_seconds_add(tasks.runner().busy_s() / tasks.runner().workers());
+      });
+  if (!o.run.svg.empty()) {
+    app::write_timeline(
+        env, o.run.svg,
+        fmt::format("hit-qr, {} x {}, {} processes: tasks per worker", m, o.n, env.size()), tasks,
+        last);
+  }
+  harness.set_work(tasks.flops());
+  std::vector<Tile<T>> q;
+  if (o.run.check || !o.q_out.empty()) {
+    for (const Shape& b : lay.local().blocks) q.emplace_back(b);
+    tasks.form_q(q);
+  }
+  const std::vector<Tile<T>> r = r_parts(blocks, o.n);
+  const std::vector<Tile<T>> x = solve ? x_parts(rhs, o.n) : std::vector<Tile<T>>{};
+  app::CheckResult check;
+  if (o.run.check) check = verify(env, o, lay, input, r, q, rhs_input, x);
+  if (!o.r_out.empty()) write_raw(o.r_out, Shape::extents({o.n, o.n}), r, env.comm());
+  if (!o.q_out.empty()) write_raw(o.q_out, lay.shape(), q, env.comm());
+  if (!o.x_out.empty()) write_raw(o.x_out, Shape::extents({o.n}), x, env.comm());
+
+  const double time = harness.median_time();
+  const double mm = static_cast<double>(m), n = static_cast<double>(o.n);
+  const runtime::TransferCounters& moved = tasks.runner().transfers();
+  const runtime::MessageCounters& msg = tasks.messages();
+  nlohmann::json fields = {{"app", "qr"},
+                           {"m", m},
+                           {"n", o.n},
+                           {"tile_rows", tiling.rows()},
+                           {"tile_columns", tiling.columns()},
+                           {"tile_max", tiling.max_width()},
+                           {"solve", solve},
+                           {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
+                           {"layout", lay.spec()},
+                           {"partition", "single"}};
+  fields["runtime"] = {{"tasks", tasks.tasks()},
+                       {"workers", tasks.runner().workers()},
+                       {"evictions", moved.evictions},
+                       {"write_backs", moved.write_backs},
+                       {"span_s", tasks.runner().span_s()},
+                       {"busy_s", tasks.runner().busy_s()},
+                       {"messages_sent", msg.sent},
+                       {"messages_received", msg.received},
+                       {"bytes_sent", msg.bytes_sent},
+                       {"bytes_received", msg.bytes_received}};
+  nlohmann::json places = nlohmann::json::array();
+  for (const runtime::PlaceReport& p : tasks.runner().places()) {
+    places.push_back({{"tasks", p.tasks}, {"busy_s", p.busy_s}, {"prefetched", p.prefetched}});
+  }
+  fields["runtime"]["places"] = places;
+  // LAPACK's count for dgeqrf: 2mn² − 2n³/3.
+  const double work = 2 * mm * n * n - 2 * n * n * n / 3;
+  return harness.report(
+      {.fields = fields,
+       .headline = fmt::format("hit-qr: {}x{}, {}, {} ranks, {}x{} tiles (widest {}), {}{}", m, o.n,
+                               o.run.type, env.size(), tiling.rows(), tiling.columns(),
+                               tiling.max_width(), lay.spec(), solve ? ", least squares" : ""),
+       .throughput = {"gflops", time > 0 ? work / time * 1e-9 : 0.0},
+       .work_unit = "flops",
+       .lines = {},
+       .check = check});
+}
+
+}  // namespace
+
+int run(Environment& env, const Options& o) {
+  return app::with_element_type(o.run.type, [&]<class T>() { return factorise<T>(env, o); });
+}
+
+}  // namespace hit::qr
