@@ -33,6 +33,8 @@ SECTIONS = {
                   "bench/cholesky"], "python3 bench/cholesky/cholesky_bench.py --hetero"),
     "cholesky-starpu": (["examples/cholesky", "bench/cholesky"],
                         "python3 bench/cholesky/cholesky_bench.py --starpu"),
+    "qr": (["examples/qr", "bench/ref/pdgeqrf.cpp", "bench/ref/scalapack_grid.hpp", "bench/qr"],
+           "python3 bench/qr/qr_bench.py"),
     "balance": (["examples/jacobi", "bench/balance"], "python3 bench/balance/balance_bench.py"),
     "balance-cg": (["examples/cg", "bench/balance/cg_balance_bench.py"],
                    "python3 bench/balance/cg_balance_bench.py"),

@@ -285,13 +285,14 @@ void TaskCholesky<T>::call(DeviceKind kind, const KernelContext& ctx, const Step
   };
   switch (s.kind) {
     case Kind::potrf:
-      body_of(potrf_, kind)(ctx, v.out[0], static_cast<index_t>(s.k));
+      runner_.body_of(potrf_, kind)(ctx, v.out[0], static_cast<index_t>(s.k));
       break;
     case Kind::syrk:
-      body_of(syrk_, kind)(ctx, v.in[0], v.out[0]);
+      runner_.body_of(syrk_, kind)(ctx, v.in[0], v.out[0]);
       break;
     case Kind::trsm:
-      parts([&](int q0, int q1) { body_of(trsm_, kind)(ctx, v.in[0], over(v.out, q0, q1, s.k)); },
+      parts([&](int q0,
+                int q1) { runner_.body_of(trsm_, kind)(ctx, v.in[0], over(v.out, q0, q1, s.k)); },
             v.out);
       break;
     case Kind::gemm: {
@@ -299,7 +300,8 @@ void TaskCholesky<T>::call(DeviceKind kind, const KernelContext& ctx, const Step
       const std::vector<View<const T>> panel(v.in.begin() + 1, v.in.end());
       parts(
           [&](int q0, int q1) {
-            body_of(gemm_, kind)(ctx, over(panel, q0, q1, s.k), v.in[0], over(v.out, q0, q1, s.j));
+            runner_.body_of(gemm_, kind)(ctx, over(panel, q0, q1, s.k), v.in[0],
+                                         over(v.out, q0, q1, s.j));
           },
           panel, v.out);
       break;
@@ -313,18 +315,6 @@ double TaskCholesky<T>::flops() const {
   double f = 0;
   for (std::size_t t = 0; t < g.size(); ++t) f += g.cost(static_cast<runtime::TaskId>(t));
   return f;  // messages cost nothing
-}
-
-template <class T>
-template <class K>
-const typename K::Body& TaskCholesky<T>::body_of(const K& kernel, DeviceKind kind) const {
-  const typename K::Body* b = kernel.body(kind);
-  if (!b && kind == DeviceKind::emu) b = kernel.body(DeviceKind::cpu);
-  if (!b) {
-    throw Error(ErrorKind::device, "--runtime: kernel '" + kernel.name() + "' has no body for " +
-                                       std::string(to_string(kind)) + " devices");
-  }
-  return *b;
 }
 
 template <class T>

@@ -88,9 +88,6 @@ class TaskCholesky {
   V host_view(runtime::TaskId t, std::size_t a, const Shape& shape) const;
   void body(runtime::TaskId t);
   void device_body(runtime::TaskId t, runtime::DeviceTiles& copies);
-  // The kernel's body for a device kind (an emulated device runs the cpu body).
-  template <class K>
-  const typename K::Body& body_of(const K& kernel, DeviceKind kind) const;
   // A task's tiles as kernel parameters, in the order of its accesses: those it reads, those it
   // writes; `in(a, shape)` and `out(a, shape)` make access a's.
   struct Views {

@@ -5,18 +5,13 @@
 
 #include <string>
 
+#include "../common/dense_tile.hpp"
 #include "hit/core/error.hpp"
 #include "hit/view.hpp"
 
 namespace hit::cholesky {
 
-template <class V>
-void require_dense(const V& v, const char* kernel, const char* what) {
-  if (v.rank != 2 || (v.cols() > 1 && v.stride[1] != 1)) {
-    throw Error(ErrorKind::shape,
-                std::string(kernel) + ": " + what + " must be a 2-D tile with unit column steps");
-  }
-}
+using app::require_dense;
 
 template <class V>
 void require_square(const V& v) {

@@ -79,6 +79,20 @@ class TileTaskRunner {
     return bytes;
   }
 
+  // The kernel's body for a device kind (an emulated device runs the cpu body), or Error(device)
+  // when it has none.
+  template <class K>
+  const typename K::Body& body_of(const K& kernel, DeviceKind kind) const {
+    const typename K::Body* b = kernel.body(kind);
+    if (!b && kind == DeviceKind::emu) b = kernel.body(DeviceKind::cpu);
+    if (!b) {
+      throw Error(ErrorKind::device, context_ + ": kernel '" + kernel.name() +
+                                         "' has no body for " + std::string(to_string(kind)) +
+                                         " devices");
+    }
+    return *b;
+  }
+
   // The device's free bytes, or Error(out_of_memory) when this process's largest task does not
   // fit.
   std::uint64_t device_room(const runtime::ProcessFlow& flow) const {

@@ -34,17 +34,6 @@ std::vector<index_t> sorted_unique(std::vector<index_t> v) {
   return v;
 }
 
-template <class K>
-const typename K::Body& body_of(const K& kernel, DeviceKind kind) {
-  const typename K::Body* b = kernel.body(kind);
-  if (!b && kind == DeviceKind::emu) b = kernel.body(DeviceKind::cpu);
-  if (!b) {
-    throw Error(ErrorKind::device, "hit-qr: kernel '" + kernel.name() + "' has no body for " +
-                                       std::string(to_string(kind)) + " devices");
-  }
-  return *b;
-}
-
 blasint blas(index_t v) {
   return static_cast<blasint>(v);
 }
@@ -358,22 +347,24 @@ void TaskQr<T>::body(const runtime::ProcessFlow& flow, const Step& s, Apply appl
   switch (s.kind) {
     case Kind::geqrt: {
       const View<T> a = out(0), f = out(1);
-      return run([&](const KernelContext& ctx) { body_of(geqrt_, kind)(ctx, a, f); });
+      return run([&](const KernelContext& ctx) { runner_.body_of(geqrt_, kind)(ctx, a, f); });
     }
     case Kind::tsqrt: {
       const View<T> r = out(0), a = out(1), f = out(2);
-      return run([&](const KernelContext& ctx) { body_of(tsqrt_, kind)(ctx, r, a, f); });
+      return run([&](const KernelContext& ctx) { runner_.body_of(tsqrt_, kind)(ctx, r, a, f); });
     }
     case Kind::larfb: {
       const View<const T> v = in(0), f = in(1);
       const View<T> c = out(2);
-      return run([&](const KernelContext& ctx) { body_of(larfb_, kind)(ctx, v, f, c, apply); });
+      return run(
+          [&](const KernelContext& ctx) { runner_.body_of(larfb_, kind)(ctx, v, f, c, apply); });
     }
     case Kind::ssrfb: {
       const View<const T> v = in(0), f = in(1);
       const View<T> top = out(2), below = out(3);
-      return run(
-          [&](const KernelContext& ctx) { body_of(ssrfb_, kind)(ctx, v, f, top, below, apply); });
+      return run([&](const KernelContext& ctx) {
+        runner_.body_of(ssrfb_, kind)(ctx, v, f, top, below, apply);
+      });
     }
     case Kind::trsv: {
       const View<const T> r = in(0);

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../common/dense_tile.hpp"
 #include "hit/core/error.hpp"
 
 // LAPACK's tile LQ routines, from OpenBLAS (which ships LAPACK; no LAPACKE header needed), with
@@ -49,13 +50,7 @@ blasint blas(index_t v) {
   return static_cast<blasint>(v);
 }
 
-template <class V>
-void require_dense(const V& v, const char* kernel, const char* what) {
-  if (v.rank != 2 || (v.cols() > 1 && v.stride[1] != 1)) {
-    throw Error(ErrorKind::shape,
-                std::string(kernel) + ": " + what + " must be a 2-D tile with unit column steps");
-  }
-}
+using app::require_dense;
 
 // The T tile of a tile of n columns: n rows of inner_block(n) factors.
 template <class V>
