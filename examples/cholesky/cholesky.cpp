@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "../common/host_share_tuner.hpp"
 #include "cholesky_io.hpp"
 #include "hit/comm.hpp"
 #include "hit/hit.hpp"
@@ -230,22 +232,6 @@ class Factorisation {
   bool count_ = true;
 };
 
-// One step of the B_h tuner: the host share tried and the busy times it gave.
-struct TuneStep {
-  index_t n = 0;  // order of the problem factorised
-  index_t bh = 0;
-  double host_s = 0;    // the slowest host process's compute time
-  double device_s = 0;  // the slowest accelerator process's
-};
-
-// Song et al.'s tuning of the host share B_h of heteroBlockCyclic: factorise a small problem
-// (n = 3·B·accelerator processes, or --tune-n) from the B_h the layout computed, compare the host's
-// and the accelerators' busy times (medians of three factorisations), step B_h by the granularity
-// towards the slower side's relief, and keep the B_h whose times differ least; stop when the slower
-// side changes, at the bounds, or after eight trials. Returns the trials; the best is the one with
-// the least difference.
-constexpr int tune_repetitions = 3;
-
 // One candidate of the search for the top-level tile size B: the gemm rate of the slowest
 // process timed (the accelerators, or every process where there are none).
 struct TileRate {
@@ -286,7 +272,7 @@ std::vector<TileRate> tune_tile_size(Environment& env, const Options& o, const S
           x[i] = static_cast<T>(1e-3 * static_cast<double>(i % 97));
       }
       std::vector<double> seconds;
-      for (int rep = 0; rep < 1 + tune_repetitions; ++rep) {
+      for (int rep = 0; rep < 1 + app::tune_repetitions; ++rep) {
         const Timer timer;
         launch(kernel, partition("single", square), in(a), in(bt), inout(c));
         if (rep > 0) seconds.push_back(timer.seconds());
@@ -310,78 +296,35 @@ index_t chosen_tile_size(const std::vector<TileRate>& rates) {
   return rates.back().B;
 }
 
-// One trial's busy times: the slowest host process's and the slowest accelerator's seconds of
-// tile kernels in one factorisation (on the runtime, the process's workers' seconds over its
-// workers).
+// A factorisation of --tune's small problem on a layout of it, with what it needs alive.
 template <class T>
-std::pair<double, double> busy_times(Environment& env, Factorisation<T>& f,
-                                     std::optional<TaskCholesky<T>>& tasks, bool host) {
-  app::Clock clock;
-  f.restore();
-  barrier(env.comm());
-  double seconds = 0;
-  if (tasks) {
-    tasks->run();
-    seconds = tasks->busy_s() / tasks->workers();
-  } else {
-    f.run(clock);
-    seconds = clock.compute_seconds();
+struct TuneTrial {
+  Options options;
+  Layout lay;
+  Factorisation<T> f;
+  std::optional<TaskCholesky<T>> tasks;  // --runtime: the trials on the runtime too
+  TuneTrial(Environment& env, const Options& o, const Layout& l)
+      : options(o), lay(l), f(env, options, lay) {
+    if (options.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), lay, env);
   }
-  double busy[2] = {host ? seconds : 0.0, host ? 0.0 : seconds};
-  allreduce(std::span<double>(busy), ReduceOp::max);
-  return {busy[0], busy[1]};
-}
-
-template <class T>
-std::vector<TuneStep> tune_host_share(Environment& env, const Options& o, const Layout& lay) {
-  const Spec& spec = lay.spec_value();
-  if (spec.name() != "heteroBlockCyclic") {
-    throw Error(
-        ErrorKind::invalid_argument,
-        "--tune tunes the host share of heteroBlockCyclic; the layout is '" + lay.spec() + "'");
-  }
-  const index_t big = spec.get_int("B", 0);
-  const index_t thin = spec.get_int("b", 0);
-  const index_t step = spec.get_int("g", thin);
-  const bool host = device(env).kind() == DeviceKind::cpu;
-  const int accelerators = allreduce(host ? 0 : 1, ReduceOp::sum);
-  Options small = o;
-  small.n = o.tune_n > 0 ? o.tune_n : std::max<index_t>(big, 3 * big * std::max(accelerators, 1));
-  small.a_file.clear();
-  std::vector<TuneStep> steps;
-  index_t bh = spec.get_int("bh", big / 2);
-  int previous_sign = 0;
-  for (int trial = 0; trial < 8; ++trial) {
-    const Layout l =
-        layout(spec.with("bh", bh), lay.topology(), Shape::extents({small.n, small.n}));
-    Factorisation<T> f(env, small, l);
-    std::optional<TaskCholesky<T>> tasks;  // --runtime: the trials on the runtime too
-    if (o.runtime) tasks.emplace(f.tiling(), f.blocks(), device(env), l, env);
-    // One factorisation's busy times vary by 5-10 % when processes share cores, as much as a
-    // step of B_h changes them: each trial is the median of three, after one that warms up.
-    std::vector<double> host_s, device_s;
-    for (int rep = 0; rep < 1 + tune_repetitions; ++rep) {
-      const auto [host_busy, device_busy] = busy_times(env, f, tasks, host);
-      if (rep == 0) continue;
-      host_s.push_back(host_busy);
-      device_s.push_back(device_busy);
+  // One factorisation: this process's seconds of tile kernels (on the runtime, its workers'
+  // seconds over its workers).
+  double run() {
+    f.restore();
+    if (tasks) {
+      tasks->run();
+      return tasks->busy_s() / tasks->workers();
     }
-    const double busy[2] = {app::median(host_s), app::median(device_s)};
-    steps.push_back({small.n, bh, busy[0], busy[1]});
-    const int sign = busy[0] > busy[1] ? 1 : -1;  // 1: the host is the slower side
-    if (previous_sign != 0 && sign != previous_sign) break;
-    previous_sign = sign;
-    const index_t next = bh - sign * step;
-    if (next < 0 || next > big) break;
-    bh = next;
+    app::Clock clock;
+    f.run(clock);
+    return clock.compute_seconds();
   }
-  return steps;
-}
+};
 
 // What --tune measured: the candidates for B, then the trials of B_h.
 struct Tuning {
   std::vector<TileRate> sizes;
-  std::vector<TuneStep> steps;
+  std::vector<app::TuneStep> steps;
 };
 
 // --tune: B (unless --keep-b), then B_h; `lay` becomes the tuned layout.
@@ -399,12 +342,15 @@ Tuning tune(Environment& env, const Options& o, Layout& lay) {
       lay = layout(resized, lay.topology(), lay.shape());
     }
   }
-  t.steps = tune_host_share<T>(env, o, lay);
-  const auto best =
-      std::min_element(t.steps.begin(), t.steps.end(), [](const TuneStep& a, const TuneStep& b) {
-        return std::abs(a.host_s - a.device_s) < std::abs(b.host_s - b.device_s);
-      });
-  lay = layout(lay.spec_value().with("bh", best->bh), lay.topology(), lay.shape());
+  t.steps = app::tune_host_share(env, lay, o.tune_n, [&](const Layout& l) -> app::TuneRun {
+    Options small = o;
+    small.n = l.shape().extent(0);
+    small.a_file.clear();
+    auto trial = std::make_shared<TuneTrial<T>>(env, small, l);
+    return [trial] { return trial->run(); };
+  });
+  lay = layout(lay.spec_value().with("bh", app::best_host_share(t.steps)), lay.topology(),
+               lay.shape());
   return t;
 }
 
@@ -419,14 +365,7 @@ void describe_tuning(const Tuning& t, nlohmann::json& fields, std::vector<std::s
     fields["tuning_b"] = sizes;
     fields["tuned_b"] = chosen_tile_size(t.sizes);
   }
-  nlohmann::json steps = nlohmann::json::array();
-  for (const TuneStep& s : t.steps) {
-    steps.push_back({{"bh", s.bh}, {"host_s", s.host_s}, {"device_s", s.device_s}});
-    lines.push_back(fmt::format("tuning: B_h {}: host busy {:.4f} s, accelerators {:.4f} s", s.bh,
-                                s.host_s, s.device_s));
-  }
-  fields["tuning"] = steps;
-  if (!t.steps.empty()) fields["tune_n"] = t.steps.front().n;
+  app::describe_host_share(t.steps, fields, lines);
 }
 
 template <class T>

@@ -22,6 +22,14 @@ int main(int argc, char** argv) {
     cli.add_option("--layout", layout,
                    "layout spec of the matrix (else HIT_LAYOUT_A, else blockCyclic:b=<--b>)");
     cli.add_option("--topology", o.topology, "virtual topology spec of the process grid");
+    cli.add_flag("--tune", o.tune,
+                 "with a heteroBlockCyclic layout: tune its host share B_h on a small square "
+                 "problem first (each trial reported), as hit-cholesky --tune does, then "
+                 "factorise with the best");
+    cli.add_option("--tune-n", o.tune_n,
+                   "order of the problem --tune factorises (default: 3 x B x the accelerator "
+                   "processes)")
+        ->check(hit::cli::count(1));
     o.run.add_to(cli,
                  "check that |A - Q*R|_F / |A|_F and |Q^T*Q - I|_F are at most 30 m eps (and, "
                  "with --rhs, that |A^T*(A*x - b)| is as small as the solve can make it)",

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "../common/host_share_tuner.hpp"
 #include "hit/hit.hpp"
 #include "qr_check.hpp"
 #include "task_qr.hpp"
@@ -65,6 +67,14 @@ void check_layout_and_outputs(Environment& env, const Options& o, const Layout& 
     if (!o.x_out.empty()) check_output_path(o.x_out, "x (--x-out)");
     if (!o.run.svg.empty()) check_output_path(o.run.svg, "the timeline (--svg)");
   });
+}
+
+// A tile per block of this process.
+template <class T>
+std::vector<Tile<T>> local_blocks(const Layout& lay) {
+  std::vector<Tile<T>> tiles;
+  for (const Shape& b : lay.local().blocks) tiles.emplace_back(b);
+  return tiles;
 }
 
 template <class T>
@@ -140,21 +150,59 @@ std::vector<Tile<T>> x_parts(const std::vector<Tile<T>>& rhs, index_t n) {
   return parts;
 }
 
+// A factorisation of --tune's small problem on a layout of it, with what it needs alive.
+template <class T>
+struct TuneTrial {
+  Layout lay;
+  QrTiling tiling;
+  std::vector<Tile<T>> blocks;
+  std::vector<Tile<T>> input;
+  TaskQr<T> tasks;
+  TuneTrial(Environment& env, const Options& o, const Layout& l)
+      : lay(l),
+        tiling(lay),
+        blocks(local_blocks<T>(lay)),
+        input(local_blocks<T>(lay)),
+        tasks(tiling, blocks, nullptr, T(0), device(env), lay, env) {
+    load_input(env, o, lay.shape(), input);
+  }
+  // One factorisation: this process's workers' seconds of tile kernels over its workers.
+  double run() {
+    for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b].copy_from(input[b]);
+    tasks.run();
+    return tasks.runner().busy_s() / tasks.runner().workers();
+  }
+};
+
+// --tune: B_h of heteroBlockCyclic, as Song et al. tune it; `lay` becomes the tuned layout.
+template <class T>
+std::vector<app::TuneStep> tune(Environment& env, const Options& o, Layout& lay) {
+  const std::vector<app::TuneStep> steps =
+      app::tune_host_share(env, lay, o.tune_n, [&](const Layout& l) -> app::TuneRun {
+        Options small = o;
+        small.m = small.n = l.shape().extent(0);
+        small.a_file.clear();
+        auto trial = std::make_shared<TuneTrial<T>>(env, small, l);
+        return [trial] { return trial->run(); };
+      });
+  lay =
+      layout(lay.spec_value().with("bh", app::best_host_share(steps)), lay.topology(), lay.shape());
+  return steps;
+}
+
 template <class T>
 int factorise(Environment& env, const Options& o) {
   check_options(env, o);
   app::Harness harness(env, o.run);
   const index_t m = o.rows();
   const Topology topo = topology(o.topology);
-  const Layout lay = layout(o.layout, topo, Shape::extents({m, o.n}));
+  Layout lay = layout(o.layout, topo, Shape::extents({m, o.n}));
+  const std::vector<app::TuneStep> tuning =
+      o.tune ? tune<T>(env, o, lay) : std::vector<app::TuneStep>{};
   check_layout_and_outputs(env, o, lay);
   const QrTiling tiling(lay);
-  std::vector<Tile<T>> blocks;
-  std::vector<Tile<T>> input;
-  for (const Shape& b : lay.local().blocks) {
-    blocks.emplace_back(b);
-    input.emplace_back(b);
-  }
+  std::vector<Tile<T>> blocks = local_blocks<T>(lay);
+  std::vector<Tile<T>> input = local_blocks<T>(lay);
   load_input(env, o, lay.shape(), input);
   const bool solve = !o.rhs_file.empty();
   std::vector<Tile<T>> rhs_input;
@@ -186,7 +234,7 @@ int factorise(Environment& env, const Options& o) {
   harness.set_work(tasks.flops());
   std::vector<Tile<T>> q;
   if (o.run.check || !o.q_out.empty()) {
-    for (const Shape& b : lay.local().blocks) q.emplace_back(b);
+    q = local_blocks<T>(lay);
     tasks.form_q(q);
   }
   const std::vector<Tile<T>> r = r_parts(blocks, o.n);
@@ -226,6 +274,8 @@ int factorise(Environment& env, const Options& o) {
     places.push_back({{"tasks", p.tasks}, {"busy_s", p.busy_s}, {"prefetched", p.prefetched}});
   }
   fields["runtime"]["places"] = places;
+  std::vector<std::string> lines;
+  app::describe_host_share(tuning, fields, lines);  // an empty `tuning` without --tune
   // LAPACK's count for dgeqrf: 2mn² − 2n³/3.
   const double work = 2 * mm * n * n - 2 * n * n * n / 3;
   return harness.report(
@@ -235,7 +285,7 @@ int factorise(Environment& env, const Options& o) {
                                tiling.max_width(), lay.spec(), solve ? ", least squares" : ""),
        .throughput = {"gflops", time > 0 ? work / time * 1e-9 : 0.0},
        .work_unit = "flops",
-       .lines = {},
+       .lines = lines,
        .check = check});
 }
 

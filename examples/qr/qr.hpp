@@ -24,6 +24,8 @@ struct Options {
   std::string q_out;                // write Q (m×n, formed explicitly)
   std::string rhs_file;             // b (m values): solve min ‖A·x − b‖
   std::string x_out;                // write x (n values)
+  bool tune = false;                // tune heteroBlockCyclic's host share B_h first (Song et al.)
+  long tune_n = 0;                  // order of the tuning problem; 0: 3·B·accelerator processes
   app::RunOptions run;
 
   long rows() const noexcept { return m > 0 ? m : n; }

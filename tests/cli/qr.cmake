@@ -36,6 +36,14 @@ foreach(np 2 3)
 endforeach()
 hit_qr_check(hetero_shared_device 3 --n 200 --topology array --layout "heteroBlockCyclic:B=48,b=16"
              --devices "cpu,emu:0*2")
+# --tune: the host share of heteroBlockCyclic tuned on a small problem, each trial reported.
+add_test(NAME cli.qr.tune.np3
+         COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${_qr} --check --reps 1 --warmup 0 --m 400 --n 300
+                 --topology array --layout "heteroBlockCyclic:B=64,b=16" --tune
+                 --devices "cpu,emu:0(slowdown=3),emu:1(slowdown=3)")
+set_tests_properties(cli.qr.tune.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "tuning: B_h [0-9]+: host busy(.|\n)*check: passed"
+                     FAIL_REGULAR_EXPRESSION "FAILED")
 add_test(NAME cli.qr.repetitions.np2
          COMMAND ${MPIEXEC_EXECUTABLE} -n 2 ${_qr} --check --reps 2 --warmup 1 --m 90 --n 60 --b 16)
 set_tests_properties(cli.qr.repetitions.np2 PROPERTIES LABELS "cli;apps" TIMEOUT 300
@@ -105,6 +113,8 @@ hit_qr_error(wrong_size_a "expected 512 bytes" "--n|8|--a|${CMAKE_CURRENT_LIST_D
 hit_qr_error(wrong_size_rhs "expected 64 bytes"
              "--n|8|--rhs|${CMAKE_CURRENT_LIST_DIR}/apps/qr_files.py")
 hit_qr_error(partition_not_single "--partition must be single" "--n|20|--partition|threads")
+hit_qr_error(tune_needs_hetero "--tune tunes the host share of heteroBlockCyclic" "--n|20|--tune")
+hit_qr_error(tune_n_zero "--tune-n: '0' is not a whole number from 1" "--n|8|--tune-n|0")
 hit_qr_error(x_out_needs_rhs "--x-out requires --rhs" "--n|8|--x-out|x.raw")
 hit_qr_error(unwritable_output "/nonexistent/dir/q.raw" "--n|8|--q-out|/nonexistent/dir/q.raw")
 hit_qr_error(svg_folder "cannot write the timeline \\(--svg\\) '.*t.svg': folder '.*no_such_folder' does not exist"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The JSON result of hit-cannon, hit-summa, hit-jacobi, hit-linsolve, hit-cholesky and hit-packages has exactly the fields docs/results.md lists
+"""The JSON result of hit-cannon, hit-summa, hit-jacobi, hit-linsolve, hit-cholesky, hit-qr and hit-packages has exactly the fields docs/results.md lists
 (so the doc stays true), the schema name, the project's version, and one per-rank object per rank.
 
 usage: results_check.py MPIEXEC NP BIN_DIR DOCS_RESULTS_MD VERSION
@@ -26,6 +26,7 @@ problems = []
 for app, args in (("cannon", ["--n", "20"]), ("summa", ["--n", "20", "--panel", "8"]),
                   ("jacobi", ["--n", "20", "--iters", "3"]), ("linsolve", ["--n", "20"]),
                   ("cholesky", ["--n", "20", "--b", "6"]),
+                  ("qr", ["--m", "30", "--n", "20", "--b", "6"]),
                   ("packages", ["--n", "20", "--iters", "8"])):
     out = subprocess.run([mpiexec, "-n", np_, f"{bindir}/hit-{app}", "--json", "--reps", "1", "--warmup", "0"]
                          + args, capture_output=True, text=True, timeout=120, env=None)
