@@ -5,13 +5,20 @@ matrix and a tall 4n x n one, run as alternated pairs (A B, B A, ...); every fig
 with its min-max spread, and the headline is the throughput ratio hit-qr / PDGEQRF per pair (goal
 >= 1.0 at every count and shape). One OpenBLAS thread per process; hit-qr one worker per process.
 
+With --hetero, also the heterogeneous comparison on emulated devices (one fast host process, two
+slow emulated accelerators): heteroBlockCyclic with its B_h tuned by hit-qr --tune against plain
+blockCyclic, time and imbalance (max/mean of the per-rank compute times, as Song et al. measure it;
+goal <= 1.05).
+
 Writes the "qr" section of docs/benchmarks.md and bench/results/qr.json.
 
-    python3 bench/qr/qr_bench.py [--build build] [--n 4096] [--nb 256] [--runs 3] [--tall 4]
+    python3 bench/qr/qr_bench.py [--build build] [--n 4096] [--nb 256] [--runs 3] [--tall 4] [--hetero]
 """
 import argparse
 import datetime
+import json
 import os
+import re
 import statistics
 import sys
 
@@ -36,6 +43,14 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tall", type=int, default=4, help="the tall shape's rows per column (m = tall x n)")
     ap.add_argument("--grids", default="1x1,1x2,2x2")
+    ap.add_argument("--hetero", action="store_true")
+    ap.add_argument("--hetero-only", action="store_true",
+                    help="only the heterogeneous comparison (the PDGEQRF rows kept from the JSON)")
+    ap.add_argument("--hetero-n", type=int, default=2048)
+    ap.add_argument("--hetero-reps", type=int, default=3)
+    ap.add_argument("--hetero-devices",
+                    default="cpu,emu:0(slowdown=3,clock=cpu,cores=1),emu:1(slowdown=3,clock=cpu,cores=1)")
+    ap.add_argument("--hetero-layout", default="heteroBlockCyclic:B=256,b=32")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "qr.json"))
     args = ap.parse_args()
@@ -49,7 +64,12 @@ def main():
                "commit": commit_text(), "machine": machine_text(details=True), "n": args.n,
                "nb": args.nb, "runs": args.runs, "tall": args.tall,
                "load_before": os.getloadavg()[0], "cases": []}
-    for m in (args.n, args.tall * args.n):
+    if args.hetero_only:
+        kept = json.load(open(args.json_out))
+        results["cases"] = kept["cases"]
+        for key in ("date", "commit", "machine", "n", "nb", "runs", "tall", "load_before"):
+            results[key] = kept[key]
+    for m in (args.n, args.tall * args.n) if not args.hetero_only else ():
         for grid in args.grids.split(","):
             rows, cols = (int(x) for x in grid.split("x"))
             procs = rows * cols
@@ -74,8 +94,39 @@ def main():
             results["cases"].append(case)
             print(f"{m}x{args.n} on {grid}: hit-qr / PDGEQRF throughput "
                   f"{case['throughput_ratio']['median']:.3f}", flush=True)
+    if args.hetero or args.hetero_only:
+        results["hetero"] = hetero(args, binary, env)
     write_json(args.json_out, results)
     write_markdown(results, args.out)
+
+
+def hetero(args, binary, env):
+    """blockCyclic against heteroBlockCyclic with B_h tuned by hit-qr --tune, on the emulated
+    devices of --hetero-devices (one process each, topology array), runs alternated."""
+    load = os.getloadavg()[0]
+    procs = len(re.sub(r"\([^)]*\)", "", args.hetero_devices).split(","))
+    launch = ["mpiexec.mpich", "-n", str(procs)]
+    common = [binary("hit-qr"), "--n", str(args.hetero_n), "--devices", args.hetero_devices,
+              "--json", "--reps", str(args.hetero_reps), "--warmup", "1", "--topology", "array"]
+    tuned = run_json(launch + common + ["--layout", args.hetero_layout, "--tune", "--tune-n",
+                                        str(args.hetero_n)], env)
+    layouts = {"blockCyclic": f"blockCyclic:b={args.nb}", "heteroBlockCyclic (tuned)": tuned["layout"]}
+    times = {k: [] for k in layouts}
+    imb = {k: [] for k in layouts}
+    for i in range(args.runs):
+        for name in (list(layouts) if i % 2 == 0 else list(reversed(layouts))):
+            r = run_json(launch + common + ["--layout", layouts[name]], env)
+            times[name].append(r["time_s"])
+            imb[name].append(r.get("imbalance", 1.0))
+    out = {"commit": commit_text(), "load_before": load,
+           "n": args.hetero_n, "reps": args.hetero_reps, "devices": args.hetero_devices,
+           "procs": procs, "tuning": tuned.get("tuning", []), "cases": []}
+    for name in layouts:
+        out["cases"].append({"layout": name, "spec": layouts[name], "time_s": spread(times[name]),
+                             "imbalance": spread(imb[name])})
+        print(f"hetero {name}: {statistics.median(times[name]):.3f} s, imbalance "
+              f"{statistics.median(imb[name]):.3f}", flush=True)
+    return out
 
 
 def write_markdown(r, path):
@@ -102,6 +153,22 @@ def write_markdown(r, path):
                      f"{fmt(c['hit_s'])} | {fmt(c['pdgeqrf_s'])} | {fmt(c['throughput_ratio'])} | "
                      f"{c['hit_gflops']:.2f} | {c['pdgeqrf_gflops']:.2f} | "
                      f"{'met' if ratio >= 1.0 else '**not met**'} |")
+    if "hetero" in r:
+        h = r["hetero"]
+        lines += ["", "### Heterogeneous: heteroBlockCyclic (tuned B_h) against blockCyclic", "",
+                  f"Measured at commit {h['commit']} (load average {h['load_before']:.2f} when it "
+                  f"started). n = {h['n']} (square), {h['procs']} processes (topology `array`), devices "
+                  f"`{h['devices']}` (the emulator only slows devices down, so the host process is "
+                  "the fast side and the emulated accelerators the slow ones); imbalance = max/mean "
+                  "of the per-rank compute times (goal ≤ 1.05), each rank's time the mean of "
+                  f"{h['reps']} timed factorisations after a warm-up, median [min-max] over the runs. "
+                  f"The tuned layout comes from one `--tune --tune-n {h['n']}` run; the table's runs "
+                  "alternate the layouts. Command: `python3 bench/qr/qr_bench.py --hetero`.", "",
+                  "| layout | spec | time s | imbalance | goal |", "|---|---|---|---|---|"]
+        for c in h["cases"]:
+            lines.append(f"| {c['layout']} | `{c['spec']}` | {fmt(c['time_s'])} | "
+                         f"{fmt(c['imbalance'])} | "
+                         f"{'met' if c['imbalance']['median'] <= 1.05 else '**not met**'} |")
     replace_section(path, "qr", "\n".join(lines))
 
 
