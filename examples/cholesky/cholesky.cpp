@@ -424,19 +424,7 @@ int factorise(Environment& env, const Options& o) {
   std::vector<std::string> lines;
   describe_tuning(tuning, fields, lines);
   if (tasks) {
-    const runtime::TransferCounters& x = tasks->transfers();
-    const runtime::MessageCounters& m = tasks->messages();
-    fields["runtime"] = {{"tasks", tasks->tasks()},    {"workers", tasks->workers()},
-                         {"evictions", x.evictions},   {"write_backs", x.write_backs},
-                         {"span_s", tasks->span_s()},  {"busy_s", tasks->busy_s()},
-                         {"messages_sent", m.sent},    {"messages_received", m.received},
-                         {"bytes_sent", m.bytes_sent}, {"bytes_received", m.bytes_received}};
-    // Per place (host workers, then the device on an accelerator): tasks run and busy seconds.
-    nlohmann::json places = nlohmann::json::array();
-    for (const runtime::PlaceReport& p : tasks->places()) {
-      places.push_back({{"tasks", p.tasks}, {"busy_s", p.busy_s}, {"prefetched", p.prefetched}});
-    }
-    fields["runtime"]["places"] = places;
+    fields["runtime"] = app::runtime_json(tasks->tasks(), tasks->messages(), tasks->runner());
   }
   char headline[256];
   std::snprintf(headline, sizeof headline,

@@ -47,6 +47,7 @@ class TaskCholesky {
   std::size_t tasks() const noexcept { return flow_.tasks(); }
   const runtime::MessageCounters& messages() const noexcept { return flow_.counters(); }
   int workers() const noexcept { return runner_.workers(); }
+  const app::TileTaskRunner& runner() const noexcept { return runner_; }
   // The last run's places but the messages', its transfers, span and busy seconds (the runner's).
   const std::vector<runtime::PlaceReport>& places() const noexcept { return runner_.places(); }
   const runtime::TransferCounters& transfers() const noexcept { return runner_.transfers(); }

@@ -10,6 +10,7 @@
 #include <cblas.h>
 #include <fmt/format.h>
 #include <mpi.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -248,6 +249,30 @@ class TileTaskRunner {
   mutable std::mutex rates_mutex_;
   std::vector<std::array<std::vector<double>, 2>> rates_;
 };
+
+// The JSON `runtime` of a program's last run of tile tasks (docs/results.md): this process's tasks
+// (`tasks`: its own, messages not counted) and messages, the runner's workers, span, busy
+// seconds and transfers, and per place (host workers, then the device on an accelerator) the
+// tasks it ran and its busy seconds.
+inline nlohmann::json runtime_json(std::size_t tasks, const runtime::MessageCounters& m,
+                                   const TileTaskRunner& runner) {
+  const runtime::TransferCounters& x = runner.transfers();
+  nlohmann::json places = nlohmann::json::array();
+  for (const runtime::PlaceReport& p : runner.places()) {
+    places.push_back({{"tasks", p.tasks}, {"busy_s", p.busy_s}, {"prefetched", p.prefetched}});
+  }
+  return {{"tasks", tasks},
+          {"workers", runner.workers()},
+          {"evictions", x.evictions},
+          {"write_backs", x.write_backs},
+          {"span_s", runner.span_s()},
+          {"busy_s", runner.busy_s()},
+          {"messages_sent", m.sent},
+          {"messages_received", m.received},
+          {"bytes_sent", m.bytes_sent},
+          {"bytes_received", m.bytes_received},
+          {"places", places}};
+}
 
 // --svg of a run of tile tasks: every process's tasks and messages of `report` on one time axis,
 // written by rank 0. `tasks` names its places (place_names()) and, per task of this process's

@@ -247,8 +247,6 @@ int factorise(Environment& env, const Options& o) {
 
   const double time = harness.median_time();
   const double mm = static_cast<double>(m), n = static_cast<double>(o.n);
-  const runtime::TransferCounters& moved = tasks.runner().transfers();
-  const runtime::MessageCounters& msg = tasks.messages();
   nlohmann::json fields = {{"app", "qr"},
                            {"m", m},
                            {"n", o.n},
@@ -259,21 +257,7 @@ int factorise(Environment& env, const Options& o) {
                            {"topology", {{"name", topo.name()}, {"dims", topo.dims()}}},
                            {"layout", lay.spec()},
                            {"partition", "single"}};
-  fields["runtime"] = {{"tasks", tasks.tasks()},
-                       {"workers", tasks.runner().workers()},
-                       {"evictions", moved.evictions},
-                       {"write_backs", moved.write_backs},
-                       {"span_s", tasks.runner().span_s()},
-                       {"busy_s", tasks.runner().busy_s()},
-                       {"messages_sent", msg.sent},
-                       {"messages_received", msg.received},
-                       {"bytes_sent", msg.bytes_sent},
-                       {"bytes_received", msg.bytes_received}};
-  nlohmann::json places = nlohmann::json::array();
-  for (const runtime::PlaceReport& p : tasks.runner().places()) {
-    places.push_back({{"tasks", p.tasks}, {"busy_s", p.busy_s}, {"prefetched", p.prefetched}});
-  }
-  fields["runtime"]["places"] = places;
+  fields["runtime"] = app::runtime_json(tasks.tasks(), tasks.messages(), tasks.runner());
   std::vector<std::string> lines;
   app::describe_host_share(tuning, fields, lines);  // an empty `tuning` without --tune
   // LAPACK's count for dgeqrf: 2mn² − 2n³/3.
