@@ -24,13 +24,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const ref::GridArgs args = ref::parse_grid_args(argc, argv, size);
-  if (!args.seed_error.empty()) {
-    if (rank == 0) std::fprintf(stderr, "ref-pdgemm: error: %s\n", args.seed_error.c_str());
-    MPI_Finalize();
-    return 2;
-  }
-  if (args.rows * args.cols != size || args.n < 1 || args.nb < 1 || args.reps < 1) {
-    if (rank == 0) std::fprintf(stderr, "ref-pdgemm: needs rows*cols == P, n >= 1, nb >= 1\n");
+  if (!ref::usable(args, rank, size, "ref-pdgemm", false)) {
     MPI_Finalize();
     return 2;
   }

@@ -76,6 +76,21 @@ inline GridArgs parse_grid_args(int argc, char** argv, int size) {
   return a;
 }
 
+// Whether the command line can run on `size` processes: else rank 0 prints one line naming
+// `program` and what is wrong, and the caller exits with status 2 on every rank. `tall`: m may
+// exceed n (a QR); otherwise the matrix is square.
+inline bool usable(const GridArgs& a, int rank, int size, const char* program, bool tall) {
+  std::string problem = a.seed_error;
+  if (problem.empty() && (a.rows * a.cols != size || a.n < 1 || a.nb < 1 || a.reps < 1 ||
+                          (tall ? a.m < a.n : a.m != a.n))) {
+    problem = tall ? "needs rows*cols == P, m >= n >= 1, nb >= 1"
+                   : "needs rows*cols == P, n >= 1, nb >= 1";
+  }
+  if (problem.empty()) return true;
+  if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", program, problem.c_str());
+  return false;
+}
+
 // The BLACS grid of the run and this process's part of an m×n block-cyclic matrix.
 class BlockCyclicMatrix {
  public:

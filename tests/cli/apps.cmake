@@ -371,7 +371,7 @@ add_test(NAME cli.ref-cannon.error.seed_negative
                  "-DEXPECT=--seed '-1' is not a whole number from 0 to 18446744073709551615"
                  -P ${_errcheck})
 set_tests_properties(cli.ref-cannon.error.seed_negative PROPERTIES LABELS "cli;apps" TIMEOUT 60)
-foreach(ref pdgemm pdpotrf)
+foreach(ref pdgemm pdpotrf pdgeqrf)
   if(TARGET ref-${ref})
     add_test(NAME cli.ref-${ref}.error.seed_negative
              COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/ref-${ref} -DMPIEXEC=${MPIEXEC_EXECUTABLE}
@@ -381,6 +381,14 @@ foreach(ref pdgemm pdpotrf)
     set_tests_properties(cli.ref-${ref}.error.seed_negative PROPERTIES LABELS "cli;apps" TIMEOUT 60)
   endif()
 endforeach()
+if(TARGET ref-pdgeqrf)
+  add_test(NAME cli.ref-pdgeqrf.error.fewer_rows
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${HIT_BIN}/ref-pdgeqrf -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+                   -DNP=2 "-DARGS=--m|4|--n|8|--nb|4"
+                   "-DEXPECT=ref-pdgeqrf: error: needs rows\\*cols == P, m >= n >= 1, nb >= 1"
+                   -P ${_errcheck})
+  set_tests_properties(cli.ref-pdgeqrf.error.fewer_rows PROPERTIES LABELS "cli;apps" TIMEOUT 60)
+endif()
 
 # A NaN or an infinity in an input matrix is refused on every rank, naming the file and the first
 # such element (OpenBLAS's potrf took a NaN pivot and hit-cholesky exited 0, writing NaNs with
