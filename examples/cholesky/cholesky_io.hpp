@@ -61,15 +61,7 @@ class Tiling {
 // tiles), on a 2-D square matrix. Also draws the layout (--svg, unless --runtime draws its
 // tasks instead). The same on every rank.
 inline void check_and_draw(Environment& env, const Options& o, const Layout& lay) {
-  for (int p = 0; p < lay.topology().grid_size(); ++p) {
-    for (const Shape& b : lay.blocks(p)) {
-      if (b[0].stride() != 1 || b[1].stride() != 1) {
-        throw Error(ErrorKind::invalid_argument,
-                    "hit-cholesky needs a layout of contiguous blocks; '" + lay.spec() +
-                        "' gives rank " + std::to_string(p) + " the strided block " + b.str());
-      }
-    }
-  }
+  app::require_contiguous_blocks(lay, "hit-cholesky");
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
     if (!o.c_out.empty()) check_output_path(o.c_out, "L (--c-out)");

@@ -311,10 +311,7 @@ void TaskCholesky<T>::call(DeviceKind kind, const KernelContext& ctx, const Step
 
 template <class T>
 double TaskCholesky<T>::flops() const {
-  const runtime::TaskGraph& g = flow_.graph();
-  double f = 0;
-  for (std::size_t t = 0; t < g.size(); ++t) f += g.cost(static_cast<runtime::TaskId>(t));
-  return f;  // messages cost nothing
+  return app::TileTaskRunner::flops(flow_);
 }
 
 template <class T>

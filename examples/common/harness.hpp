@@ -42,6 +42,22 @@ inline Setting given_or(Setting from_environment, const std::string& given,
   return from_environment;
 }
 
+// Error(invalid_argument) on every process unless every block of `lay` is contiguous (unit
+// steps on every axis): the tiles of a tiled factorisation (`program`) are blocks' sub-boxes, and
+// a cyclic layout's strided blocks are not tiles.
+inline void require_contiguous_blocks(const Layout& lay, const std::string& program) {
+  for (int p = 0; p < lay.topology().grid_size(); ++p) {
+    for (const Shape& b : lay.blocks(p)) {
+      for (int k = 0; k < b.rank(); ++k) {
+        if (b[k].stride() == 1) continue;
+        throw Error(ErrorKind::invalid_argument,
+                    program + " needs a layout of contiguous blocks; '" + lay.spec() +
+                        "' gives rank " + std::to_string(p) + " the strided block " + b.str());
+      }
+    }
+  }
+}
+
 // The flags every example has (the command line hit-cannon and hit-jacobi share).
 struct RunOptions {
   std::string type = "double";

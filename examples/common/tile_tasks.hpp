@@ -94,6 +94,15 @@ class TileTaskRunner {
     return *b;
   }
 
+  // The flops of this process's tasks in the flow (each task's cost is its kernel's flops;
+  // messages cost nothing).
+  static double flops(const runtime::ProcessFlow& flow) {
+    const runtime::TaskGraph& g = flow.graph();
+    double f = 0;
+    for (std::size_t t = 0; t < g.size(); ++t) f += g.cost(static_cast<runtime::TaskId>(t));
+    return f;
+  }
+
   // The device's free bytes, or Error(out_of_memory) when this process's largest task does not
   // fit.
   std::uint64_t device_room(const runtime::ProcessFlow& flow) const {

@@ -51,15 +51,7 @@ void check_options(Environment& env, const Options& o) {
 // The tiles of a layout of contiguous blocks only (a cyclic layout's strided blocks are not
 // tiles); the output names writable. The same on every rank.
 void check_layout_and_outputs(Environment& env, const Options& o, const Layout& lay) {
-  for (int p = 0; p < lay.topology().grid_size(); ++p) {
-    for (const Shape& b : lay.blocks(p)) {
-      if (b[0].stride() != 1 || b[1].stride() != 1) {
-        throw Error(ErrorKind::invalid_argument,
-                    "hit-qr needs a layout of contiguous blocks; '" + lay.spec() + "' gives rank " +
-                        std::to_string(p) + " the strided block " + b.str());
-      }
-    }
-  }
+  app::require_contiguous_blocks(lay, "hit-qr");
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
     if (!o.r_out.empty()) check_output_path(o.r_out, "R (--r-out)");

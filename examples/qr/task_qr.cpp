@@ -187,21 +187,21 @@ TaskQr<T>::TaskQr(const QrTiling& tiling, std::vector<Tile<T>>& blocks, std::vec
       has_rhs_(rhs != nullptr),
       tiny_(tiny),
       runner_(device, kinds, "hit-qr"),
+      owner_(owners()),
       tiles_(own_tiles(tiling, blocks, lay, tiling.columns() + 1)),
       factors_(static_cast<std::size_t>(tiling.rows()) *
                static_cast<std::size_t>(tiling.columns())),
       rhs_(rhs),
-      flow_(comm_, owners(), rows_with_factors()) {
+      flow_(comm_, owner_, rows_with_factors()) {
   submit_factorisation();
 }
 
 template <class T>
 std::vector<runtime::HostRows> TaskQr<T>::rows_with_factors() {
   const int rank = lay_.local().rank;
-  const std::vector<int> o = owners();
   for (int i = 0; i < tiling_.rows(); ++i) {
     for (int k = 0; k <= std::min(i, tiling_.columns() - 1); ++k) {
-      if (o[static_cast<std::size_t>(t_id(i, k))] != rank) continue;
+      if (owner_[static_cast<std::size_t>(t_id(i, k))] != rank) continue;
       const index_t n = tiling_.width(k);
       factors_[static_cast<std::size_t>(t_id(i, k) - t_id(0, 0))].assign(
           static_cast<std::size_t>(n * inner_block(n)), T(0));
@@ -436,14 +436,13 @@ app::TileTaskBodies TaskQr<T>::bodies(const runtime::ProcessFlow& flow,
 template <class T>
 void TaskQr<T>::form_q(std::vector<Tile<T>>& q_blocks) {
   const int mt = tiling_.rows(), nt = tiling_.columns();
-  const std::vector<int> o = owners();
   std::vector<Tile<T>> q = own_tiles(tiling_, q_blocks, lay_, nt);
   // Q = Q_first ... Q_last applied to the first n columns of the identity: the block reflectors
   // backwards; columns left of tile column k are still the identity's there, and stay so.
   for (Tile<T>& t : q) {
     t.for_each([](const Index& i, T& v) { v = i[0] == i[1] ? T(1) : T(0); });
   }
-  runtime::ProcessFlow flow(comm_, o, rows(&q));
+  runtime::ProcessFlow flow(comm_, owner_, rows(&q));
   std::vector<Step> steps;
   for (int k = nt - 1; k >= 0; --k) {
     for (int i = mt - 1; i > k; --i) {
@@ -456,10 +455,7 @@ void TaskQr<T>::form_q(std::vector<Tile<T>>& q_blocks) {
 
 template <class T>
 double TaskQr<T>::flops() const {
-  const runtime::TaskGraph& g = flow_.graph();
-  double f = 0;
-  for (std::size_t t = 0; t < g.size(); ++t) f += g.cost(static_cast<runtime::TaskId>(t));
-  return f;  // messages cost nothing
+  return app::TileTaskRunner::flops(flow_);
 }
 
 template <class T>

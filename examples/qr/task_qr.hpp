@@ -88,6 +88,7 @@ class TaskQr {
   runtime::TileId t_id(int i, int k) const;
   runtime::TileId q_id(int i, int j) const;
   Shape shape_of(runtime::TileId g) const;
+  // Per runtime tile (A's, b's, T's, Q's), the process that holds it.
   std::vector<int> owners() const;
   // Every tile's rows: this process's where they are (Q's from `q`, none without), the others'
   // sizes only.
@@ -119,6 +120,7 @@ class TaskQr {
   bool has_rhs_;
   T tiny_;
   app::TileTaskRunner runner_;
+  std::vector<int> owner_;               // owners(), at each runtime tile
   std::vector<Tile<T>> tiles_;           // A's, at a_id; null: another's
   std::vector<std::vector<T>> factors_;  // T tiles, at t_id - t_id(0, 0); empty: another's
   std::vector<Tile<T>>* rhs_;

@@ -206,12 +206,9 @@ ProgramTrace run_dry(Environment& env, int argc, char** argv, const ProgramBody&
     // The exit status of a run whose kernels did not run (a --check that finds them wrong) says
     // nothing of the layout.
     (void)body(env, argc, args.data());
-  } catch (const Error& e) {
-    // The others stop waiting for this process in the program's collectives.
-    if (!e.everywhere()) env.announce_failure(e.kind(), e.what());
-    throw;
   } catch (const std::exception& e) {
-    env.announce_failure(ErrorKind::internal, e.what());
+    // The others stop waiting for this process in the program's collectives.
+    env.announce_failure(e);
     throw;
   }
   return trace;

@@ -259,6 +259,12 @@ void Environment::keep_until_finalize(std::shared_ptr<const void> memory) {
   if (memory) abandoned_.push_back(std::move(memory));
 }
 
+void Environment::announce_failure(const std::exception& e) noexcept {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  if (error != nullptr && error->everywhere()) return;
+  announce_failure(error != nullptr ? error->kind() : ErrorKind::internal, e.what());
+}
+
 void Environment::announce_failure(ErrorKind kind, const std::string& message) noexcept {
   if (announced_ || size_ == 1 || notices_ == MPI_COMM_NULL) return;
   announced_ = true;

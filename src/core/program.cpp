@@ -44,10 +44,7 @@ int run_program(int argc, char** argv, std::string_view program, const ProgramBo
     // The failure of this process, or the one another process announced: printed once, by
     // rank 0 (which learns of a failure elsewhere from its announcement).
     const auto fail = [&](const std::exception& e, bool internal) {
-      const auto* error = dynamic_cast<const Error*>(&e);
-      if (error == nullptr || !error->everywhere()) {
-        env.announce_failure(error != nullptr ? error->kind() : ErrorKind::internal, e.what());
-      }
+      env.announce_failure(e);
       if (env.rank() == 0) {
         std::fprintf(stderr, "%.*s: %serror: %s\n", static_cast<int>(program.size()),
                      program.data(), internal ? "internal " : "", e.what());

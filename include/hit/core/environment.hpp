@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -74,6 +75,9 @@ class Environment {
   // announced ("rank r: message"), and returns when none arrived. The library's waits
   // (hit::wait_all) call it while they wait.
   void announce_failure(ErrorKind kind, const std::string& message) noexcept;
+  // This process's failure `e`, announced unless it is an Error every process raises alike
+  // (Error::everywhere()): any other exception as an internal error.
+  void announce_failure(const std::exception& e) noexcept;
   void check_announcements();
   // Whether an announcement is waiting (it is not taken).
   bool announcement_pending();
