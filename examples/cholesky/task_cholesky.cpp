@@ -106,10 +106,11 @@ void column_runs(const std::vector<int>& owners, int from, int col, int count, R
 // of any, and the longest run whose gemm (the run's panel and updated tiles, and the column's
 // tile) fits a quarter of the smallest device's free memory, so that a device place still holds
 // several tasks' tiles at once (host processes impose none).
-RunLimits run_limits(const Tiling& tiling, std::size_t element_bytes, Device& device, int workers) {
-  int most[2] = {std::max(workers, 1), std::numeric_limits<int>::max()};
-  if (device.kind() != DeviceKind::cpu) {
-    const std::uint64_t free = device.capacity() - std::min(device.used(), device.capacity());
+RunLimits run_limits(const Tiling& tiling, std::size_t element_bytes,
+                     const app::TileTaskRunner& runner) {
+  int most[2] = {std::max(runner.workers(), 1), std::numeric_limits<int>::max()};
+  if (runner.device().kind() != DeviceKind::cpu) {
+    const std::uint64_t free = runner.device_budget();
     const auto side = static_cast<std::uint64_t>(tiling.max_width());
     const std::uint64_t tile = std::max<std::uint64_t>(side * side * element_bytes, 1);
     const std::uint64_t tiles = free / 4 / tile;  // 2 c + 1 of them for a run of c
@@ -136,12 +137,12 @@ TaskCholesky<T>::TaskCholesky(const Tiling& tiling, std::vector<Tile<T>>& blocks
     : tiling_(tiling),
       device_(device),
       comm_(env.comm()),
-      runner_(device, 4, "--runtime"),
+      runner_(env, 4, "--runtime"),
       tiles_(own_tiles(tiling, blocks, tile_owners(tiling, lay), lay)),
       flow_(comm_, tile_owners(tiling, lay), tile_rows(tiling, tiles_)) {
   // The right-looking order; the runtime reorders by the tiles' hazards and the critical path.
   const std::vector<int> owners = tile_owners(tiling, lay);
-  const RunLimits limits = run_limits(tiling, sizeof(T), device, runner_.workers());
+  const RunLimits limits = run_limits(tiling, sizeof(T), runner_);
   const int t = tiling.count();
   for (int k = 0; k < t; ++k) {
     submit({Kind::potrf, k, k, k});

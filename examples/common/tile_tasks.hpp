@@ -33,6 +33,7 @@
 #include "hit/runtime/process_flow.hpp"
 #include "hit/runtime/tile_directory.hpp"
 #include "hit/runtime/timeline_svg.hpp"
+#include "hit/topology/physical_topology.hpp"
 
 namespace hit::app {
 
@@ -57,14 +58,15 @@ struct TileTaskBodies {
 
 class TileTaskRunner {
  public:
-  // `kinds` kinds of kernel, each timed apart on the host and on the device; `context` begins
-  // the errors (the program, or the option that asked for tasks).
-  TileTaskRunner(Device& device, int kinds, std::string context)
-      : device_(device),
+  // `kinds` kinds of kernel, each timed apart on the host and on the device (env's); `context`
+  // begins the errors (the program, or the option that asked for tasks).
+  TileTaskRunner(Environment& env, int kinds, std::string context)
+      : device_(hit::device(env)),
         context_(std::move(context)),
-        host_workers_(device.kind() == DeviceKind::cpu ? std::max(device.cores(), 1)
-                                                       : std::max(device.cores() - 1, 0)),
-        workers_(host_workers_ + (device.kind() == DeviceKind::cpu ? 0 : 1)),
+        sharers_(PhysicalTopology::of(env).mine().sharing),
+        host_workers_(device_.kind() == DeviceKind::cpu ? std::max(device_.cores(), 1)
+                                                        : std::max(device_.cores() - 1, 0)),
+        workers_(host_workers_ + (device_.kind() == DeviceKind::cpu ? 0 : 1)),
         rates_(static_cast<std::size_t>(kinds)) {}
 
   int workers() const noexcept { return workers_; }
@@ -103,21 +105,32 @@ class TileTaskRunner {
     return f;
   }
 
-  // The device's free bytes, or Error(out_of_memory) when this process's largest task does not
-  // fit.
+  // The device memory this process's tiles may take: what is free, and no more than its part of
+  // the device when several processes share it (each plans its tiles alone, at the same time as
+  // the others: with the whole device each, they would overcommit it together).
+  std::uint64_t device_budget() const {
+    const std::uint64_t free = device_.capacity() - std::min(device_.used(), device_.capacity());
+    return std::min(free, device_.capacity() / static_cast<std::uint64_t>(std::max(sharers_, 1)));
+  }
+
+  // The device's budget, or Error(out_of_memory) when this process's largest task does not fit
+  // in it.
   std::uint64_t device_room(const runtime::ProcessFlow& flow) const {
     // Every tile valid on the host (the input), none on the device: a fresh directory per run.
-    const std::uint64_t free = device_.capacity() - std::min(device_.used(), device_.capacity());
+    const std::uint64_t free = device_budget();
     std::uint64_t largest = 0;
     for (std::size_t t = 0; t < flow.graph().size(); ++t) {
       largest = std::max(largest, task_bytes(flow, static_cast<runtime::TaskId>(t)));
     }
     if (largest > free) {
       throw Error(ErrorKind::out_of_memory,
-                  fmt::format("{}: a task's tiles ({}) do not fit in the {} free on {}; use "
+                  fmt::format("{}: a task's tiles ({}) do not fit in the {} free on {}{}; use "
                               "smaller tiles (--b) or a device with more memory",
                               context_, human_bytes(static_cast<double>(largest)),
-                              human_bytes(static_cast<double>(free)), device_.label()));
+                              human_bytes(static_cast<double>(free)), device_.label(),
+                              sharers_ > 1 ? fmt::format(" for each of the {} processes sharing it",
+                                                         sharers_)
+                                           : std::string()));
     }
     return free;
   }
@@ -147,7 +160,9 @@ class TileTaskRunner {
       }
       failure = flow.failure();
     } catch (...) {
-      failure = std::current_exception();
+      // The flow's own failure first: what followed it (a write-back of a tile whose copy failed)
+      // is its consequence.
+      failure = flow.failure() ? flow.failure() : std::current_exception();
     }
     agree(comm, failure);
     span_s_ = r.seconds;
@@ -248,6 +263,7 @@ class TileTaskRunner {
 
   Device& device_;
   std::string context_;
+  int sharers_;  // processes bound to the device, this one included
   int host_workers_;
   int workers_;
   runtime::TransferCounters transfers_;

@@ -186,7 +186,7 @@ TaskQr<T>::TaskQr(const QrTiling& tiling, std::vector<Tile<T>>& blocks, std::vec
       lay_(lay),
       has_rhs_(rhs != nullptr),
       tiny_(tiny),
-      runner_(device, kinds, "hit-qr"),
+      runner_(env, kinds, "hit-qr"),
       owner_(owners()),
       tiles_(own_tiles(tiling, blocks, lay, tiling.columns() + 1)),
       factors_(static_cast<std::size_t>(tiling.rows()) *

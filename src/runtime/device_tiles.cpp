@@ -51,19 +51,48 @@ void* DeviceTiles::existing(TileId t) {
   return c.device;
 }
 
-void* DeviceTiles::data(TileId t) {
+void DeviceTiles::free_dropped() {
   std::vector<std::pair<void*, std::size_t>> freed;
+  std::size_t bytes = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    freed.swap(dropped_);
+    for (const auto& f : freed) bytes += f.second;
+    freeing_bytes_ += bytes;
+  }
+  // Outside the lock: freeing waits for the device's streams.
+  for (const auto& [p, n] : freed) device_.deallocate(p, n);
+  if (bytes == 0) return;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    freeing_bytes_ -= bytes;
+  }
+  freed_.notify_all();
+}
+
+void* DeviceTiles::data(TileId t) {
   std::size_t bytes = 0;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     Copy& c = copy(t);
     if (c.device) return c.device;
     bytes = c.host.bytes();
-    freed.swap(dropped_);
   }
-  // Outside the lock: freeing waits for the device's streams.
-  for (const auto& [p, n] : freed) device_.deallocate(p, n);
-  void* p = device_.allocate(bytes);
+  void* p = nullptr;
+  while (p == nullptr) {
+    free_dropped();
+    try {
+      p = device_.allocate(bytes);
+    } catch (const Error& e) {
+      // The directory counted as free the copies that another worker is freeing now (each free
+      // waits for the kernel running on the device): wait for them and try again. Nothing
+      // being freed: the device is full of what others hold, and that is the error.
+      if (e.kind() != ErrorKind::out_of_memory) throw;
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (freeing_bytes_ == 0 && dropped_.empty()) throw;
+      freed_.wait(lock, [&] { return freeing_bytes_ == 0; });
+    }
+  }
   const std::lock_guard<std::mutex> lock(mutex_);
   copy(t).device = p;
   return p;

@@ -312,8 +312,16 @@ ExecutionReport ProcessFlow::run(std::span<const Place> places, int compute_plac
     return (*user_cost)(t, place);
   };
   if (user_cost) options.cost = &cost;
+  const auto fail = [this] {
+    const std::lock_guard<std::mutex> lock(failure_mutex_);
+    if (!failure_) failure_ = std::current_exception();
+    failed_.store(true);
+  };
+  failed_.store(false);
+  // Once a step of this process has failed, its run is lost: its own tasks are skipped and
+  // poison what they write (its peers learn of it from the messages) rather than computed.
   const TaskBody guarded = [&](TaskId t, int place) {
-    if (poisoned_inputs(t)) {
+    if (failed_.load() || poisoned_inputs(t)) {
       poison_outputs(t);
       return;
     }
@@ -321,10 +329,21 @@ ExecutionReport ProcessFlow::run(std::span<const Place> places, int compute_plac
       body(t, place);
     } catch (...) {
       poison_outputs(t);
-      const std::lock_guard<std::mutex> lock(failure_mutex_);
-      if (!failure_) failure_ = std::current_exception();
+      fail();
     }
   };
+  // A copy that fails (a device out of memory that another process filled) fails the run the same
+  // way; thrown to the executor, it would stop this process's graph and its peers would wait for
+  // its messages forever.
+  const TileMover* user_move = options.move;
+  const TileMover move = [&](const Transfer& x) {
+    try {
+      (*user_move)(x);
+    } catch (...) {
+      fail();
+    }
+  };
+  if (user_move) options.move = &move;
   const Messages messages{.place = message_place_,
                           .start = [this](TaskId t) { start(t); },
                           .poll = [this](std::vector<TaskId>& ended) { poll(ended); }};

@@ -96,6 +96,9 @@ endforeach()
 hit_cholesky_check(runtime_emulated_devices 4 --n 200 --b 40 --runtime
                    --devices "emu:0(slowdown=2),cpu,emu:1,cpu")
 hit_cholesky_check(runtime_shared_device 3 --n 256 --b 32 --runtime --devices "cpu,emu:0*2")
+# A device too small for the matrix, shared by 4 processes: each keeps its tiles to its part of it.
+hit_cholesky_check(runtime_small_shared_device 4 --n 600 --b 50 --runtime
+                   --devices "emu:0(mem=2MiB)*4")
 hit_cholesky_check(runtime_hetero 4 --n 333 --type float --topology array --runtime
                    --layout "heteroBlockCyclic:B=64,b=8,bh=40" --devices "${_hetero_devices}")
 hit_cholesky_check(runtime_row_cyclic 3 --n 150 --b 20 --topology array --runtime)

@@ -28,6 +28,12 @@ hit_qr_check(row_cyclic 3 --m 200 --n 120 --b 20 --topology array)
 hit_qr_check(emulated_devices 4 --m 400 --n 100 --b 32
              --devices "emu:0(slowdown=2),cpu,emu:1,cpu")
 hit_qr_check(shared_device 3 --n 200 --b 40 --devices "emu:0*3")
+# A device too small for the matrix, shared by 2 and 4 processes: each keeps its tiles to its part
+# of the device (all planning for the whole of it overcommitted it); and beside a host core, where
+# a copy in must wait for the copies another worker is freeing.
+hit_qr_check(small_shared_device 2 --n 600 --b 50 --devices "emu:0(mem=2MiB)*2")
+hit_qr_check(small_shared_device 4 --n 600 --b 50 --devices "emu:0(mem=2MiB)*4")
+hit_qr_check(small_device_and_cores 1 --n 1200 --b 100 --devices "emu:0(mem=2MiB,cores=2)")
 hit_qr_check(device_and_cores 1 --m 300 --n 160 --b 32 --devices "emu:0(cores=2)")
 foreach(np 2 3)
   math(EXPR accelerators "${np} - 1")

@@ -4,7 +4,8 @@
 // process receives each version of another's tile that its tasks read exactly once; tasks that
 // write tiles of several processes run on one and send the others' tiles back; a failing
 // task poisons its readers on other processes, which skip their bodies, and only its own
-// process reports the failure.
+// process reports the failure; a tile copy that fails fails its process's run alike, without
+// stopping the others.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -176,6 +177,51 @@ TEST(ProcessFlow, AFailingTaskPoisonsItsReadersAndOnlyItsProcessReportsIt) {
     ADD_FAILURE() << "agree did not throw";
   } catch (const hit::Error& e) {
     EXPECT_NE(std::string(e.what()).find("the first task failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProcessFlow, ACopyThatFailsFailsItsProcessAndTheOthersStillFinish) {
+  const int size = env().size();
+  const int me = env().rank();
+  const int failing = size - 1;
+  // The chain of the test above on a device memory (a tile directory with one device); on the
+  // last process every copy to the device fails, as an allocation on a device that others
+  // filled does. Thrown to the executor, it would stop that process's graph and leave the others
+  // waiting for its messages.
+  std::vector<int> owner;
+  std::vector<std::vector<double>> storage(static_cast<std::size_t>(size));
+  std::vector<HostRows> rows;
+  for (int p = 0; p < size; ++p) {
+    owner.push_back(p);
+    storage[p].assign(tile_doubles, 1.0);
+    rows.push_back({p == me ? storage[p].data() : nullptr, 1, tile_doubles * sizeof(double),
+                    tile_doubles * sizeof(double)});
+  }
+  ProcessFlow flow(env().comm(), owner, rows);
+  flow.add({{0, Access::read_write}});
+  for (int p = 1; p < size; ++p) flow.add({{p - 1, Access::read}, {p, Access::read_write}});
+  hit::runtime::TileDirectory directory({std::size_t{1} << 20});
+  for (std::size_t i = 0; i < flow.local_tiles(); ++i) {
+    directory.add(flow.host_rows(static_cast<TileId>(i)).bytes());
+  }
+  std::atomic<int> copies{0};
+  const hit::runtime::TileMover move = [&](const hit::runtime::Transfer& x) {
+    if (x.kind != hit::runtime::TransferKind::copy || x.to == hit::runtime::host_memory) return;
+    ++copies;
+    if (me == failing) throw hit::Error(hit::ErrorKind::out_of_memory, "the copy in failed");
+  };
+  std::atomic<int> ran{0};
+  const std::vector<hit::runtime::Place> places = {{1, 1}};
+  flow.run(places, 0, [&](TaskId, int) { ++ran; }, {.directory = &directory, .move = &move});
+  EXPECT_GT(copies.load(), 0);
+  // The failing process ran no body; the others, upstream of it, ran theirs.
+  EXPECT_EQ(ran.load(), me == failing ? 0 : 1);
+  EXPECT_EQ(static_cast<bool>(flow.failure()), me == failing);
+  try {
+    hit::agree(env().comm(), flow.failure());
+    ADD_FAILURE() << "agree did not throw";
+  } catch (const hit::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the copy in failed"), std::string::npos) << e.what();
   }
 }
 

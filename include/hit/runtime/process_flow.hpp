@@ -14,10 +14,13 @@
 // A task that fails does not stop its process, whose peers wait for its messages: the tiles it
 // writes are poisoned, a task that reads a poisoned tile is skipped and poisons what it writes,
 // and messages carry the poison on. After the run, failure() holds this process's first failure
-// (never a consequence of another's), for agree().
+// (never a consequence of another's), for agree(). A tile copy that fails (ExecuteOptions::move)
+// fails the process's run alike, and once its run has failed, a process skips its own tasks left
+// (each poisons what it writes) and only serves its messages.
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -82,8 +85,8 @@ class ProcessFlow {
   // calling thread): each own task t at `compute_place` (a place, or any_place with
   // options.cost), body(t, place) with local ids. `options.cost`, if given, is asked only for
   // own tasks; `options.messages` and `options.priority` are the flow's (the whole graph's bottom
-  // levels). A body that throws poisons (above) instead of stopping the run. Collective in
-  // effect: every process of the communicator runs its share.
+  // levels). A body or a copy that throws poisons (above) instead of stopping the run. Collective
+  // in effect: every process of the communicator runs its share.
   ExecutionReport run(std::span<const Place> places, int compute_place, const TaskBody& body,
                       ExecuteOptions options = {});
   // After run(): this process's first failure (null when none), and what it moved.
@@ -148,6 +151,7 @@ class ProcessFlow {
   std::vector<InFlight> in_flight_;
   std::mutex failure_mutex_;
   std::exception_ptr failure_;
+  std::atomic<bool> failed_{false};  // failure_ is set: the own tasks left are skipped
   MessageCounters counters_;
   int message_place_ = -1;
 };
