@@ -89,3 +89,12 @@ set_tests_properties(cli.summa.hierarchical_env.np4 PROPERTIES
   PASS_REGULAR_EXPRESSION "C hierarchical:nodes=\\(weighted:w=1,3\\),devices=\\(columns2d:w=1,3\\)(.|\n)*check: passed")
 hit_summa_error(hierarchical_malformed 4 "unbalanced parentheses"
                 "--n|16|--layout|hierarchical:nodes=(columns2d")
+# The README's demo (scripts/demo.sh) at a small size on the programs built: both runs check, and
+# its last line is the speed-up of columns2d over blocks, from the runs' own times.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli.summa.demo
+           COMMAND ${Python3_EXECUTABLE} ${_summa_appdir}/demo_check.py
+                   ${PROJECT_SOURCE_DIR}/scripts/demo.sh ${HIT_BIN})
+  set_tests_properties(cli.summa.demo PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "demo: ok")
+endif()
