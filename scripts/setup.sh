@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev   # tests
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libscalapack-mpich-dev      # ScaLAPACK's PDGEMM, the reference of hit-summa's benchmark
+  libhdf5-mpich-dev hdf5-tools  # parallel HDF5 on MPICH (FILE.h5:/dataset); h5dump for the tests
 )
 missing=()
 for p in "${packages[@]}"; do

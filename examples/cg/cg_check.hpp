@@ -82,7 +82,7 @@ void require_positive_diagonal(Environment& env, const CsrRows<T>& block, const 
 inline void check_outputs(Environment& env, const Options& o) {
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
-    if (!o.x_out.empty()) check_output_path(o.x_out, "solution (--x-out)");
+    if (!o.x_out.empty()) check_output_array(o.x_out, "solution (--x-out)");
     if (!o.run.svg.empty()) check_output_path(o.run.svg, "picture (--svg)");
   });
 }
@@ -149,7 +149,7 @@ app::CheckResult check_solution(Environment& env, const Options& o, const CsrRow
       b.push_back(s);
     }
   } else {
-    const std::vector<T> raw = read_raw_vector<T>(o.rhs, n, env.comm());
+    const std::vector<T> raw = read_vector<T>(o.rhs, n, env.comm());
     b.assign(raw.begin(), raw.end());
   }
   double sums[2] = {0, 0};  // ||b - A x||^2, ||b||^2

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
     o.input.add_to(cli, "--matrix",
                    "the matrix as a Matrix Market file (coordinate, real or "
                    "integer, general or symmetric)");
-    cli.add_option("--rhs", o.rhs, "b as a raw file of N values of --type (default b = A·1)");
+    cli.add_option("--rhs", o.rhs,
+                   "b as a raw file or FILE.h5:/dataset of N values of --type (default b = A·1)");
     cli.add_option("--tol", o.tol,
                    "relative residual ||b - A x|| / ||b|| to reach (default 1e-8 for double, "
                    "1e-4 for float)")
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
     cli.add_option("--layout", layout,
                    "sparse layout of the rows: rows[:by=nonzeros][,w=...], metis[:w=...|"
                    "models=...] (else HIT_LAYOUT_MATRIX, else rows)");
-    cli.add_option("--x-out", o.x_out, "write the solution x as a raw file");
+    cli.add_option("--x-out", o.x_out, "write the solution x as a raw file or FILE.h5:/dataset");
     cli.add_option("--balance", o.balance,
                    "move rows between processes while iterating: off, cpm (shares in proportion "
                    "to the measured speeds) or fpm (partial functional models)")

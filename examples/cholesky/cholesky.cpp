@@ -407,7 +407,7 @@ int factorise(Environment& env, const Options& o) {
   }
   clear_upper(f.blocks());
   harness.set_work(tasks ? tasks->flops() : f.flops());
-  if (!o.c_out.empty()) write_raw(o.c_out, lay.shape(), f.blocks(), env.comm());
+  if (!o.c_out.empty()) hit::write(o.c_out, lay.shape(), f.blocks(), env.comm());
   const app::CheckResult check = o.run.check ? verify(env, o, lay, f.blocks()) : app::CheckResult{};
   const double time = harness.median_time();
   const double n = static_cast<double>(o.n);

@@ -64,7 +64,7 @@ inline void check_and_draw(Environment& env, const Options& o, const Layout& lay
   app::require_contiguous_blocks(lay, "hit-cholesky");
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
-    if (!o.c_out.empty()) check_output_path(o.c_out, "L (--c-out)");
+    if (!o.c_out.empty()) check_output_array(o.c_out, "L (--c-out)");
     if (!o.run.svg.empty() && o.runtime) check_output_path(o.run.svg, "the timeline (--svg)");
     if (!o.run.svg.empty() && !o.runtime)
       write_file_atomically(o.run.svg, layout_svg(lay, "A (" + lay.spec() + ")"));
@@ -84,7 +84,7 @@ template <class T>
 void load_input(Environment& env, const Options& o, const Shape& whole,
                 std::vector<Tile<T>>& tiles) {
   if (!o.a_file.empty()) {
-    read_raw(o.a_file, whole, tiles, env.comm());
+    hit::read(o.a_file, whole, tiles, env.comm());
     // LAPACK's potrf takes a NaN pivot as positive: a NaN would be factorised, and written.
     check_finite(o.a_file, whole, tiles, env.comm(), "A (--a)");
     return;
@@ -108,7 +108,7 @@ app::CheckResult verify(Environment& env, const Options& o, const Layout& lay,
   Tile<T> a = root ? Tile<T>(whole) : Tile<T>();
   gather(lay, factor, 0, l).run();
   if (!o.a_file.empty()) {
-    read_raw(o.a_file, whole, a, env.comm());
+    hit::read(o.a_file, whole, a, env.comm());
   } else if (root) {
     a.for_each([&](const Index& i, T& v) { v = generated<T>(o.run.seed, i[0], i[1], o.n); });
   }

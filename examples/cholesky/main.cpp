@@ -44,9 +44,11 @@ int main(int argc, char** argv) {
                  "the last timed run on each worker)",
                  "A");
     cli.add_option("--a", o.a_file,
-                   "read A from this raw file (row-major n x n; its lower triangle is used)")
+                   "read A from this raw file or FILE.h5:/dataset (row-major n x n; its lower "
+                   "triangle is used)")
         ->check(hit::cli::file_name());
-    cli.add_option("--c-out", o.c_out, "write L (zeros above the diagonal) to this raw file")
+    cli.add_option("--c-out", o.c_out,
+                   "write L (zeros above the diagonal) to this raw file or FILE.h5:/dataset")
         ->check(hit::cli::file_name());
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-cholesky")) return 0;
     o.lookahead = !no_lookahead;

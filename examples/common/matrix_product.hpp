@@ -55,10 +55,13 @@ class ProductFlags {
     cli.add_option("--layout-c", layouts_[2], "layout spec of C (else HIT_LAYOUT_C, else blocks)");
     o.run.add_to(cli, "verify against a serial product",
                  "draw the layouts of A, B and C to this SVG file", "C");
-    cli.add_option("--a", o.a_file, "read A from this raw file (row-major, no header)")
+    cli.add_option("--a", o.a_file,
+                   "read A from this raw file or FILE.h5:/dataset (row-major, no header)")
         ->check(hit::cli::file_name());
-    cli.add_option("--b", o.b_file, "read B from this raw file")->check(hit::cli::file_name());
-    cli.add_option("--c-out", o.c_out, "write C to this raw file")->check(hit::cli::file_name());
+    cli.add_option("--b", o.b_file, "read B from this raw file or FILE.h5:/dataset")
+        ->check(hit::cli::file_name());
+    cli.add_option("--c-out", o.c_out, "write C to this raw file or FILE.h5:/dataset")
+        ->check(hit::cli::file_name());
   }
   // After parsing: each layout resolved (--layout-<x>, else --layout, else HIT_LAYOUT_<X>, else
   // the program's), m and k defaulting to n, the run flags applied, and the output file checked
@@ -76,7 +79,7 @@ class ProductFlags {
     if (o.k < 0) o.k = o.n;
     o.run.apply(env, "c");
     collectively(env.comm(), [&] {
-      if (env.rank() == 0 && !o.c_out.empty()) check_output_path(o.c_out, "C (--c-out)");
+      if (env.rank() == 0 && !o.c_out.empty()) check_output_array(o.c_out, "C (--c-out)");
     });
   }
 
@@ -109,7 +112,7 @@ template <class T>
 void load_matrix(Environment& env, const std::string& file, const Shape& whole, Tile<T>& tile,
                  std::uint64_t seed, std::string_view what) {
   if (!file.empty()) {
-    read_raw(file, whole, tile, env.comm());
+    hit::read(file, whole, tile, env.comm());
     check_finite(file, whole, tile, env.comm(), what);
   } else {
     fill_generated(tile, seed);
@@ -193,7 +196,7 @@ template <class T>
 int finish_product(Environment& env, const ProductOptions& o, Harness& harness, const Layout& la,
                    const Layout& lb, const Layout& lc, const Partition& part, Tile<T>& c,
                    nlohmann::json fields, const std::string& headline) {
-  if (!o.c_out.empty()) write_raw(o.c_out, lc.shape(), c, env.comm());
+  if (!o.c_out.empty()) hit::write(o.c_out, lc.shape(), c, env.comm());
   const CheckResult check =
       o.run.check ? verify_product(env, {o.n, o.m, o.k, o.a_file, o.b_file, o.run.seed}, lc, c)
                   : CheckResult{};

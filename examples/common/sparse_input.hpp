@@ -81,7 +81,7 @@ template <class T>
 std::vector<T> read_vector_for(Environment& env, const std::string& path, index_t n,
                                std::span<const index_t> names,
                                std::span<const std::int32_t> owners) {
-  const std::vector<T> block = read_raw_vector<T>(path, n, env.comm());
+  const std::vector<T> block = read_vector<T>(path, n, env.comm());
   const std::vector<index_t> mine = block_names(env, n);
   return redistribute_values<T>(mine, block, owners, names, env.comm());
 }
@@ -94,7 +94,7 @@ void write_vector_from(Environment& env, const std::string& path, index_t n,
   const std::vector<std::int32_t> owners = block_owners(env, n);
   const std::vector<index_t> mine = block_names(env, n);
   const std::vector<T> block = redistribute_values<T>(names, values, owners, mine, env.comm());
-  write_raw_vector<T>(path, n, block, env.comm());
+  write_vector<T>(path, n, block, env.comm());
 }
 
 // Refuses a matrix that is not square, on every process alike: `user` says who needs it to be

@@ -22,7 +22,7 @@ namespace hit::heat {
 inline void check_outputs(Environment& env, const Options& o) {
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
-    if (!o.out.empty()) check_output_path(o.out, "values (--out)");
+    if (!o.out.empty()) check_output_array(o.out, "values (--out)");
     if (!o.run.svg.empty()) check_output_path(o.run.svg, "picture (--svg)");
   });
 }

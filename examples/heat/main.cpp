@@ -17,13 +17,14 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(hit::cli::count(0, std::numeric_limits<int>::max()));
     cli.add_option("--init", o.init,
-                   "initial values, a raw file of one --type value per vertex (default: 10 "
+                   "initial values, a raw file or FILE.h5:/dataset of one --type value per vertex "
+                   "(default: 10 "
                    "vertices, one in each tenth of the vertex range, at 100, the others 0)");
     std::string layout;
     cli.add_option("--layout", layout,
                    "sparse layout of the vertices: metis[:w=...], rows[:by=nonzeros] (else "
                    "HIT_LAYOUT_GRAPH, else metis)");
-    cli.add_option("--out", o.out, "write the final values as a raw file");
+    cli.add_option("--out", o.out, "write the final values as a raw file or FILE.h5:/dataset");
     o.run.add_to(cli, "compare with a serial run, value by value",
                  "draw the layout to this SVG file (generated 2-D grids)", "GRAPH");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-heat")) return 0;

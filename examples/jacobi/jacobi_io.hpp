@@ -42,7 +42,7 @@ inline void check_and_draw(Environment& env, const Options& o, const Layout& lay
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
     // The grid's file is checked before the sweeps, so a typo costs seconds, not a run.
-    if (!o.out.empty()) check_output_path(o.out, "grid (--out)");
+    if (!o.out.empty()) check_output_array(o.out, "grid (--out)");
     if (!o.run.svg.empty())
       write_file_atomically(o.run.svg, layout_svg(lay, "Jacobi grid (" + lay.spec() + ")"));
   });
@@ -132,7 +132,7 @@ int finish(Environment& env, const Options& o, app::Harness& harness, const Layo
   result.host().for_each([&](const Index&, T& x) { local_sum += static_cast<double>(x); });
   const double checksum = allreduce(local_sum, ReduceOp::sum);
   harness.set_work(static_cast<double>(result.host().size()));
-  if (!o.out.empty()) write_raw(o.out, lay.shape(), result.host(), env.comm());
+  if (!o.out.empty()) hit::write(o.out, lay.shape(), result.host(), env.comm());
   const app::CheckResult check =
       o.run.check ? verify(env, o, lay, result.host()) : app::CheckResult{};
 

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
                                 " (the topology is then array unless given)");
     o.run.add_to(cli, "compare with a serial run, bit for bit", "draw the layout to this SVG file",
                  "GRID");
-    cli.add_option("--out", o.out, "write the final grid to this raw file");
+    cli.add_option("--out", o.out, "write the final grid to this raw file or FILE.h5:/dataset");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-jacobi")) return 0;
     if (o.n < 3) {
       throw hit::Error(hit::ErrorKind::invalid_argument,

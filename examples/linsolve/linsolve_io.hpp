@@ -74,7 +74,7 @@ void serial_update(const Tile<T>& a, const Tile<T>& x, Tile<T>& x_new, index_t n
 inline void check_outputs_and_draw(Environment& env, const Options& o, const Layout& la) {
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
-    if (!o.out.empty()) check_output_path(o.out, "x (--out)");
+    if (!o.out.empty()) check_output_array(o.out, "x (--out)");
     if (!o.run.svg.empty()) {
       write_file_atomically(o.run.svg, layout_svg(la, "[A | b] (" + la.spec() + ")"));
     }
@@ -84,7 +84,7 @@ inline void check_outputs_and_draw(Environment& env, const Options& o, const Lay
 // x written as one raw file from each process's rows of it. Collective.
 template <class T>
 void write_x(Environment& env, const std::string& path, const Layout& lx, const Tile<T>& x_rows) {
-  write_raw(path, lx.shape(), x_rows, env.comm());
+  hit::write(path, lx.shape(), x_rows, env.comm());
 }
 
 // The serial solve on rank 0, as many iterations as the distributed one took, compared bit for bit.

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     hit::app::add_balance_flags(cli, o.balance, balance);
     o.run.add_to(cli, "compare x with a serial Jacobi solve, bit for bit",
                  "draw the layout of [A | b] to this SVG file", "A");
-    cli.add_option("--out", o.out, "write x to this raw file")->check(hit::cli::file_name());
+    cli.add_option("--out", o.out, "write x to this raw file or FILE.h5:/dataset")
+        ->check(hit::cli::file_name());
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-linsolve")) return 0;
     hit::app::apply_balance_flags(env, balance, o.balance);
     o.layout = hit::app::given_or(hit::layout_setting(env, "a", o.layout.code), layout, "--layout");

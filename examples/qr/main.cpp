@@ -34,17 +34,22 @@ int main(int argc, char** argv) {
                  "check that |A - Q*R|_F / |A|_F and |Q^T*Q - I|_F are at most 30 m eps (and, "
                  "with --rhs, that |A^T*(A*x - b)| is as small as the solve can make it)",
                  "draw the tasks of the last timed run on each worker to this SVG file", "A");
-    cli.add_option("--a", o.a_file, "read A from this raw file (row-major m x n)")
+    cli.add_option("--a", o.a_file,
+                   "read A from this raw file or FILE.h5:/dataset (row-major m x n)")
         ->check(hit::cli::file_name());
-    cli.add_option("--r-out", o.r_out, "write R (n x n, zeros below the diagonal) to this raw file")
+    cli.add_option("--r-out", o.r_out,
+                   "write R (n x n, zeros below the diagonal) to this raw file or FILE.h5:/dataset")
         ->check(hit::cli::file_name());
-    cli.add_option("--q-out", o.q_out, "write Q (m x n, formed explicitly) to this raw file")
+    cli.add_option("--q-out", o.q_out,
+                   "write Q (m x n, formed explicitly) to this raw file or FILE.h5:/dataset")
         ->check(hit::cli::file_name());
-    CLI::Option* rhs = cli.add_option("--rhs", o.rhs_file,
-                                      "solve min |A*x - b| for b read from this raw file (m "
-                                      "values)")
-                           ->check(hit::cli::file_name());
-    cli.add_option("--x-out", o.x_out, "write the solution x (n values) to this raw file")
+    CLI::Option* rhs =
+        cli.add_option("--rhs", o.rhs_file,
+                       "solve min |A*x - b| for b read from this raw file or FILE.h5:/dataset (m "
+                       "values)")
+            ->check(hit::cli::file_name());
+    cli.add_option("--x-out", o.x_out,
+                   "write the solution x (n values) to this raw file or FILE.h5:/dataset")
         ->check(hit::cli::file_name())
         ->needs(rhs);
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-qr")) return 0;

@@ -54,9 +54,9 @@ void check_layout_and_outputs(Environment& env, const Options& o, const Layout& 
   app::require_contiguous_blocks(lay, "hit-qr");
   collectively(env.comm(), [&] {
     if (env.rank() != 0) return;
-    if (!o.r_out.empty()) check_output_path(o.r_out, "R (--r-out)");
-    if (!o.q_out.empty()) check_output_path(o.q_out, "Q (--q-out)");
-    if (!o.x_out.empty()) check_output_path(o.x_out, "x (--x-out)");
+    if (!o.r_out.empty()) check_output_array(o.r_out, "R (--r-out)");
+    if (!o.q_out.empty()) check_output_array(o.q_out, "Q (--q-out)");
+    if (!o.x_out.empty()) check_output_array(o.x_out, "x (--x-out)");
     if (!o.run.svg.empty()) check_output_path(o.run.svg, "the timeline (--svg)");
   });
 }
@@ -73,7 +73,7 @@ template <class T>
 void load_input(Environment& env, const Options& o, const Shape& whole,
                 std::vector<Tile<T>>& blocks) {
   if (!o.a_file.empty()) {
-    read_raw(o.a_file, whole, blocks, env.comm());
+    hit::read(o.a_file, whole, blocks, env.comm());
     // LAPACK's Householder reflections carry a NaN silently into R and Q.
     check_finite(o.a_file, whole, blocks, env.comm(), "A (--a)");
     return;
@@ -90,7 +90,7 @@ std::vector<Tile<T>> load_rhs(Environment& env, const Options& o, const QrTiling
                               const std::vector<int>& b_owner) {
   const Shape whole = Shape::extents({o.rows()});
   Tile<T> b(whole);
-  read_raw(o.rhs_file, whole, b, env.comm());
+  hit::read(o.rhs_file, whole, b, env.comm());
   check_finite(o.rhs_file, whole, b, env.comm(), "b (--rhs)");
   std::vector<Tile<T>> tiles(static_cast<std::size_t>(tiling.rows()));
   for (int i = 0; i < tiling.rows(); ++i) {
@@ -233,9 +233,9 @@ int factorise(Environment& env, const Options& o) {
   const std::vector<Tile<T>> x = solve ? x_parts(rhs, o.n) : std::vector<Tile<T>>{};
   app::CheckResult check;
   if (o.run.check) check = verify(env, o, lay, input, r, q, rhs_input, x);
-  if (!o.r_out.empty()) write_raw(o.r_out, Shape::extents({o.n, o.n}), r, env.comm());
-  if (!o.q_out.empty()) write_raw(o.q_out, lay.shape(), q, env.comm());
-  if (!o.x_out.empty()) write_raw(o.x_out, Shape::extents({o.n}), x, env.comm());
+  if (!o.r_out.empty()) hit::write(o.r_out, Shape::extents({o.n, o.n}), r, env.comm());
+  if (!o.q_out.empty()) hit::write(o.q_out, lay.shape(), q, env.comm());
+  if (!o.x_out.empty()) hit::write(o.x_out, Shape::extents({o.n}), x, env.comm());
 
   const double time = harness.median_time();
   const double mm = static_cast<double>(m), n = static_cast<double>(o.n);

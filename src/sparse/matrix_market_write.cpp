@@ -8,6 +8,7 @@
 #include "hit/core/checked.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/sparse/matrix_market.hpp"
+#include "hit/tile_io.hpp"
 #include "sparse/csr_block_rows.hpp"
 #include "sparse/matrix_market_file.hpp"
 
@@ -135,8 +136,62 @@ void write_matrix_market(const std::string& path, const CsrRows<T>& mine, MPI_Co
   detail::write_pieces(path, "Matrix Market file", offset, text.data(), text.size(), comm);
 }
 
+namespace {
+
+// This process's block-rows part of a vector of n values, as a region of `values`.
 template <class T>
-std::vector<T> read_raw_vector(const std::string& path, index_t n, MPI_Comm comm) {
+detail::Region block_region(index_t first, std::span<const T> values) {
+  detail::Region r;
+  r.data = const_cast<T*>(values.data());
+  r.element_size = sizeof(T);
+  r.shape = first < first + static_cast<index_t>(values.size())
+                ? Shape{Sig(first, first + static_cast<index_t>(values.size()))}
+                : Shape{};
+  r.steps[0] = 1;
+  return r;
+}
+
+// A NaN or infinity would surface much later as a wrong diagnosis (a solver blaming its matrix,
+// a sweep printing nan): name the value where it is.
+template <class T>
+void require_finite(const std::string& path, std::string_view what, index_t first,
+                    const std::vector<T>& values) {
+  const auto bad =
+      std::find_if(values.begin(), values.end(), [](T v) { return !std::isfinite(v); });
+  if (bad != values.end()) {
+    throw Error(ErrorKind::invalid_argument, std::string(what) + " '" + path + "' holds " +
+                                                 (std::isnan(*bad) ? "NaN" : "an infinity") +
+                                                 " at index " +
+                                                 std::to_string(first + (bad - values.begin())) +
+                                                 " (0-based): every value must be finite");
+  }
+}
+
+template <class T>
+std::vector<T> read_hdf5_vector(const std::string& path, index_t n, MPI_Comm comm) {
+  std::vector<T> out;
+  index_t first = 0;
+  collectively(comm, [&] {
+    require(n >= 0, ErrorKind::invalid_argument,
+            "cannot read the vector '" + path + "' of " + std::to_string(n) + " values");
+    const auto range = detail::block_rows(n, comm);
+    first = range.first;
+    out.resize(static_cast<std::size_t>(range.second - range.first));
+  });
+  detail::read_hdf5_blocks(path, Shape::extents({n}),
+                           {block_region<T>(first, std::span<const T>(out))},
+                           detail::raw_element<T>(), comm);
+  collectively(comm, [&] { require_finite(path, "vector", first, out); });
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+std::vector<T> read_vector(const std::string& path, index_t n, MPI_Comm comm) {
+  bool hdf5 = false;
+  collectively(comm, [&] { hdf5 = detail::hdf5_dataset(path).has_value(); });
+  if (hdf5) return read_hdf5_vector<T>(path, n, comm);
   std::vector<T> out;
   std::optional<Failure> failure;
   try {
@@ -157,16 +212,7 @@ std::vector<T> read_raw_vector(const std::string& path, index_t n, MPI_Comm comm
                                          reinterpret_cast<char*>(out.data()), want);
     require(got == want, ErrorKind::io,
             "cannot read raw vector file '" + path + "': it shrank while being read");
-    // A NaN or infinity would surface much later as a wrong diagnosis (a solver blaming its
-    // matrix, a sweep printing nan): name the value where it is.
-    const auto bad = std::find_if(out.begin(), out.end(), [](T v) { return !std::isfinite(v); });
-    if (bad != out.end()) {
-      throw Error(ErrorKind::invalid_argument, "raw vector file '" + path + "' holds " +
-                                                   (std::isnan(*bad) ? "NaN" : "an infinity") +
-                                                   " at index " +
-                                                   std::to_string(first + (bad - out.begin())) +
-                                                   " (0-based): every value must be finite");
-    }
+    require_finite(path, "raw vector file", first, out);
   } catch (...) {
     failure = detail::failure_of(std::current_exception());
   }
@@ -175,8 +221,10 @@ std::vector<T> read_raw_vector(const std::string& path, index_t n, MPI_Comm comm
 }
 
 template <class T>
-void write_raw_vector(const std::string& path, index_t n, std::span<const T> block_part,
-                      MPI_Comm comm) {
+void write_vector(const std::string& path, index_t n, std::span<const T> block_part,
+                  MPI_Comm comm) {
+  bool hdf5 = false;
+  collectively(comm, [&] { hdf5 = detail::hdf5_dataset(path).has_value(); });
   std::optional<Failure> failure;
   index_t first = 0;
   try {
@@ -195,6 +243,11 @@ void write_raw_vector(const std::string& path, index_t n, std::span<const T> blo
     failure = detail::failure_of(std::current_exception());
   }
   detail::agree_first(comm, failure);
+  if (hdf5) {
+    detail::write_hdf5_blocks(path, Shape::extents({n}), {block_region<T>(first, block_part)},
+                              detail::raw_element<T>(), comm);
+    return;
+  }
   detail::write_pieces(path, "raw vector file", first * static_cast<index_t>(sizeof(T)),
                        reinterpret_cast<const char*>(block_part.data()),
                        block_part.size() * sizeof(T), comm);
@@ -204,11 +257,9 @@ template void write_matrix_market<float>(const std::string&, const CsrRows<float
                                          MatrixMarketWrite);
 template void write_matrix_market<double>(const std::string&, const CsrRows<double>&, MPI_Comm,
                                           MatrixMarketWrite);
-template std::vector<float> read_raw_vector<float>(const std::string&, index_t, MPI_Comm);
-template std::vector<double> read_raw_vector<double>(const std::string&, index_t, MPI_Comm);
-template void write_raw_vector<float>(const std::string&, index_t, std::span<const float>,
-                                      MPI_Comm);
-template void write_raw_vector<double>(const std::string&, index_t, std::span<const double>,
-                                       MPI_Comm);
+template std::vector<float> read_vector<float>(const std::string&, index_t, MPI_Comm);
+template std::vector<double> read_vector<double>(const std::string&, index_t, MPI_Comm);
+template void write_vector<float>(const std::string&, index_t, std::span<const float>, MPI_Comm);
+template void write_vector<double>(const std::string&, index_t, std::span<const double>, MPI_Comm);
 
 }  // namespace hit

@@ -27,8 +27,30 @@
 
 #include "hit/core/collective.hpp"
 #include "hit/core/file.hpp"
+#include "tiles/tile_parts.hpp"
 
 namespace hit::detail {
+
+void check_global(const Shape& global, const std::string& action) {
+  if (global.is_null()) {
+    throw Error(ErrorKind::shape, "cannot " + action + ": the global array shape is null");
+  }
+}
+
+void check_part(const Shape& global, const Region& r, const std::string& action) {
+  if (r.shape.is_null()) return;
+  const int rank = global.rank();
+  if (r.shape.rank() != rank) {
+    throw Error(ErrorKind::shape, "cannot " + action + ": part " + r.shape.str() + " has rank " +
+                                      std::to_string(r.shape.rank()) + ", the global array " +
+                                      global.str() + " has rank " + std::to_string(rank));
+  }
+  if (!global.includes(r.shape)) {
+    throw Error(ErrorKind::shape, "cannot " + action + ": part " + r.shape.str() +
+                                      " is not inside the global array " + global.str());
+  }
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -99,9 +121,7 @@ void sort_by_file(std::vector<Piece>& pieces) {
 
 Plan make_plan(const Shape& global, const std::vector<Region>& raw, std::size_t element_size,
                const std::string& action) {
-  if (global.is_null()) {
-    throw Error(ErrorKind::shape, "cannot " + action + ": the global array shape is null");
-  }
+  check_global(global, action);
   const int rank = global.rank();
   std::array<index_t, max_rank> global_step{};  // row-major file distance per global position
   index_t step = 1;
@@ -112,16 +132,8 @@ Plan make_plan(const Shape& global, const std::vector<Region>& raw, std::size_t 
   Plan plan;
   std::vector<Piece> pieces;
   for (const Region& r : raw) {
+    check_part(global, r, action);
     if (r.shape.is_null()) continue;
-    if (r.shape.rank() != rank) {
-      throw Error(ErrorKind::shape, "cannot " + action + ": part " + r.shape.str() + " has rank " +
-                                        std::to_string(r.shape.rank()) + ", the global array " +
-                                        global.str() + " has rank " + std::to_string(rank));
-    }
-    if (!global.includes(r.shape)) {
-      throw Error(ErrorKind::shape, "cannot " + action + ": part " + r.shape.str() +
-                                        " is not inside the global array " + global.str());
-    }
     if (r.shape.empty()) continue;
     BlockMap b;
     b.rank = rank;

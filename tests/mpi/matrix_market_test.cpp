@@ -517,8 +517,7 @@ TEST(RawVector, NonFiniteValuesAreNamedByIndex) {
         std::fclose(f);
       }
       hit::barrier(world());
-      const hit::Error e =
-          error_from([&] { (void)hit::read_raw_vector<double>(path, n, world()); });
+      const hit::Error e = error_from([&] { (void)hit::read_vector<double>(path, n, world()); });
       EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
       EXPECT_THAT(e.what(),
                   HasSubstr("'" + path + "' holds " + (std::isnan(value) ? "NaN" : "an infinity") +
@@ -539,7 +538,7 @@ TEST(RawVector, RoundTripAndSizes) {
     for (index_t i = first; i < first + count; ++i)
       mine.push_back(0.5 * static_cast<double>(i) - 3.0);
     const std::string path = dir.file("x.bin");
-    hit::write_raw_vector<double>(path, n, mine, world());
+    hit::write_vector<double>(path, n, mine, world());
     if (my_rank() == 0) {
       std::FILE* f = std::fopen(path.c_str(), "rb");
       ASSERT_NE(f, nullptr);
@@ -548,20 +547,20 @@ TEST(RawVector, RoundTripAndSizes) {
       std::fclose(f);
       for (index_t i = 0; i < n; ++i) EXPECT_EQ(all[i], 0.5 * static_cast<double>(i) - 3.0);
     }
-    EXPECT_EQ(hit::read_raw_vector<double>(path, n, world()), mine) << n;
+    EXPECT_EQ(hit::read_vector<double>(path, n, world()), mine) << n;
     if (n > 0) {
       const hit::Error e =
-          error_from([&] { (void)hit::read_raw_vector<double>(path, n + 1, world()); });
+          error_from([&] { (void)hit::read_vector<double>(path, n + 1, world()); });
       EXPECT_EQ(e.kind(), ErrorKind::io);
       EXPECT_THAT(e.what(), HasSubstr("'" + path + "' has " + std::to_string(n * 8) + " bytes"));
     }
     // Floats: the same file is 2n floats.
-    EXPECT_EQ(hit::read_raw_vector<float>(path, 2 * n, world()).size(),
+    EXPECT_EQ(hit::read_vector<float>(path, 2 * n, world()).size(),
               static_cast<std::size_t>(2 * n / procs() + (my_rank() < (2 * n) % procs() ? 1 : 0)));
   }
   std::vector<double> wrong(my_rank() == 0 ? 3 : 0);
   const hit::Error e =
-      error_from([&] { hit::write_raw_vector<double>(dir.file("y.bin"), 2, wrong, world()); });
+      error_from([&] { hit::write_vector<double>(dir.file("y.bin"), 2, wrong, world()); });
   EXPECT_THAT(e.what(), HasSubstr("block rows"));
   hit::barrier(world());
   if (my_rank() == 0) {

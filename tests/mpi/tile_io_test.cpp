@@ -4,9 +4,11 @@
 // byte on rank 0 with plain stdio. Distributions are made here (the layout layer is not used):
 // row blocks, column blocks, 2-D blocks (with an idle rank when P is odd), cyclic rows and columns
 // (strided blocks), 2-D block-cyclic (many blocks per rank), interleaved strided blocks (several
-// collective rounds), and everything on one rank.
+// collective rounds), and everything on one rank. The same for HDF5 datasets (hit::read and
+// hit::write of FILE.h5:/dataset), each file checked on rank 0 with the HDF5 library alone.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <mpi.h>
 #include <sys/resource.h>
 
@@ -361,6 +363,83 @@ void write_and_read_back(const std::string& file, const Shape& global, std::size
   }
 }
 
+// ---- HDF5 -------------------------------------------------------------------------------------
+
+template <class T>
+hid_t native_type() {
+  if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+  if constexpr (std::is_same_v<T, float>) return H5T_NATIVE_FLOAT;
+  if constexpr (std::is_same_v<T, std::int64_t>) return H5T_NATIVE_INT64;
+  return H5T_NATIVE_INT32;
+}
+
+// Rank 0 opens the file with the HDF5 library alone (its default driver, none of hitmap++'s
+// code) and checks the dataset's type, extents and every element; the verdict is shared.
+template <class T>
+void expect_dataset_holds(const std::string& file, const std::string& dataset, const Shape& g) {
+  int ok = 1;
+  if (my_rank() == 0) {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t d = f >= 0 ? H5Dopen2(f, dataset.c_str(), H5P_DEFAULT) : -1;
+    EXPECT_GE(d, 0) << file << ":" << dataset;
+    if (d >= 0) {
+      const hid_t type = H5Dget_type(d);
+      EXPECT_GT(H5Tequal(type, native_type<T>()), 0) << "element type of " << dataset;
+      H5Tclose(type);
+      const hid_t space = H5Dget_space(d);
+      std::vector<hsize_t> dims(static_cast<std::size_t>(H5Sget_simple_extent_ndims(space)));
+      H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+      H5Sclose(space);
+      std::vector<hsize_t> expected;
+      for (int k = 0; k < g.rank(); ++k) expected.push_back(static_cast<hsize_t>(g.extent(k)));
+      EXPECT_EQ(dims, expected) << dataset;
+      std::vector<T> data(static_cast<std::size_t>(g.size()));
+      EXPECT_GE(H5Dread(d, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), 0);
+      std::size_t n = 0, bad = 0;
+      g.for_each([&](const Index& i) {
+        if (data[n++] != value_of<T>(i) && bad++ < 5) ADD_FAILURE() << dataset << " at " << i;
+      });
+      H5Dclose(d);
+    }
+    if (f >= 0) H5Fclose(f);
+    ok = !::testing::Test::HasFailure();
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm());
+  EXPECT_TRUE(ok) << "rank 0 found a bad dataset " << file << ":" << dataset;
+}
+
+// As write_and_read_back, through the dataset `dataset` of `file`.
+template <class T>
+void hdf5_write_and_read_back(const std::string& file, const std::string& dataset,
+                              const Shape& global, std::size_t a, std::size_t shift) {
+  const auto& ds = distributions();
+  const std::string name = file + ":" + dataset;
+  auto written = make_tiles<T>(ds[a].fn(global, my_rank(), procs()), static_cast<Storage>(a % 3));
+  fill_parts(written);
+  hit::write(name, global, parts_of(written), comm());
+  expect_dataset_holds<T>(file, dataset, global);
+  for (const std::size_t b : {(a + 1) % ds.size(), (a + shift) % ds.size()}) {
+    auto read = make_tiles<T>(ds[b].fn(global, my_rank(), procs()), static_cast<Storage>(b % 3));
+    fill_sentinel(read);
+    auto parts = parts_of(read);
+    hit::read(name, global, parts, comm());
+    expect_parts_hold(read, std::string("written under ") + ds[a].name + ", read under " +
+                                ds[b].name + " " + global.str());
+  }
+}
+
+// Every rank gets one Error of `kind` whose text has every one of `words`.
+void expect_error_everywhere(const std::function<void()>& call, ErrorKind kind,
+                             const std::vector<std::string>& words) {
+  try {
+    call();
+    ADD_FAILURE() << "expected an error with '" << words.front() << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    for (const std::string& w : words) EXPECT_THAT(e.what(), HasSubstr(w));
+  }
+}
+
 // ---- tests ------------------------------------------------------------------------------------
 
 TEST_F(TileIo, DistributionsArePartitions) {
@@ -604,6 +683,123 @@ TEST_F(TileIo, PartsOutsideTheGlobalArrayAreAnErrorOnEveryRank) {
     EXPECT_THAT(e.what(), HasSubstr("part [0:4] has rank 1"));
   }
   EXPECT_TRUE(listing().empty());
+}
+
+// ---- HDF5 tests -------------------------------------------------------------------------------
+
+TEST_F(TileIo, Hdf5EveryDistributionWrittenAndReadBackUnderOthers) {
+  const Shape global = Shape::parse("[0:7][0:10]");
+  for (std::size_t a = 0; a < distributions().size(); ++a) {
+    hdf5_write_and_read_back<double>(path("a.h5"), "/group/inner/A", global, a, 4);
+  }
+  // Dataset positions are positions of the global shape, whatever its begins and strides.
+  const Shape strided = Shape::parse("[10:24:2][-3:7]");
+  for (std::size_t a : {3, 5, 6})
+    hdf5_write_and_read_back<double>(path("s.h5"), "/S", strided, a, 3);
+  EXPECT_EQ(listing(), (std::vector<std::string>{"a.h5", "s.h5"}));
+}
+
+TEST_F(TileIo, Hdf5OtherElementTypesAndThreeDimensions) {
+  const Shape global = Shape::parse("[0:6][0:9]");
+  for (std::size_t a : {4, 6}) {
+    hdf5_write_and_read_back<float>(path("t.h5"), "/f", global, a, 0);
+    hdf5_write_and_read_back<std::int64_t>(path("t.h5"), "/l", global, a, 0);
+    hdf5_write_and_read_back<std::int32_t>(path("t.h5"), "/i", global, a, 0);
+  }
+  hdf5_write_and_read_back<double>(path("t.h5"), "/cube", Shape::parse("[0:5][0:4][-2:4]"), 2, 5);
+  // The datasets written before each other one are still there.
+  expect_dataset_holds<float>(path("t.h5"), "/f", global);
+  expect_dataset_holds<std::int64_t>(path("t.h5"), "/l", global);
+  expect_dataset_holds<std::int32_t>(path("t.h5"), "/i", global);
+}
+
+TEST_F(TileIo, Hdf5SingleTilesAndADatasetReplaced) {
+  const Shape global = Shape::parse("[0:5][0:8]");
+  const int active = std::max(1, procs() - 1);
+  Tile<double> part;
+  if (my_rank() < active) part = Tile<double>(global.with_sig(0, block_of(5, active, my_rank())));
+  part.for_each([](const Index&, double& x) { x = -1; });
+  hit::write(path("one.h5") + ":/x", global, part, comm());
+  hit::write(path("one.h5") + ":/y", global, part, comm());
+  part.for_each([](const Index& i, double& x) { x = value_of<double>(i); });
+  hit::write(path("one.h5") + ":/x", global, part, comm());  // replaces /x, keeps /y
+  expect_dataset_holds<double>(path("one.h5"), "/x", global);
+  Tile<double> back;
+  if (my_rank() == procs() - 1) back = Tile<double>(global, {.ghost = 2});
+  hit::read(path("one.h5") + ":/x", global, back, comm());
+  back.for_each([](const Index& i, double& x) { EXPECT_EQ(x, value_of<double>(i)) << i; });
+  if (my_rank() == procs() - 1) back.fill(0.0);
+  hit::read(path("one.h5") + ":/y", global, back, comm());
+  back.for_each([](const Index& i, double& x) { EXPECT_EQ(x, -1.0) << i; });
+  EXPECT_EQ(listing(), std::vector<std::string>{"one.h5"});
+}
+
+// Each bad input is one Error on every rank, names the file and the dataset, and leaves the
+// files as they were.
+TEST_F(TileIo, Hdf5BadInputsAreAnErrorOnEveryRankAndLeaveTheFilesIntact) {
+  const Shape global = Shape::parse("[0:4][0:6]");
+  auto held = make_tiles<double>(row_blocks(global, my_rank(), procs()), Storage::plain);
+  fill_parts(held);
+  const std::string file = path("in.h5");
+  hit::write(file + ":/g/A", global, parts_of(held), comm());
+  if (my_rank() == 0) {
+    std::FILE* f = std::fopen(path("raw.h5").c_str(), "wb");
+    std::fputs("not hdf5", f);
+    std::fclose(f);
+  }
+  MPI_Barrier(comm());
+  auto parts = parts_of(held);
+  const auto read = [&](const std::string& name, const Shape& g) {
+    return [&, name, g] {
+      auto small = make_tiles<double>(row_blocks(g, my_rank(), procs()), Storage::plain);
+      auto p = parts_of(small);
+      hit::read(name, g, p, comm());
+    };
+  };
+  expect_error_everywhere(read(path("missing.h5") + ":/A", global), ErrorKind::io,
+                          {"cannot read tile data from '" + path("missing.h5") + ":/A'"});
+  expect_error_everywhere(read(file + ":/g/B", global), ErrorKind::io, {"has no dataset /g/B"});
+  expect_error_everywhere(read(file + ":/nothing/A", global), ErrorKind::io,
+                          {"has no dataset /nothing/A"});
+  expect_error_everywhere(read(file + ":/g", global), ErrorKind::io, {"/g is not a dataset"});
+  expect_error_everywhere(read(file + ":/g/A", Shape::parse("[0:6][0:4]")), ErrorKind::io,
+                          {"the dataset's extents are [4, 6], expected [6, 4]"});
+  expect_error_everywhere(
+      [&] {
+        Tile<float> t;
+        hit::read(file + ":/g/A", global, t, comm());
+      },
+      ErrorKind::io, {"the dataset holds 64-bit floating point, expected 32-bit floating point"});
+  expect_error_everywhere(read(path("raw.h5") + ":/A", global), ErrorKind::io,
+                          {"is not an HDF5 file"});
+  expect_error_everywhere(read(file, global), ErrorKind::invalid_argument,
+                          {"is an HDF5 file: name the dataset too"});
+  expect_error_everywhere(read(file + ":A", global), ErrorKind::invalid_argument,
+                          {"name the dataset by its absolute path"});
+  // Writes that fail: onto a file that is not HDF5, through a dataset where a group is wanted,
+  // into a read-only file, into a folder that does not exist.
+  const auto write = [&](const std::string& name) {
+    return [&, name] { hit::write(name, global, parts, comm()); };
+  };
+  expect_error_everywhere(write(path("raw.h5") + ":/A"), ErrorKind::io,
+                          {"exists and is not an HDF5 file"});
+  expect_error_everywhere(write(file + ":/g/A/B"), ErrorKind::io,
+                          {"cannot create the dataset /g/A/B"});
+  if (my_rank() == 0) fs::permissions(file, fs::perms::owner_read | fs::perms::group_read);
+  MPI_Barrier(comm());
+  expect_error_everywhere(write(file + ":/g/C"), ErrorKind::io, {"read-only"});
+  if (my_rank() == 0) fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  expect_error_everywhere(write(path("no/such/x.h5") + ":/A"), ErrorKind::io, {"does not exist"});
+  MPI_Barrier(comm());
+  EXPECT_EQ(listing(), (std::vector<std::string>{"in.h5", "raw.h5"}));
+  expect_dataset_holds<double>(file, "/g/A", global);
+  if (my_rank() == 0) {
+    std::FILE* f = std::fopen(path("raw.h5").c_str(), "rb");
+    char text[32] = {};
+    EXPECT_EQ(std::fread(text, 1, sizeof text, f), 8u);
+    std::fclose(f);
+    EXPECT_STREQ(text, "not hdf5");
+  }
 }
 
 }  // namespace

@@ -63,18 +63,18 @@ template <class T>
 void write_matrix_market(const std::string& path, const CsrRows<T>& mine, MPI_Comm comm,
                          MatrixMarketWrite options = {});
 
-// Raw vectors: n values of T, native byte order, no header (numpy's np.fromfile reads them).
+// Vectors: a raw file of n values of T, native byte order, no header (numpy's np.fromfile reads
+// them), or an HDF5 dataset of n values named FILE.h5:/path (hit::read, hit/tile_io.hpp).
 // Collective: this process's block-rows part (the values of rows block_range(n, P, p)).
 // Error(io) naming the file when it cannot be read or its size is not n·sizeof(T) bytes;
 // Error(invalid_argument) naming the file and the index of the first NaN or infinite value.
 template <class T>
-[[nodiscard]] std::vector<T> read_raw_vector(const std::string& path, index_t n, MPI_Comm comm);
+[[nodiscard]] std::vector<T> read_vector(const std::string& path, index_t n, MPI_Comm comm);
 
 // Collective: each process writes its block-rows part (block_part.size() must be its block's
 // size, else Error(invalid_argument) on every process) at its offset, into a temporary renamed
 // to `path` on success, as write_matrix_market does.
 template <class T>
-void write_raw_vector(const std::string& path, index_t n, std::span<const T> block_part,
-                      MPI_Comm comm);
+void write_vector(const std::string& path, index_t n, std::span<const T> block_part, MPI_Comm comm);
 
 }  // namespace hit
