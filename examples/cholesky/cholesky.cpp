@@ -395,6 +395,7 @@ int factorise(Environment& env, const Options& o) {
                  [&](app::Clock& clock) {
                    if (!tasks) return f.run(clock);
                    last = tasks->run();
+                   app::trace_tasks(env, *tasks, last);
                    clock.compute_seconds_add(tasks->busy_s() / tasks->workers());  // per worker
                  });
   if (tasks && !o.run.svg.empty()) {

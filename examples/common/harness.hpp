@@ -20,6 +20,8 @@
 #include "hit/comm.hpp"
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
+#include "hit/core/event_trace.hpp"
+#include "hit/core/file.hpp"
 #include "hit/core/setting.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/version.hpp"
@@ -69,6 +71,7 @@ struct RunOptions {
   bool check = false;
   bool json = false;
   std::string svg;
+  std::string trace;  // --trace, else HIT_TRACE (the EventTrace reads it)
   std::uint64_t seed = 1;
 
   // `partition_label`: the label of the partition override (HIT_PARTITION_<LABEL>).
@@ -88,12 +91,21 @@ struct RunOptions {
     cli.add_option("--svg", svg, svg_help)->check(hit::cli::file_name());
     // Checked on the text: CLI11 would take "-1" as 2^64 - 1.
     cli.add_option("--seed", seed, "seed of the generated inputs")->check(hit::cli::count(0));
+    cli.add_option("--trace", trace,
+                   "write the run's timeline to this file, trace-event JSON for Perfetto or "
+                   "chrome://tracing (else HIT_TRACE)")
+        ->check(hit::cli::file_name());
   }
   // At the program's start: the devices into the run's configuration (the library binds them
   // when the physical topology is first asked for), and the partition of `label` resolved
   // (--partition, else HIT_PARTITION_<LABEL>, else the program's default).
   void apply(Environment& env, const std::string& label) {
     if (!devices.empty()) env.config().set("devices", devices);
+    EventTrace& events = event_trace(env);
+    if (!trace.empty()) events.enable(trace);
+    collectively(env.comm(), [&] {
+      if (env.rank() == 0 && events.enabled()) check_output_path(events.path(), "trace (--trace)");
+    });
     partition =
         given_or(partition_setting(env, label, partition.code), partition_given, "--partition");
   }
@@ -126,6 +138,7 @@ struct RankStats {
   // Resident copies this rank gave up for other ranks on its device, and their bytes.
   double evictions = 0;
   double evicted_bytes = 0;
+  double launches = 0;  // kernel launches of the whole run (warm-up included)
 };
 
 // Inside a repetition: adds the seconds spent computing or communicating.
@@ -195,6 +208,9 @@ class Harness {
     const std::string& work_unit = report.work_unit;
     const std::vector<std::string>& lines = report.lines;
     const CheckResult& check = report.check;
+    for (const auto& [kernel, totals] : launch_log(env_).all_totals()) {
+      mine_.launches += static_cast<double>(totals.launches);
+    }
     const auto all = allgather(mine_, env_.comm());
     const auto labels = gather_labels(device(env_).label(), env_.comm());
     // Times measured with more processes than cores are not a dedicated machine's: say so.
@@ -242,6 +258,8 @@ class Harness {
         if (check.ran) std::printf("  check: %s\n", check.summary.c_str());
       }
     }
+    event_trace(env_).write(env_.comm(),
+                            "rank " + std::to_string(env_.rank()) + ": " + device(env_).label());
     return (check.ran && !check.passed) ? exit_check_failed : exit_ok;
   }
 
@@ -297,7 +315,8 @@ class Harness {
                      {"h2d_bytes", static_cast<std::uint64_t>(stats[r].h2d_bytes)},
                      {"d2h_bytes", static_cast<std::uint64_t>(stats[r].d2h_bytes)},
                      {"evictions", static_cast<std::uint64_t>(stats[r].evictions)},
-                     {"evicted_bytes", static_cast<std::uint64_t>(stats[r].evicted_bytes)}});
+                     {"evicted_bytes", static_cast<std::uint64_t>(stats[r].evicted_bytes)},
+                     {"launches", static_cast<std::uint64_t>(stats[r].launches)}});
     }
     return out;
   }

@@ -24,6 +24,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/event_trace.hpp"
 #include "hit/core/file.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/units.hpp"
@@ -297,6 +298,27 @@ inline nlohmann::json runtime_json(std::size_t tasks, const runtime::MessageCoun
           {"bytes_sent", m.bytes_sent},
           {"bytes_received", m.bytes_received},
           {"places", places}};
+}
+
+// The tasks of `report` into the run's trace (--trace): each task a span on its place's worker's
+// track, named by its kernel (kind_name(t)); each message an instant when it ended. Nothing when
+// the run is not traced.
+template <class Tasks>
+void trace_tasks(Environment& env, const Tasks& tasks, const runtime::ExecutionReport& report) {
+  EventTrace& trace = event_trace(env);
+  if (!trace.enabled()) return;
+  const std::vector<std::string> names = tasks.place_names();
+  const auto messages = static_cast<int>(names.size()) - 1;  // place_names() ends with them
+  for (const runtime::TaskRecord& r : report.records) {
+    const double begin = report.began_s + r.start_s;
+    const double end = report.began_s + r.end_s;
+    if (r.place >= messages) {
+      trace.instant("messages", "message", tasks.kind_name(r.task), end);
+      continue;
+    }
+    trace.span(names[static_cast<std::size_t>(r.place)] + ", worker " + std::to_string(r.worker),
+               "task", tasks.kind_name(r.task), begin, end);
+  }
 }
 
 // --svg of a run of tile tasks: every process's tasks and messages of `report` on one time axis,

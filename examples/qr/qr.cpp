@@ -215,6 +215,7 @@ int factorise(Environment& env, const Options& o) {
       },
       [&](app::Clock& clock) {
         last = tasks.run();
+        app::trace_tasks(env, tasks, last);
         clock.compute_seconds_add(tasks.runner().busy_s() / tasks.runner().workers());
       });
   if (!o.run.svg.empty()) {

@@ -23,6 +23,7 @@
 #include "hit/core/config.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/event_trace.hpp"
 #include "hit/core/file.hpp"
 #include "hit/core/host_memory_budget.hpp"
 #include "hit/core/log.hpp"

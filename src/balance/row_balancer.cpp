@@ -8,6 +8,7 @@
 
 #include "hit/core/collective.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/event_trace.hpp"
 #include "hit/core/spec.hpp"
 #include "hit/fpm/partition.hpp"
 #include "hit/topology.hpp"
@@ -299,6 +300,9 @@ bool RowBalancer::after_iteration(std::int64_t iteration, double seconds) {
 }
 
 void RowBalancer::account_move(double seconds, std::uint64_t bytes, bool holds, bool in_place) {
+  const double now = EventTrace::now();
+  event_trace(*env_).span("host", "balance", "rows moved", now - seconds, now,
+                          {{"bytes", static_cast<double>(bytes)}});
   seconds_ += seconds;
   double slowest = seconds;
   // Bytes received, tiles placed, tiles placed in place: summed over the ranks.

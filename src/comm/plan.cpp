@@ -6,6 +6,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/event_trace.hpp"
 
 namespace hit {
 
@@ -432,6 +433,12 @@ void Comm::start() {
     trace->comm_start(plan_.get(), plan_->traffic(), plan_->staged_bytes());
     return;
   }
+  EventTrace& events = event_trace(Environment::current());
+  if (events.enabled()) {
+    events.begin(plan_.get(), "messages", "comm", plan_->name(),
+                 {{"bytes_sent", static_cast<double>(plan_->bytes_sent())},
+                  {"bytes_received", static_cast<double>(plan_->bytes_received())}});
+  }
   plan_->start();
 }
 void Comm::wait() {
@@ -440,7 +447,13 @@ void Comm::wait() {
     trace->comm_wait(plan_.get());
     return;
   }
+  EventTrace& events = event_trace(Environment::current());
+  const double asked = events.enabled() ? EventTrace::now() : 0;
   plan_->wait();
+  if (events.enabled()) {
+    events.span("host", "wait", "wait for " + plan_->name(), asked, EventTrace::now());
+    events.finish(plan_.get());
+  }
 }
 std::size_t Comm::bytes_sent() const {
   return plan_ ? plan_->bytes_sent() : 0;

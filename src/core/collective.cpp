@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 
 #include <string>
 #include <thread>
@@ -163,6 +165,40 @@ std::vector<std::string> allgather(const std::string& mine, MPI_Comm comm) {
   for (std::size_t r = 0; r < all.size(); ++r) {
     all[r] =
         joined.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r]));
+  }
+  return all;
+}
+
+std::vector<std::string> gather(const std::string& mine, int root, MPI_Comm comm) {
+  int size = 1;
+  int rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  // Lengths as 64-bit numbers: MPI's counts are ints, so a total past INT_MAX is refused on every
+  // rank before anything moves.
+  const auto lengths = allgather(static_cast<std::int64_t>(mine.size()), comm);
+  std::int64_t total = 0;
+  for (const std::int64_t n : lengths) total += n;
+  if (total > std::numeric_limits<int>::max()) {
+    throw Error::everywhere(ErrorKind::invalid_argument,
+                            "gathering " + std::to_string(total) +
+                                " bytes of text on one process: MPI counts stop at 2 GiB");
+  }
+  std::vector<int> counts(lengths.begin(), lengths.end());
+  std::vector<int> offsets(counts.size() + 1, 0);
+  for (std::size_t r = 0; r < counts.size(); ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::string joined(rank == root ? static_cast<std::size_t>(offsets.back()) : 0, '\0');
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Igatherv(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, joined.data(),
+                         counts.data(), offsets.data(), MPI_CHAR, root, comm, &req),
+            "MPI_Igatherv");
+  wait_all(1, &req, "MPI_Igatherv", false);
+  std::vector<std::string> all;
+  if (rank != root) return all;
+  all.resize(static_cast<std::size_t>(size));
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    all[r] =
+        joined.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(counts[r]));
   }
   return all;
 }

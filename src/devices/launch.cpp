@@ -12,6 +12,7 @@
 #include "devices/launch_stages.hpp"
 #include "devices/residency.hpp"
 #include "devices/staging.hpp"
+#include "hit/core/event_trace.hpp"
 #include "hit/core/log.hpp"
 #include "hit/core/program_trace.hpp"
 #include "hit/launch.hpp"
@@ -365,6 +366,17 @@ LaunchRecord run_launch(Environment& env, const std::string& kernel, const Kerne
   // The kernel ran on this thread: what was started before it moves on now.
   if (env.comms_in_flight() > 0) env.progress();
   add_device_counts(rec, before, dev.counters());
+  if (EventTrace& trace = event_trace(env); trace.enabled()) {
+    if (rec.wait_seconds > 0) {
+      trace.span("host", "wait", "wait for " + dev.label(), monotonic_seconds(asked),
+                 rec.lock_acquired);
+    }
+    trace.span("host", "launch", kernel, rec.lock_acquired, rec.lock_released,
+               {{"elements", static_cast<double>(rec.elements)},
+                {"bytes_in", static_cast<double>(rec.bytes_in)},
+                {"bytes_out", static_cast<double>(rec.bytes_out)},
+                {"kernel_s", rec.kernel_seconds}});
+  }
   launch_log(env).add(rec);
   return rec;
 }

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "devices/backends.hpp"
+#include "hit/core/environment.hpp"
+#include "hit/core/event_trace.hpp"
 #include "hit/core/log.hpp"
 #include "hit/topology/device_params.hpp"
 
@@ -64,6 +66,9 @@ void evict(ResidentState& s) {
   s.host_modified = true;
   s.device_modified = false;
   dev.count_eviction(s.bytes);
+  event_trace(Environment::current())
+      .instant("host", "eviction", "eviction from " + dev.label(), EventTrace::now(),
+               {{"bytes", static_cast<double>(s.bytes)}});
 }
 
 // ---- the registry of this process's copies -----------------------------------------------------

@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "hit/core/collective.hpp"
+#include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/event_trace.hpp"
 #include "hit/device.hpp"
 #include "packages/placement.hpp"
 
@@ -319,6 +321,7 @@ void Dispatcher::compute(Slot& slot) {
   slot.state = Slot::State::computing;
   publish();
   const double start = MPI_Wtime() - round_.t0;
+  const double traced = EventTrace::now();
   LaunchRecord rec;
   try {
     rec = engine_.launch(slot, pkg, call_);
@@ -330,6 +333,10 @@ void Dispatcher::compute(Slot& slot) {
     return;
   }
   const double end = MPI_Wtime() - round_.t0;
+  event_trace(Environment::current())
+      .span(
+          "packages", "package", "package " + std::to_string(slot.id), traced, EventTrace::now(),
+          {{"rows", static_cast<double>(pkg.extent(0))}, {"rerouted", slot.rerouted ? 1.0 : 0.0}});
   report_.busy_s += rec.seconds;
   report_.computed.push_back({slot.id, me_, start, end, slot.rerouted});
   // In the quickest device's seconds (comparable with the others' costs).

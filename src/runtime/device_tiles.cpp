@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "devices/exec_context.hpp"
+#include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/event_trace.hpp"
 
 namespace hit::runtime {
 
@@ -110,14 +112,23 @@ void DeviceTiles::apply(const Transfer& x) {
       return;
     }
   }
+  EventTrace& trace = event_trace(Environment::current());
+  const double began = trace.enabled() ? EventTrace::now() : 0;
+  const auto traced = [&](const char* what) {
+    if (!trace.enabled()) return;
+    trace.span("device copies", "copy", fmt::format("{} tile {}", what, x.tile), began,
+               EventTrace::now(), {{"bytes", static_cast<double>(h.bytes())}});
+  };
   if (x.kind != TransferKind::drop && x.to == location_ && x.from == host_memory) {
     device_.copy_in(data(x.tile), h.row_bytes, h.data, h.pitch_bytes, h.row_bytes, h.rows,
                     copy_stream);
     if (!asynchronous_) device_.synchronize(copy_stream);
+    traced(asynchronous_ ? "copy in (started)" : "copy in");
   } else if (x.kind != TransferKind::drop && x.from == location_ && x.to == host_memory) {
     device_.copy_out(h.data, h.pitch_bytes, existing(x.tile), h.row_bytes, h.row_bytes, h.rows,
                      copy_stream);
     device_.synchronize(copy_stream);
+    traced("copy out");
   } else {
     throw Error(ErrorKind::internal,
                 fmt::format("device tiles of memory {}: a step of tile {} from memory {} to {}, "

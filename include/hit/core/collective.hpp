@@ -65,6 +65,9 @@ std::vector<T> allgather(const T& mine, MPI_Comm comm) {
 }
 // Every rank's string, in rank order.
 std::vector<std::string> allgather(const std::string& mine, MPI_Comm comm);
+// Every process's text on `root` (in rank order; empty elsewhere). Error(invalid_argument) on
+// every rank when the texts together pass 2 GiB.
+std::vector<std::string> gather(const std::string& mine, int root, MPI_Comm comm);
 
 // `value` of rank `root` on every rank.
 template <class T>
