@@ -138,6 +138,18 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   remove_stale_temporaries(path);
 }
 
+void rename_into_place(const std::string& temporary, const std::string& path, std::string_view what,
+                       const std::string& cannot) {
+  check_not_read_only(path, what);
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec) {
+    throw Error(ErrorKind::io,
+                fmt::format("{}: cannot rename '{}' to it: {}", cannot, temporary, ec.message()));
+  }
+  remove_stale_temporaries(path);
+}
+
 std::string xml_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());

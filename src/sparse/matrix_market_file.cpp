@@ -193,15 +193,7 @@ void write_pieces(const std::string& path, std::string_view what, std::int64_t o
     }
     collectively(comm, [&] { check_io(MPI_File_close(&fh), cannot + " (closing it)"); });
     collectively(comm, [&] {
-      if (me != 0) return;
-      check_not_read_only(path, what);  // made read-only while we wrote: kept
-      std::error_code ec;
-      fs::rename(temporary, path, ec);
-      if (ec) {
-        throw Error(ErrorKind::io,
-                    cannot + ": cannot rename '" + temporary + "' to it: " + ec.message());
-      }
-      remove_stale_temporaries(path);
+      if (me == 0) rename_into_place(temporary, path, what, cannot);
     });
   } catch (...) {
     if (fh != MPI_FILE_NULL) MPI_File_close(&fh);  // every process is here: the failure was agreed

@@ -352,15 +352,7 @@ void write_hdf5_blocks(const std::string& path, const Shape& global,
       collectively(comm, [&] { check_h5(H5Fclose(h5.release()), what + ": closing the file"); });
     }
     collectively(comm, [&] {
-      if (me != 0) return;
-      check_not_read_only(file, "HDF5 file");
-      std::error_code ec;
-      fs::rename(temporary, file, ec);
-      if (ec) {
-        throw Error(ErrorKind::io,
-                    what + ": cannot rename '" + temporary + "' to it: " + ec.message());
-      }
-      remove_stale_temporaries(file);
+      if (me == 0) rename_into_place(temporary, file, "HDF5 file", what);
     });
   } catch (...) {
     remove_temporary();

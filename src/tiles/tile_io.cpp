@@ -429,14 +429,7 @@ void write_raw_blocks(const std::string& path, const Shape& global,
                                          std::to_string(bytes) + " bytes: " + ec.message());
         }
       }
-      // Made read-only while the data was written: kept (a rename would replace it).
-      check_not_read_only(path, "tile data file");
-      fs::rename(temporary, path, ec);
-      if (ec) {
-        throw Error(ErrorKind::io,
-                    what + ": cannot rename '" + temporary + "' to it: " + ec.message());
-      }
-      remove_stale_temporaries(path);
+      rename_into_place(temporary, path, "tile data file", what);
     });
   } catch (...) {
     file.close_quietly();

@@ -143,23 +143,40 @@ TEST(ProcessFlow, RandomGraphsGiveTheBitsOfSequentialExecution) {
   }
 }
 
+// A chain through every process: tile p owned by process p; task 0 writes tile 0, task p writes
+// tile p from tile p - 1.
+struct Chain {
+  std::vector<std::vector<double>> storage;  // this process's tile
+  ProcessFlow flow;
+
+  Chain() : storage(static_cast<std::size_t>(env().size())), flow(make_flow(storage)) {
+    flow.add({{0, Access::read_write}});
+    for (int p = 1; p < env().size(); ++p) {
+      flow.add({{p - 1, Access::read}, {p, Access::read_write}});
+    }
+  }
+
+ private:
+  static ProcessFlow make_flow(std::vector<std::vector<double>>& storage) {
+    std::vector<int> owner;
+    std::vector<HostRows> rows;
+    for (int p = 0; p < env().size(); ++p) {
+      owner.push_back(p);
+      storage[static_cast<std::size_t>(p)].assign(tile_doubles, 1.0);
+      rows.push_back({p == env().rank() ? storage[static_cast<std::size_t>(p)].data() : nullptr, 1,
+                      tile_doubles * sizeof(double), tile_doubles * sizeof(double)});
+    }
+    return ProcessFlow(env().comm(), owner, rows);
+  }
+};
+
 TEST(ProcessFlow, AFailingTaskPoisonsItsReadersAndOnlyItsProcessReportsIt) {
   const int size = env().size();
   const int me = env().rank();
   // A chain through every process: task p writes tile p (owned by process p) from tile p - 1.
   // Task 0 fails; every later one reads a poisoned tile and must not run.
-  std::vector<int> owner;
-  std::vector<std::vector<double>> storage(static_cast<std::size_t>(size));
-  std::vector<HostRows> rows;
-  for (int p = 0; p < size; ++p) {
-    owner.push_back(p);
-    storage[p].assign(tile_doubles, 1.0);
-    rows.push_back({p == me ? storage[p].data() : nullptr, 1, tile_doubles * sizeof(double),
-                    tile_doubles * sizeof(double)});
-  }
-  ProcessFlow flow(env().comm(), owner, rows);
-  flow.add({{0, Access::read_write}});
-  for (int p = 1; p < size; ++p) flow.add({{p - 1, Access::read}, {p, Access::read_write}});
+  Chain chain;
+  ProcessFlow& flow = chain.flow;
   std::atomic<int> ran{0};
   const std::vector<hit::runtime::Place> places = {{hit::runtime::host_memory, 1}};
   flow.run(places, 0, [&](TaskId t, int) {
@@ -188,18 +205,8 @@ TEST(ProcessFlow, ACopyThatFailsFailsItsProcessAndTheOthersStillFinish) {
   // last process every copy to the device fails, as an allocation on a device that others
   // filled does. Thrown to the executor, it would stop that process's graph and leave the others
   // waiting for its messages.
-  std::vector<int> owner;
-  std::vector<std::vector<double>> storage(static_cast<std::size_t>(size));
-  std::vector<HostRows> rows;
-  for (int p = 0; p < size; ++p) {
-    owner.push_back(p);
-    storage[p].assign(tile_doubles, 1.0);
-    rows.push_back({p == me ? storage[p].data() : nullptr, 1, tile_doubles * sizeof(double),
-                    tile_doubles * sizeof(double)});
-  }
-  ProcessFlow flow(env().comm(), owner, rows);
-  flow.add({{0, Access::read_write}});
-  for (int p = 1; p < size; ++p) flow.add({{p - 1, Access::read}, {p, Access::read_write}});
+  Chain chain;
+  ProcessFlow& flow = chain.flow;
   hit::runtime::TileDirectory directory({std::size_t{1} << 20});
   for (std::size_t i = 0; i < flow.local_tiles(); ++i) {
     directory.add(flow.host_rows(static_cast<TileId>(i)).bytes());

@@ -35,6 +35,13 @@ std::string temporary_suffix();
 // Returns how many were removed; never throws.
 int remove_stale_temporaries(const std::string& path) noexcept;
 
+// The last step of a write through a temporary: `temporary` renamed to `path` unless `path` was
+// made read-only meanwhile (check_not_read_only, with `what`), then the stale temporaries of
+// `path` removed. Error(io) "<cannot>: cannot rename '<temporary>' to it: <reason>" when the
+// rename fails; the temporary is then the caller's to remove.
+void rename_into_place(const std::string& temporary, const std::string& path, std::string_view what,
+                       const std::string& cannot);
+
 // Text escaped for XML/SVG content and attribute values (&, <, >, ").
 std::string xml_escape(std::string_view text);
 
