@@ -336,11 +336,14 @@ ExecutionReport ProcessFlow::run(std::span<const Place> places, int compute_plac
   // way; thrown to the executor, it would stop this process's graph and its peers would wait for
   // its messages forever.
   const TileMover* user_move = options.move;
+  // A poisoned tile's copy can fail as a consequence of another failure (a skipped task never
+  // made the device copy its write-back reads): its contents are lost already, and the failure is
+  // not this process's own.
   const TileMover move = [&](const Transfer& x) {
     try {
       (*user_move)(x);
     } catch (...) {
-      fail();
+      if (!poisoned_[static_cast<std::size_t>(x.tile)]) fail();
     }
   };
   if (user_move) options.move = &move;
