@@ -54,22 +54,17 @@ void* DeviceTiles::existing(TileId t) {
 }
 
 void DeviceTiles::free_dropped() {
+  // One worker frees at a time, and a worker that finds another freeing waits for it: when this
+  // returns, every copy dropped before the call is gone from the device, as the directory already
+  // counts it.
+  const std::lock_guard<std::mutex> freeing(freeing_);
   std::vector<std::pair<void*, std::size_t>> freed;
-  std::size_t bytes = 0;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     freed.swap(dropped_);
-    for (const auto& f : freed) bytes += f.second;
-    freeing_bytes_ += bytes;
   }
-  // Outside the lock: freeing waits for the device's streams.
+  // Outside the map's lock: freeing waits for the device's streams.
   for (const auto& [p, n] : freed) device_.deallocate(p, n);
-  if (bytes == 0) return;
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    freeing_bytes_ -= bytes;
-  }
-  freed_.notify_all();
 }
 
 void* DeviceTiles::data(TileId t) {
@@ -82,17 +77,18 @@ void* DeviceTiles::data(TileId t) {
   }
   void* p = nullptr;
   while (p == nullptr) {
+    // The directory gave this tile room that copies dropped before may still hold (another
+    // worker freeing them, or nobody yet): allocated first, the process would hold more than its
+    // budget meanwhile, and beside processes sharing the device that is another's memory.
     free_dropped();
     try {
       p = device_.allocate(bytes);
     } catch (const Error& e) {
-      // The directory counted as free the copies that another worker is freeing now (each free
-      // waits for the kernel running on the device): wait for them and try again. Nothing
-      // being freed: the device is full of what others hold, and that is the error.
+      // Copies dropped since: free them and try again. None: the device is full of what others
+      // hold, and that is the error.
       if (e.kind() != ErrorKind::out_of_memory) throw;
-      std::unique_lock<std::mutex> lock(mutex_);
-      if (freeing_bytes_ == 0 && dropped_.empty()) throw;
-      freed_.wait(lock, [&] { return freeing_bytes_ == 0; });
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (dropped_.empty()) throw;
     }
   }
   const std::lock_guard<std::mutex> lock(mutex_);

@@ -4,7 +4,6 @@
 // what a device place needs to run tile kernels on tiles that stay on the device. Safe to call
 // from several threads; the copies of one tile are ordered by the directory's protocol.
 
-#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <mutex>
@@ -59,7 +58,7 @@ class DeviceTiles {
   Copy& copy(TileId t);
   // The device copy of `t`, which must exist (a copy out of it).
   void* existing(TileId t);
-  // Frees the copies dropped so far (outside the lock, counted in freeing_bytes_ meanwhile).
+  // Frees the copies dropped so far; returns once every copy dropped before the call is freed.
   void free_dropped();
 
   Device& device_;
@@ -72,10 +71,8 @@ class DeviceTiles {
   // Dropped copies, freed by the next allocation: a drop comes from any worker, often while the
   // device computes, and freeing device memory waits for its streams.
   std::vector<std::pair<void*, std::size_t>> dropped_;
-  // Bytes that a worker is freeing now (taken from dropped_, not yet given back to the device):
-  // an allocation that finds the device full waits for them (freed_) before it gives up.
-  std::size_t freeing_bytes_ = 0;
-  std::condition_variable freed_;
+  // Held by the worker freeing dropped copies (taken before mutex_, never after).
+  std::mutex freeing_;
 };
 
 // Runs `body` once on `device`, as a launch with a `single` partition over `domain` runs it:
