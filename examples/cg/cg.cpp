@@ -49,7 +49,10 @@ Outcome iterate(const Options& o, app::SparseSystem<T>& sys, CgOps<T>& ops, std:
   Outcome out;
   ops.load(b);
   const double bb = sum_over_ranks(ops.dot_rr(), clock);
-  if (bb == 0) {  // b = 0: x = 0 solves it exactly
+  // The advisor's dry run computes no value: it is priced as a run of --max-iters iterations on
+  // the layout it starts with (no re-partitioning).
+  const bool dry = dry_running(Environment::current());
+  if (bb == 0 && !dry) {  // b = 0: x = 0 solves it exactly
     out.converged = true;
     return out;
   }
@@ -61,19 +64,20 @@ Outcome iterate(const Options& o, app::SparseSystem<T>& sys, CgOps<T>& ops, std:
     clock.comm([&] { sys.halo->wait(); });
     my_pq += ops.spmv(sys.interior, sys.shape().rows());
     const double pq = sum_over_ranks(my_pq, clock);
-    require_positive_curvature(pq, k + 1);
+    if (!dry) require_positive_curvature(pq, k + 1);
     const double alpha = rr / pq;
     const double rr_new = sum_over_ranks(ops.update_xr(static_cast<T>(alpha)), clock);
     out.iterations = k + 1;
     out.relative_residual = std::sqrt(rr_new / bb);
-    if (out.relative_residual <= tol) {
+    if (out.relative_residual <= tol && !dry) {
       out.converged = true;
       break;
     }
     ops.update_p(static_cast<T>(rr_new / rr));
     rr = rr_new;
-    if (balancer != nullptr && balancer->after_iteration(k, ops.compute_seconds() - before,
-                                                         out.relative_residual, sys, ops)) {
+    if (balancer != nullptr && !dry &&
+        balancer->after_iteration(k, ops.compute_seconds() - before, out.relative_residual, sys,
+                                  ops)) {
       ++out.rebalances;
     }
   }

@@ -22,6 +22,7 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/event_trace.hpp"
 #include "hit/core/file.hpp"
+#include "hit/core/program_trace.hpp"
 #include "hit/core/setting.hpp"
 #include "hit/core/timer.hpp"
 #include "hit/core/version.hpp"
@@ -35,10 +36,11 @@
 namespace hit::app {
 
 // `from_environment` (a layout_setting() or partition_setting()), unless the program's own option
-// `flag` gave `given`: the command line wins over HIT_* variables, which win over the code.
+// `flag` gave `given`: the command line wins over HIT_* variables, which win over the code. The
+// advisor's candidate (a dry run's setting) wins over all: it is what the dry run prices.
 inline Setting given_or(Setting from_environment, const std::string& given,
                         const std::string& flag) {
-  if (given.empty()) return from_environment;
+  if (given.empty() || from_environment.source == ProgramTrace::source) return from_environment;
   from_environment.value = given;
   from_environment.source = flag;
   return from_environment;

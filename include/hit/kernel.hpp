@@ -34,6 +34,9 @@ struct KernelCost {
   // times `flops_per_point`.
   double flops_per_point = 1;
   bool compute_bound = false;
+  // Reads through an index (a sparse product's gathers): bound by memory latency rather than
+  // bandwidth, priced at the sparse product's speed.
+  bool irregular = false;
   std::function<double(const Shape& domain, const std::vector<Shape>& tiles)> flops{};
 };
 

@@ -110,9 +110,10 @@ void call_body(const Body& body, const KernelContext& ctx, const ArgTuple& args,
   std::apply([&](auto&... p) { body(ctx, p...); }, params);
 }
 
-// hit::launch on the device of `env`.
+// hit::launch on the device of `env`, priced at `cost` in a dry run (the kernel's, or what this
+// call computes where the kernel's work depends on its scalar arguments: a range of sparse rows).
 template <class... Params, class... Args>
-LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel,
+LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel, const KernelCost& cost,
                        const Partition& partition, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args),
                 "hit::launch needs one argument per kernel parameter");
@@ -136,7 +137,7 @@ LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel,
   (collect(args), ...);
   const auto held = std::forward_as_tuple(args...);
   return detail::run_launch(
-      env, kernel.name(), kernel.cost(), partition, std::move(tiles),
+      env, kernel.name(), cost, partition, std::move(tiles),
       [&](const KernelContext& ctx, const std::vector<detail::RawView>& views) {
         detail::call_body<std::tuple<Params...>>(*body, ctx, held, views,
                                                  std::index_sequence_for<Args...>{});
@@ -147,7 +148,8 @@ LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel,
 
 template <class... Params, class... Args>
 LaunchRecord launch(const Kernel<Params...>& kernel, const Partition& partition, Args&&... args) {
-  return detail::launch_on(Environment::current(), kernel, partition, std::forward<Args>(args)...);
+  return detail::launch_on(Environment::current(), kernel, kernel.cost(), partition,
+                           std::forward<Args>(args)...);
 }
 
 }  // namespace hit

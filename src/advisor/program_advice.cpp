@@ -38,7 +38,8 @@ std::vector<TraceStep> trace_steps(const ProgramTrace& trace, const Machine& mac
     switch (e.kind) {
       case ProgramTrace::Event::Kind::launch: {
         const TracedLaunch& l = e.launch;
-        const Kernel kind = l.compute_bound ? Kernel::gemm : Kernel::stencil;
+        const Kernel kind =
+            l.irregular ? Kernel::spmv : (l.compute_bound ? Kernel::gemm : Kernel::stencil);
         const auto bytes = static_cast<std::uint64_t>(l.problem_bytes);
         const double kernel = machine.own_seconds(proc, kind, l.flops, bytes) +
                               machine.staging_seconds(proc, l.staged_bytes);
@@ -391,13 +392,18 @@ std::string devices_text(const Machine& machine) {
   return out;
 }
 
+// What the candidates lay out, as the table's first line names it.
+std::string array_text(const TracedArray& a) {
+  if (!a.sparse) return "arrays of " + a.shape;
+  return fmt::format("a sparse matrix of {} with {:.0f} nonzeros", a.shape, a.nonzeros);
+}
+
 std::string table(const Report& r) {
   const TracedArray& first = r.own.arrays().front();
-  const std::string& shape = first.shape;
   std::string out = fmt::format(
-      "{} --hit-advise: {} processes ({}); arrays of {} on {}; a dry run (no kernel ran), "
-      "network assumed, not calibrated\n",
-      r.program, r.machine.procs(), devices_text(r.machine), shape, first.topology);
+      "{} --hit-advise: {} processes ({}); {} on {}; a dry run (no kernel ran), network assumed, "
+      "not calibrated\n",
+      r.program, r.machine.procs(), devices_text(r.machine), array_text(first), first.topology);
   out += fmt::format("as written: {:.4g} s predicted\n", r.as_written.predicted_s);
   out += fmt::format("{:>4}  {:<44} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", "rank", "layout",
                      "predicted_s", "compute_s", "comm_s", "imbalance", "max memory", "fits");
@@ -453,7 +459,12 @@ std::string json_text(const Report& r) {
   }
   json arrays = json::array();
   for (const TracedArray& a : r.own.arrays()) {
-    arrays.push_back({{"setting", a.setting}, {"shape", a.shape}, {"topology", a.topology}});
+    json item = {{"setting", a.setting}, {"shape", a.shape}, {"topology", a.topology}};
+    if (a.sparse) {
+      item["sparse"] = true;
+      item["nonzeros"] = a.nonzeros;
+    }
+    arrays.push_back(std::move(item));
   }
   json out = {{"program", std::string(r.program)},
               {"procs", r.machine.procs()},
@@ -487,40 +498,62 @@ int advise_program(Environment& env, std::string_view program, int argc, char** 
     }
   });
   // The kernels' kind, by the work of each: the speeds the balancing candidates weigh by.
-  std::array<double, 3> flops{0, 0, 0};  // compute-bound, all, the largest launch's tiles
+  // Compute-bound, irregular, all, the largest launch's tiles.
+  std::array<double, 4> flops{0, 0, 0, 0};
   for (const ProgramTrace::Event& e : own.events()) {
     if (e.kind != ProgramTrace::Event::Kind::launch) continue;
     if (e.launch.compute_bound) flops[0] += e.launch.flops;
-    flops[1] += e.launch.flops;
-    flops[2] = std::max(flops[2], e.launch.problem_bytes);
+    if (e.launch.irregular) flops[1] += e.launch.flops;
+    flops[2] += e.launch.flops;
+    flops[3] = std::max(flops[3], e.launch.problem_bytes);
   }
-  allreduce_in_place(flops.data(), 3, MPI_DOUBLE, MPI_SUM, env.comm());
-  const Kernel kind = flops[0] > 0.5 * flops[1] ? Kernel::gemm : Kernel::stencil;
+  allreduce_in_place(flops.data(), 4, MPI_DOUBLE, MPI_SUM, env.comm());
+  const Kernel kind = flops[0] > 0.5 * flops[2]   ? Kernel::gemm
+                      : flops[1] > 0.5 * flops[2] ? Kernel::spmv
+                                                  : Kernel::stencil;
   const TracedArray& first = own.arrays().front();
   const Topology topo(first.topology, first.dims, first.procs);
-  const Shape shape = Shape::parse(first.shape);
-  const std::vector<CandidateSpec> specs = program_candidates(
-      env, machine, kind, topo, {.model_files = {}, .share_bytes = flops[2] / env.size()});
+  const CandidateOptions options{.model_files = {}, .share_bytes = flops[3] / env.size()};
+  // A sparse matrix's candidates are the sparse layout plug-ins'; whether two give every row the
+  // same owner is known once the program has laid its matrix out.
+  const std::vector<CandidateSpec> specs =
+      first.sparse ? sparse_candidates(env, machine, options)
+                   : program_candidates(env, machine, kind, topo, options);
 
   const Prediction as_written = price(env, own, machine);
   Advice advice;
-  std::map<std::string, std::string> seen;  // blocks -> the spec that gave them first
+  std::map<std::string, std::string>
+      seen;  // blocks (rows' owners) -> the spec that gave them first
+  const auto repeated = [&](const std::string& signature, const CandidateSpec& spec) {
+    const auto [earlier, fresh] = seen.try_emplace(signature, spec.layout);
+    if (!fresh) {
+      advice.rejected.push_back(
+          {spec,
+           fmt::format("the same {} as {}", first.sparse ? "rows" : "blocks", earlier->second)});
+    }
+    return !fresh;
+  };
   for (const CandidateSpec& spec : specs) {
-    // A plug-in refuses a spec on every process alike.
-    try {
-      const Layout l = layout(Spec::parse(spec.layout), topo, shape);
-      const auto [earlier, fresh] = seen.try_emplace(blocks_signature(l), spec.layout);
-      if (!fresh) {
-        advice.rejected.push_back({spec, "the same blocks as " + earlier->second});
+    if (!first.sparse) {
+      // A plug-in refuses a spec on every process alike.
+      try {
+        if (repeated(
+                blocks_signature(layout(Spec::parse(spec.layout), topo, Shape::parse(first.shape))),
+                spec)) {
+          continue;
+        }
+      } catch (const Error& e) {
+        advice.rejected.push_back({spec, e.what()});
         continue;
       }
-    } catch (const Error& e) {
-      advice.rejected.push_back({spec, e.what()});
-      continue;
     }
     DryRun run = dry_run(env, agreement.get(), argc, argv, body, spec.layout);
     if (run.failure) {
       advice.rejected.push_back({spec, *run.failure});
+      continue;
+    }
+    if (first.sparse && !run.trace.arrays().empty() &&
+        repeated(fmt::format("{:x}", run.trace.arrays().front().owners), spec)) {
       continue;
     }
     advice.candidates.push_back({spec, price(env, run.trace, machine)});

@@ -313,6 +313,7 @@ LaunchRecord trace_launch(ProgramTrace& trace, const Device& dev, const KernelCo
     launch.flops = double(p.domain().size()) * cost.flops_per_point;
   }
   launch.compute_bound = cost.compute_bound;
+  launch.irregular = cost.irregular;
   for (const auto& a : args) {
     const double bytes = double(a.host.shape.size()) * double(a.host.element_size);
     launch.problem_bytes += bytes;

@@ -10,7 +10,10 @@
 
 #include "hit/core/checked.hpp"
 #include "hit/core/collective.hpp"
+#include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/event_trace.hpp"
+#include "hit/core/program_trace.hpp"
 #include "sparse/sparse_halo_plan.hpp"
 
 namespace hit {
@@ -266,11 +269,39 @@ SparseHalo::SparseHalo(const CsrShape& shape, std::span<const std::int32_t> owne
 
 void SparseHalo::start_bytes(void* data, std::size_t count, std::size_t element_size,
                              std::shared_ptr<detail::ResidentState> state) {
-  if (plan_) plan_->start(data, count, element_size, std::move(state));
+  if (!plan_) return;
+  Environment* env = Environment::exists() ? &Environment::current() : nullptr;
+  if (ProgramTrace* trace = env ? env->trace() : nullptr) {
+    plan_->trace_start(*trace, count, element_size, state != nullptr);
+    return;
+  }
+  plan_->start(data, count, element_size, std::move(state));
+  if (env == nullptr) return;
+  if (EventTrace& events = event_trace(*env); events.enabled()) {
+    const auto bytes = [&](const detail::PeerLists& l) {
+      return static_cast<double>(l.items.size()) * static_cast<double>(element_size);
+    };
+    events.begin(
+        plan_.get(), "messages", "comm", plan_->name(),
+        {{"bytes_sent", bytes(plan_->sends())}, {"bytes_received", bytes(plan_->receives())}});
+  }
 }
 
 void SparseHalo::wait() {
-  if (plan_) plan_->wait();
+  if (!plan_) return;
+  Environment* env = Environment::exists() ? &Environment::current() : nullptr;
+  if (ProgramTrace* trace = env ? env->trace() : nullptr) {
+    trace->comm_wait(plan_.get());
+    return;
+  }
+  EventTrace* events = env ? &event_trace(*env) : nullptr;
+  if (events && !events->enabled()) events = nullptr;
+  const double asked = events ? EventTrace::now() : 0;
+  plan_->wait();
+  if (events) {
+    events->span("host", "wait", "wait for " + plan_->name(), asked, EventTrace::now());
+    events->finish(plan_.get());
+  }
 }
 
 void SparseHalo::check_resident(const Shape& shape, index_t step) {

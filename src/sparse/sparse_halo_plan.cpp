@@ -11,6 +11,7 @@
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 #include "hit/core/log.hpp"
+#include "hit/core/program_trace.hpp"
 #include "sparse/sparse_halo_plan.hpp"
 
 namespace hit::detail {
@@ -178,8 +179,7 @@ void SparseHaloPlan::make_persistent(Binding& b) {
   }
 }
 
-void SparseHaloPlan::start(void* data, std::size_t count, std::size_t element_size,
-                           std::shared_ptr<ResidentState> state) {
+void SparseHaloPlan::check_start(std::size_t count) const {
   if (broken_) {
     throw Error(ErrorKind::invalid_argument,
                 name_ + ": an update of this halo was abandoned after a failure; build it again");
@@ -192,6 +192,31 @@ void SparseHaloPlan::start(void* data, std::size_t count, std::size_t element_si
                 name_ + ": " + std::to_string(count) + " values for a shape of " +
                     std::to_string(receive_range_.last) + " local vertices");
   }
+}
+
+void SparseHaloPlan::trace_start(ProgramTrace& trace, std::size_t count, std::size_t element_size,
+                                 bool staged) const {
+  check_start(count);
+  const auto bytes = [&](index_t values) {
+    return static_cast<double>(values) * static_cast<double>(element_size);
+  };
+  std::vector<TracedMessage> messages;
+  // A value received waits for its message; a value sent is gathered from its own place.
+  for (std::size_t k = 0; k < receives_.size(); ++k) {
+    const double runs = receive_in_order_ ? 1.0 : static_cast<double>(receives_.count(k));
+    messages.push_back({receives_.peers[k], bytes(receives_.count(k)), runs, true, 1});
+  }
+  for (std::size_t k = 0; k < sends_.size(); ++k) {
+    messages.push_back(
+        {sends_.peers[k], bytes(sends_.count(k)), static_cast<double>(sends_.count(k)), false, 0});
+  }
+  const double copied = staged ? bytes(send_range_.size() + receive_range_.size()) : 0;
+  trace.comm_start(this, std::move(messages), copied);
+}
+
+void SparseHaloPlan::start(void* data, std::size_t count, std::size_t element_size,
+                           std::shared_ptr<ResidentState> state) {
+  check_start(count);
   Binding& b = bind(element_size);
   if (state && send_range_.size() > 0) {
     if (!told_range_ && send_range_.size() > 2 * sent_rows_) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hit/core/program_trace.hpp"
 #include "hit/sparse/sparse_halo.hpp"
 
 namespace hit::detail {
@@ -64,6 +65,11 @@ class SparseHaloPlan {
   void start(void* data, std::size_t count, std::size_t element_size,
              std::shared_ptr<ResidentState> state);
   void wait();
+  // A dry run's update (docs/advisor.md, "Any program"): the arguments checked as start() checks
+  // them, then the messages and, for a vector resident on a device (`staged`: it has a device
+  // state), the copies of its sent and received ranges recorded; nothing moves.
+  void trace_start(ProgramTrace& trace, std::size_t count, std::size_t element_size,
+                   bool staged) const;
 
   const std::string& name() const noexcept { return name_; }
   SparseTransport transport() const noexcept { return transport_; }
@@ -80,6 +86,8 @@ class SparseHaloPlan {
     std::vector<std::byte> receive;
     std::vector<MPI_Request> persistent;  // receives, then sends
   };
+  // Error(invalid_argument) where an update of `count` values may not start now.
+  void check_start(std::size_t count) const;
   Binding& bind(std::size_t element_size);
   void make_persistent(Binding& b);
   void free_binding(Binding& b) noexcept;

@@ -329,6 +329,7 @@ template <class T>
 const DotKernel<T>& dot_kernel() {
   static const DotKernel<T> kernel = [] {
     DotKernel<T> k(named<T>("dot"));
+    k.cost({.flops_per_point = 2});
     k.cpu(&dot_cpu<T>);
 #ifdef HIT_HAVE_CUDA
     k.cuda(&dot_cuda<T>);
@@ -343,6 +344,7 @@ template <class T>
 const AxpyKernel<T>& axpy_kernel() {
   static const AxpyKernel<T> kernel = [] {
     AxpyKernel<T> k(named<T>("axpy"));
+    k.cost({.flops_per_point = 2});
     k.cpu(&axpy_cpu<T>);
 #ifdef HIT_HAVE_CUDA
     k.cuda(&axpy_cuda<T>);
@@ -357,6 +359,7 @@ template <class T>
 const AxpyKernel<T>& xpay_kernel() {
   static const AxpyKernel<T> kernel = [] {
     AxpyKernel<T> k(named<T>("xpay"));
+    k.cost({.flops_per_point = 2});
     k.cpu(&xpay_cpu<T>);
 #ifdef HIT_HAVE_CUDA
     k.cuda(&xpay_cuda<T>);
@@ -371,6 +374,7 @@ template <class T>
 const CgUpdateKernel<T>& cg_update_kernel() {
   static const CgUpdateKernel<T> kernel = [] {
     CgUpdateKernel<T> k(named<T>("cg_update"));
+    k.cost({.flops_per_point = 6});  // x += a·p, r -= a·q and r·r
     k.cpu(&cg_update_cpu<T>);
 #ifdef HIT_HAVE_CUDA
     k.cuda(&cg_update_cuda<T>);

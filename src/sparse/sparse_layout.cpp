@@ -14,6 +14,7 @@
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
+#include "hit/core/program_trace.hpp"
 #include "layouts/layout_choice.hpp"
 
 namespace hit {
@@ -289,12 +290,33 @@ SparseLayout sparse_layout(const Spec& spec, const Topology& topo, const CsrPatt
   return result;
 }
 
+namespace {
+
+// A dry run's record of the matrix laid out: its rows, nonzeros and a digest of the owners (two
+// candidates that own every row alike are one).
+void trace_array(ProgramTrace& trace, const Setting& chosen, const SparseLayout& l) {
+  TracedArray a{chosen.name, Shape::extents({l.rows(), l.rows()}).str(), l.topology().name(),
+                l.topology().dims(), l.procs()};
+  a.sparse = true;
+  for (const SparsePartStats& s : l.stats()) a.nonzeros += static_cast<double>(s.nonzeros);
+  std::uint64_t digest = 14695981039346656037ULL;  // FNV-1a
+  for (const std::int32_t o : l.owners()) {
+    digest ^= static_cast<std::uint32_t>(o);
+    digest *= 1099511628211ULL;
+  }
+  a.owners = digest;
+  trace.array(std::move(a));
+}
+
+}  // namespace
+
 SparseLayout sparse_layout(const Setting& chosen, const Topology& topo, const CsrPattern& mine,
                            const SparseLayoutOptions& options) {
   try {
     Spec spec;
     collectively(Environment::current().comm(), [&] { spec = Spec::parse(chosen.value); });
     SparseLayout result = sparse_layout(spec, topo, mine, options);
+    if (ProgramTrace* trace = Environment::current().trace()) trace_array(*trace, chosen, result);
     if (chosen.overridden()) {
       result.requested_ = chosen.code;
       result.set_by_ = chosen.source;

@@ -23,6 +23,14 @@ using ProgramBody = std::function<int(Environment&, int, char**)>;
 using ProgramAdvisor = int (*)(Environment&, std::string_view program, int argc, char** argv,
                                const ProgramBody& body);
 
+// Whether the program is being dry-run by the advisor (`--hit-advise`): its layouts, messages and
+// launches are recorded and no kernel runs, so the values kernels would compute are not there. A
+// program whose path depends on such a value (a convergence test, a check that a computed value
+// is positive) takes the path of the run to be priced instead (docs/advisor.md, "Any program").
+inline bool dry_running(const Environment& env) noexcept {
+  return env.trace() != nullptr;
+}
+
 // `body` parses its own arguments; `--hit-advise` is taken out of them first. Errors are
 // expected to be agreed (thrown on every rank, see hit::collectively); rank 0 prints the line.
 // Other exceptions are reported as internal errors.

@@ -9,6 +9,7 @@
 // The trace lives with the Environment (Environment::trace()) only while a dry run lasts; the
 // layers that record into it (layouts, comm, devices) ask for it where they act.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,16 +35,22 @@ struct TracedLaunch {
   double problem_bytes = 0;    // the tiles it works on, as held (ghost cells included)
   double staged_bytes = 0;     // copied between the host and the device for it (tiles not resident)
   bool compute_bound = false;  // dense-product-like (else bound by memory bandwidth)
+  bool irregular = false;      // reads through an index (a sparse product): priced as one
 };
 
 // An array the program laid out from a setting (what the advisor's candidates are drawn for):
 // its shape and the topology it was laid on.
 struct TracedArray {
   std::string setting;   // the setting's name ("layout of 'plate'")
-  std::string shape;     // as Shape::str() prints it
+  std::string shape;     // as Shape::str() prints it (a sparse matrix's rows and columns)
   std::string topology;  // the topology's name, dims and processes
   std::vector<int> dims;
   int procs = 0;
+  // A sparse matrix's rows (sparse_layout): candidates are the sparse layout plug-ins', and two
+  // that give every row the same owner (equal `owners`, a digest of them) are one.
+  bool sparse = false;
+  double nonzeros = 0;
+  std::uint64_t owners = 0;
 };
 
 class ProgramTrace {

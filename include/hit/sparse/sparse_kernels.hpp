@@ -122,6 +122,18 @@ template <class A>
 const auto& host_of(const A& a) noexcept {
   return device_array_traits<A>::host(a);
 }
+// What a launch over the rows [first, last) of a sparse matrix computes, for a dry run:
+// `per_nonzero` flops for each of their nonzeros and `per_row` for each row, read through the
+// column index. `row_ptr`: the host copy of the matrix's row offsets (never written on a device).
+template <class RowPtr>
+KernelCost sparse_rows_cost(const RowPtr& row_ptr, index_t first, index_t last, double per_nonzero,
+                            double per_row) {
+  const index_t* offsets = host_of(row_ptr).data();
+  const double flops = per_nonzero * static_cast<double>(offsets[last] - offsets[first]) +
+                       per_row * static_cast<double>(last - first);
+  return {.irregular = true,
+          .flops = [flops](const Shape&, const std::vector<Shape>&) { return flops; }};
+}
 template <class T>
 T sum_in_order(const std::vector<T>& partials) {
   T s = 0;
@@ -151,8 +163,9 @@ requires DeviceArray<RowPtr, index_t> && DeviceArray<Cols, local_index_t> && Dev
                                {"values", detail::host_of(values).shape(), nnz},
                                {"x", detail::host_of(x).shape(), 0},
                                {"y", detail::host_of(y).shape(), last}});
-  return launch(detail::spmv_kernel<T>(), partition, in(row_ptr), in(cols), in(values), in(x),
-                inout(y), first, last);
+  return detail::launch_on(Environment::current(), detail::spmv_kernel<T>(),
+                           detail::sparse_rows_cost(row_ptr, first, last, 2, 0), partition,
+                           in(row_ptr), in(cols), in(values), in(x), inout(y), first, last);
 }
 
 // spmv fused with the dot product CG takes next: y = A·x over the rows [first, last) as spmv, and
@@ -176,8 +189,9 @@ requires DeviceArray<RowPtr, index_t> && DeviceArray<Cols, local_index_t> && Dev
                                {"x", detail::host_of(x).shape(), last},
                                {"y", detail::host_of(y).shape(), last}});
   std::vector<T> partials(detail::partial_slots(partition), T(0));
-  launch(detail::spmv_dot_kernel<T>(), partition, in(row_ptr), in(cols), in(values), in(x),
-         inout(y), first, last, partials.data());
+  detail::launch_on(Environment::current(), detail::spmv_dot_kernel<T>(),
+                    detail::sparse_rows_cost(row_ptr, first, last, 2, 2), partition, in(row_ptr),
+                    in(cols), in(values), in(x), inout(y), first, last, partials.data());
   return detail::sum_in_order(partials);
 }
 
@@ -202,8 +216,9 @@ requires DeviceArray<RowPtr, index_t> && DeviceArray<Cols, local_index_t> && Dev
                                {"cols", detail::host_of(cols).shape(), 0},
                                {"old", detail::host_of(old).shape(), last},
                                {"next", detail::host_of(next).shape(), last}});
-  return launch(detail::heat_kernel<T>(), partition, in(row_ptr), in(cols), in(old), inout(next),
-                first, last);
+  return detail::launch_on(Environment::current(), detail::heat_kernel<T>(),
+                           detail::sparse_rows_cost(row_ptr, first, last, 1, 1), partition,
+                           in(row_ptr), in(cols), in(old), inout(next), first, last);
 }
 
 // ---- the vector operations of CG, over the partition's domain ----------------------------------

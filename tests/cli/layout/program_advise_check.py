@@ -6,6 +6,12 @@ hit-layout's Jacobi formula for the same run on every candidate both rank, at 1,
 processes; the work of each process must be the program's (4 flops per interior point per
 iteration); the program's own output is not printed; a bad HIT_ADVISE is refused in one line.
 
+hit-cg, a sparse program, the same way: its candidates are the sparse layout plug-ins', two that
+own every row alike are one, its work is the program's launches (2 flops a nonzero and 10 a row
+each iteration, 2 a row once), and its prices follow hit-layout's CG formula (the same best
+layout, every price within a quarter: the formula prices CG's vector updates at the sparse product's
+speed, the dry run at the streaming kernels').
+
 Usage: program_advise_check.py BIN_DIR MPIEXEC
 """
 import json
@@ -87,6 +93,63 @@ for procs in (1, 2, 4):
         best = cands[0]["procs"]
         assert best[0]["flops"] < min(p["flops"] for p in best[1:]), cands[0]
         assert any(r["layout"].startswith("cyclic") for r in doc["rejected"]), doc["rejected"]
+
+# A sparse program: hit-cg's dry runs on the sparse layout plug-ins' candidates.
+CG = os.path.join(BIN, "hit-cg")
+GRID, CG_ITERS = 64, 30
+ROWS, NONZEROS = GRID * GRID, GRID * GRID * 5 - 4 * GRID
+
+
+def cg_formula(procs):
+    out = run([LAYOUT, "--advise", "--json", "--app", "cg", "--generate", f"poisson2d:n={GRID}",
+               "--iters", str(CG_ITERS), "--procs", str(procs), "--devices", DEVICES[procs]])
+    return json.loads(out.stdout)["candidates"]
+
+
+for procs in (1, 2, 4):
+    out = run([MPIEXEC, "-n", str(procs), CG, "--generate", f"poisson2d:n={GRID}", "--max-iters",
+               str(CG_ITERS), "--reps", "1", "--warmup", "0", "--hit-advise=json"],
+              {"HIT_DEVICES": DEVICES[procs]})
+    doc = json.loads(out.stdout)
+    if procs == 2:
+        doc_2 = doc
+    assert doc["settings"] == ["matrix"], doc["settings"]
+    matrix = doc["arrays"][0]
+    assert matrix["sparse"] and matrix["nonzeros"] == NONZEROS, matrix
+    assert matrix["shape"] == f"[0:{ROWS}][0:{ROWS}]", matrix
+    cands = doc["candidates"]
+    for c in cands:
+        work = sum(p["flops"] for p in c["procs"])
+        assert work == CG_ITERS * (2 * NONZEROS + 10 * ROWS) + 2 * ROWS, (c["layout"], work)
+        assert c["command"] == f"HIT_LAYOUT_MATRIX={c['layout']} hit-cg", c["command"]
+    # One process owns every row whatever the layout: one candidate, the others the same rows.
+    if procs == 1:
+        assert len(cands) == 1, cands
+        assert all(r["reason"].startswith("the same rows as ") for r in doc["rejected"]), \
+            doc["rejected"]
+    reference = {c["layout"]: c for c in cg_formula(procs)}
+    assert cands[0]["layout"] == next(iter(reference)), (procs, cands[0]["layout"], reference)
+    for c in cands:
+        ref = reference[c["layout"]]
+        for key in ("predicted_s", "compute_s"):
+            assert abs(c[key] - ref[key]) <= 0.25 * ref[key], (procs, c["layout"], key, c[key],
+                                                              ref[key])
+        if procs > 1:
+            # The halo's messages: the same values from the same peers, the reductions beside.
+            assert abs(c["comm_s"] - ref["comm_s"]) <= 0.25 * ref["comm_s"], \
+                (procs, c["layout"], c["comm_s"], ref["comm_s"])
+    if procs > 1:
+        best = cands[0]["procs"]
+        assert best[0]["flops"] < min(p["flops"] for p in best[1:]), cands[0]
+
+# The program's own layout option does not replace the candidate a dry run prices: the same
+# ranking with --layout given.
+out = run([MPIEXEC, "-n", "2", CG, "--generate", f"poisson2d:n={GRID}", "--max-iters",
+           str(CG_ITERS), "--reps", "1", "--warmup", "0", "--layout", "rows", "--hit-advise=json"],
+          {"HIT_DEVICES": DEVICES[2]})
+given = json.loads(out.stdout)
+assert [c["layout"] for c in given["candidates"]] == [c["layout"] for c in doc_2["candidates"]], \
+    (given["candidates"], doc_2["candidates"])
 
 # The table names the best run.
 out = run([JACOBI, "--n", "64", "--iters", "2", "--hit-advise"])
