@@ -267,6 +267,10 @@ SparseHalo::SparseHalo(const CsrShape& shape, std::span<const std::int32_t> owne
                                                    LocalRange{shape.owned(), shape.vertices()});
 }
 
+bool SparseHalo::exchanges() const noexcept {
+  return plan_ && (plan_->sends().size() > 0 || plan_->receives().size() > 0);
+}
+
 void SparseHalo::start_bytes(void* data, std::size_t count, std::size_t element_size,
                              std::shared_ptr<detail::ResidentState> state) {
   if (!plan_) return;
@@ -276,7 +280,7 @@ void SparseHalo::start_bytes(void* data, std::size_t count, std::size_t element_
     return;
   }
   plan_->start(data, count, element_size, std::move(state));
-  if (env == nullptr) return;
+  if (env == nullptr || !exchanges()) return;
   if (EventTrace& events = event_trace(*env); events.enabled()) {
     const auto bytes = [&](const detail::PeerLists& l) {
       return static_cast<double>(l.items.size()) * static_cast<double>(element_size);
@@ -294,7 +298,7 @@ void SparseHalo::wait() {
     trace->comm_wait(plan_.get());
     return;
   }
-  EventTrace* events = env ? &event_trace(*env) : nullptr;
+  EventTrace* events = env && exchanges() ? &event_trace(*env) : nullptr;
   if (events && !events->enabled()) events = nullptr;
   const double asked = events ? EventTrace::now() : 0;
   plan_->wait();

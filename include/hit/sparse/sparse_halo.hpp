@@ -140,6 +140,8 @@ class SparseHalo {
   [[nodiscard]] const std::string& name() const;
 
  private:
+  // Whether an update moves anything (this process has a peer): only such updates are traced.
+  bool exchanges() const noexcept;
   void start_bytes(void* data, std::size_t count, std::size_t element_size,
                    std::shared_ptr<detail::ResidentState> state);
   static void check_resident(const Shape& shape, index_t step);

@@ -2,7 +2,8 @@
 """--trace writes one trace-event JSON file for the whole run: valid JSON whose events carry the
 fields Perfetto needs, a named process for every rank, and as many launch events per rank as the
 JSON summary counts launches; HIT_TRACE does the same where --trace is not given. With hit-qr,
-every task of the runtime's report is a span (and every message an instant).
+every task of the runtime's report is a span (and every message an instant); with hit-cg, every
+update of the sparse halo is a comm span.
 
 usage: trace_check.py NP WORKDIR MPIEXEC BIN_DIR
 """
@@ -82,6 +83,20 @@ if result:
                         f"events, its runtime report {rt}")
     if np_ > 1 and not any(e.get("cat") == "task" and e["pid"] == np_ - 1 for e in events):
         problems.append(f"hit-qr --trace: no task of rank {np_ - 1}")
+
+# A sparse program: one comm span per halo update and process that exchanges anything (an
+# iteration's update, counted by the JSON's iterations), named as the halo is.
+result = run("hit-cg", ["--generate", "poisson2d:n=24", "--reps", "1", "--warmup", "0",
+                        "--trace", os.path.join(work, "cg.json")])
+if result:
+    events = load(os.path.join(work, "cg.json"))
+    launches_match("hit-cg --trace", events, result)
+    halos = collections.Counter(e["pid"] for e in events
+                                if e.get("cat") == "comm" and "halo" in e["name"])
+    expected = {p: result["iterations"] for p in range(np_)} if np_ > 1 else {}
+    if dict(halos) != expected:
+        problems.append(f"hit-cg --trace: halo spans per rank {dict(halos)}, expected {expected} "
+                        f"(one per iteration)")
 
 if problems:
     sys.exit("\n".join(problems))
