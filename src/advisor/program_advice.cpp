@@ -26,6 +26,7 @@
 #include "hit/core/units.hpp"
 #include "hit/layout.hpp"
 #include "hit/topology/physical_topology.hpp"
+#include "task_schedule.hpp"
 
 namespace hit::advisor {
 
@@ -68,6 +69,25 @@ std::vector<TraceStep> trace_steps(const ProgramTrace& trace, const Machine& mac
         }
         in_flight[e.comm] += cost;
         touched = true;
+        break;
+      }
+      case ProgramTrace::Event::Kind::tasks: {
+        // The graph runs on its own: what came before it is a step of its own.
+        if (touched && in_flight.empty()) {
+          steps.push_back(step);
+          step = {};
+          touched = false;
+        }
+        const detail::TaskSchedule s = detail::simulate_tasks(*e.graph, machine);
+        const auto p = static_cast<std::size_t>(proc);
+        TraceStep graph;
+        graph.post_kernel_s = s.kernel_s[p];
+        graph.post_launch_s = s.launch_s[p];
+        graph.post_flops = s.flops[p];
+        graph.comm_s = s.comm_s[p];
+        graph.problem_bytes = s.problem_bytes[p];
+        graph.span_s = s.makespan_s;
+        steps.push_back(graph);
         break;
       }
       case ProgramTrace::Event::Kind::comm_wait: {
@@ -129,6 +149,7 @@ Prediction predict_steps(const std::vector<std::vector<TraceStep>>& steps, const
       const double stretch = raw > 0 ? (out.procs[p].compute_s - before[p]) / raw : 1.0;
       end = std::max(end, stretch * (s.pre_kernel_s + s.pre_launch_s) +
                               std::max(stretch * (s.post_kernel_s + s.post_launch_s), s.comm_s));
+      end = std::max(end, s.span_s);
     }
     out.compute_s += step.compute;
     out.comm_s += step.comm;
@@ -218,13 +239,14 @@ ProgramTrace run_dry(Environment& env, int argc, char** argv, const ProgramBody&
 // Every process's steps, on every process.
 std::vector<std::vector<TraceStep>> all_steps(Environment& env,
                                               const std::vector<TraceStep>& mine) {
-  static_assert(sizeof(TraceStep) == 8 * sizeof(double), "a step travels as eight doubles");
+  constexpr int doubles = 9;
+  static_assert(sizeof(TraceStep) == doubles * sizeof(double), "a step travels as nine doubles");
   int count = static_cast<int>(mine.size());
   allreduce_in_place(&count, 1, MPI_INT, MPI_MAX, env.comm());
   std::vector<TraceStep> padded = mine;
   padded.resize(static_cast<std::size_t>(count));
   std::vector<TraceStep> every(padded.size() * static_cast<std::size_t>(env.size()));
-  allgather(padded.data(), count * 8, MPI_DOUBLE, every.data(), env.comm());
+  allgather(padded.data(), count * doubles, MPI_DOUBLE, every.data(), env.comm());
   std::vector<std::vector<TraceStep>> out(static_cast<std::size_t>(env.size()));
   for (std::size_t p = 0; p < out.size(); ++p) {
     const auto first = every.begin() + static_cast<std::ptrdiff_t>(p * padded.size());

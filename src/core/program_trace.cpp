@@ -43,6 +43,13 @@ void ProgramTrace::reduction(double bytes, int rank, int procs) {
   comm_wait(key);
 }
 
+void ProgramTrace::tasks(std::vector<TracedTask> graph) {
+  Event e;
+  e.kind = Event::Kind::tasks;
+  e.graph = std::make_shared<const std::vector<TracedTask>>(std::move(graph));
+  events_.push_back(std::move(e));
+}
+
 void ProgramTrace::array(TracedArray array) {
   arrays_.push_back(std::move(array));
 }

@@ -1,5 +1,7 @@
 #include "hit/runtime/process_flow.hpp"
 
+#include "hit/core/environment.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <limits>
 
 #include "hit/core/collective.hpp"
+#include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
 
 namespace hit::runtime {
@@ -79,6 +82,7 @@ TaskId ProcessFlow::add(std::span<const TileAccess> accesses, double cost) {
   }
   if (runner < 0) throw bad(fmt::format("ProcessFlow: task {} writes no tile", global_.size()));
   const TaskId g = global_.add(accesses, cost);
+  runners_.push_back(runner);
 
   // The tiles it uses from other processes: one message per version and reader.
   std::vector<TileId> local(accesses.size(), -1);
@@ -280,10 +284,53 @@ void ProcessFlow::poll(std::vector<TaskId>& ended) {
   in_flight_.resize(kept);
 }
 
+std::vector<TracedTask> ProcessFlow::traced_graph() const {
+  std::vector<TracedTask> out(global_.size());
+  for (std::size_t t = 0; t < out.size(); ++t) {
+    const auto id = static_cast<TaskId>(t);
+    TracedTask& x = out[t];
+    x.proc = runners_[t];
+    x.flops = global_.cost(id);
+    const std::vector<TileAccess>& uses = global_.accesses(id);
+    for (const TileAccess& a : uses) {
+      x.problem_bytes += static_cast<double>(tiles_[static_cast<std::size_t>(a.tile)].bytes());
+    }
+    for (const TaskId s : global_.predecessors(id)) {
+      const int from = runners_[static_cast<std::size_t>(s)];
+      if (from == x.proc) {
+        x.waits.push_back({s, 0, -1});
+        continue;
+      }
+      // The tiles s wrote that t uses travel; a tile goes through its owner when neither runs
+      // there (its new version goes back to the owner, who sends it on).
+      TracedTask::Wait w{s, 0, -1};
+      for (const TileAccess& b : global_.accesses(s)) {
+        if (!writes(b.mode)) continue;
+        const bool used = std::any_of(uses.begin(), uses.end(),
+                                      [&](const TileAccess& a) { return a.tile == b.tile; });
+        if (!used) continue;
+        const auto tile = static_cast<std::size_t>(b.tile);
+        w.bytes += static_cast<double>(tiles_[tile].bytes());
+        if (owner_[tile] != from && owner_[tile] != x.proc) w.via = owner_[tile];
+      }
+      if (w.bytes > 0) x.waits.push_back(w);
+    }
+  }
+  return out;
+}
+
 ExecutionReport ProcessFlow::run(std::span<const Place> places, int compute_place,
                                  const TaskBody& body, ExecuteOptions options) {
   std::vector<Place> all(places.begin(), places.end());
   message_place_ = static_cast<int>(all.size());
+  if (Environment::exists()) {
+    if (ProgramTrace* trace = Environment::current().trace()) {
+      trace->tasks(traced_graph());
+      failure_ = nullptr;
+      counters_ = {};
+      return {};
+    }
+  }
   all.push_back({host_memory, 1});
   std::vector<int> place_of(local_tasks_.size(), compute_place);
   // Priorities from the whole graph: an own task its level there, a message its first reader's.

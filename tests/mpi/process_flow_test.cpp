@@ -245,6 +245,50 @@ TEST(ProcessFlow, RefusesTasksThatWriteNothingOrNameNoTile) {
   EXPECT_THROW(ProcessFlow(env().comm(), {size}, {HostRows{}}), hit::Error);
 }
 
+// The graph a dry run records: every process the same, each task on the process that owns what
+// it writes, its waits with the bytes of the tiles that travel (through their owner when neither
+// end owns them) and none for an order between processes that replicas make unnecessary.
+TEST(ProcessFlow, TracedGraphNamesEachTasksProcessAndWhatTravels) {
+  const int size = env().size();
+  const int last = size - 1;
+  const int middle = size / 2;
+  std::vector<int> owner = {0, last, middle};
+  std::vector<HostRows> rows(3, HostRows{nullptr, 1, 64, 64});
+  ProcessFlow flow(env().comm(), owner, rows);
+  flow.add({{0, Access::read_write}}, 10);                          // 0: on 0
+  flow.add({{0, Access::read}, {1, Access::read_write}}, 20);       // 1: on last, tile 0 travels
+  flow.add({{1, Access::read}, {0, Access::read_write}}, 30);       // 2: on 0, tile 1 travels
+  flow.add({{1, Access::read_write}, {2, Access::read_write}}, 5);  // 3: on middle, writes 1 too
+  flow.add({{1, Access::read}, {0, Access::read_write}}, 1);        // 4: on 0, reads 3's tile 1
+  const std::vector<hit::TracedTask> g = flow.traced_graph();
+  ASSERT_EQ(g.size(), 5u);
+  EXPECT_EQ(g[0].proc, 0);
+  EXPECT_EQ(g[1].proc, last);
+  EXPECT_EQ(g[3].proc, middle);
+  EXPECT_DOUBLE_EQ(g[2].flops, 30);
+  EXPECT_DOUBLE_EQ(g[1].problem_bytes, 128);
+  const auto wait_on = [&](std::size_t t, std::int64_t on) -> const hit::TracedTask::Wait* {
+    for (const auto& w : g[t].waits) {
+      if (w.task == on) return &w;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(wait_on(1, 0), nullptr);
+  EXPECT_DOUBLE_EQ(wait_on(1, 0)->bytes, last == 0 ? 0 : 64);
+  // Task 2 writes tile 0, which task 1 read: across processes the replica makes that no wait.
+  ASSERT_NE(wait_on(2, 1), nullptr);  // it reads tile 1, which task 1 wrote
+  ASSERT_NE(wait_on(4, 3), nullptr);
+  // Tile 1 (owner last) written on `middle` reaches process 0 through its owner when neither
+  // 0 nor `middle` owns it.
+  const bool through = last != 0 && last != middle && middle != 0;
+  EXPECT_EQ(wait_on(4, 3)->via, through ? last : -1);
+  if (size > 1) {
+    // Process `last` read tile 0 (task 1) and task 2 writes it: no wait between them for that.
+    const auto* w = wait_on(2, 1);
+    EXPECT_DOUBLE_EQ(w->bytes, 64);  // tile 1 only
+  }
+}
+
 // A tile of tile_doubles as two rows with a gap between them (a tile of a wider block), as the
 // runtime sees it: the gap must never be written.
 constexpr int row_doubles = tile_doubles / 2;

@@ -33,11 +33,15 @@ struct TraceStep {
   double post_flops = 0;
   double comm_s = 0;         // messages, their packing and the staging of resident regions
   double problem_bytes = 0;  // the largest launch's tiles
+  // A task graph's step (the task runtime): its simulated schedule's length, which the step lasts
+  // at least; its tasks count as `post` launches, its messages as the communication they overlap.
+  double span_s = 0;
 };
 
 // Process `proc`'s trace priced on `machine`, step by step: a step ends where the last
 // communication started in it is waited for (Comm::run is a start and a wait), and the launches
-// that come after its start overlap with it.
+// that come after its start overlap with it. A task graph is a step of its own, its schedule
+// simulated (every process simulates the whole graph alike).
 std::vector<TraceStep> trace_steps(const ProgramTrace& trace, const Machine& machine, int proc);
 
 // The run the steps of every process describe (`steps[p]`: process p's, aligned by index): a

@@ -10,6 +10,7 @@
 // layers that record into it (layouts, comm, devices) ask for it where they act.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -38,6 +39,21 @@ struct TracedLaunch {
   bool irregular = false;      // reads through an index (a sparse product): priced as one
 };
 
+// A task of a task graph that a dry run did not run (the task runtime's, docs/runtime.md): the
+// process that would run it, its work, and the tasks it waits for, earlier in the graph, each with
+// the bytes that must travel from that task's process (0 for an order alone).
+struct TracedTask {
+  struct Wait {
+    std::int64_t task = 0;
+    double bytes = 0;
+    int via = -1;  // the process the bytes pass through first (their tile's owner), or none
+  };
+  int proc = 0;
+  double flops = 0;
+  double problem_bytes = 0;  // its tiles
+  std::vector<Wait> waits;
+};
+
 // An array the program laid out from a setting (what the advisor's candidates are drawn for):
 // its shape and the topology it was laid on.
 struct TracedArray {
@@ -56,12 +72,15 @@ struct TracedArray {
 class ProgramTrace {
  public:
   struct Event {
-    enum class Kind { launch, comm_start, comm_wait };
+    enum class Kind { launch, comm_start, comm_wait, tasks };
     Kind kind = Kind::launch;
     const void* comm = nullptr;  // the communication started or waited for
     TracedLaunch launch{};
     std::vector<TracedMessage> messages{};
     double staged_bytes = 0;  // of a start: regions of device-resident tiles copied for it
+    // Of `tasks`: the whole graph a run over the processes would have run, the same on every
+    // process (each runs its own tasks in it, highest bottom level first).
+    std::shared_ptr<const std::vector<TracedTask>> graph{};
   };
 
   ProgramTrace() = default;
@@ -80,6 +99,9 @@ class ProgramTrace {
   // from one partner per round. It runs in the dry run (the program needs its value) and is
   // recorded as a communication started and waited for at once.
   void reduction(double bytes, int rank, int procs);
+  // A task graph run over the processes (the task runtime's ProcessFlow): recorded whole, as
+  // every process submits it, and priced by simulating its schedule.
+  void tasks(std::vector<TracedTask> graph);
   void array(TracedArray array);
   // The label of a layout setting the program resolved (hit::layout_setting).
   void setting(std::string label);

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "hit/core/program_trace.hpp"
 #include "hit/runtime/executor.hpp"
 #include "hit/runtime/host_rows.hpp"
 #include "hit/runtime/task_graph.hpp"
@@ -89,6 +90,11 @@ class ProcessFlow {
   // in effect: every process of the communicator runs its share.
   ExecutionReport run(std::span<const Place> places, int compute_place, const TaskBody& body,
                       ExecuteOptions options = {});
+  // The whole graph as the advisor's dry run records it (hit/core/program_trace.hpp): per global
+  // task its process, flops (its cost) and tiles, and the tasks it waits for with the bytes that
+  // travel from their process (the tiles one writes and the other uses; none for an order between
+  // two processes, which replicas do not impose). In a dry run, run() records it and runs nothing.
+  std::vector<TracedTask> traced_graph() const;
   // After run(): this process's first failure (null when none), and what it moved.
   const std::exception_ptr& failure() const noexcept { return failure_; }
   const MessageCounters& counters() const noexcept { return counters_; }
@@ -136,6 +142,7 @@ class ProcessFlow {
   std::vector<TileId> global_of_;  // per local tile
   std::vector<std::unique_ptr<std::byte[]>> replica_storage_;
   TaskGraph global_;
+  std::vector<int> runners_;  // per global task, the process that runs it
   TaskGraph local_;
   std::vector<LocalTask> local_tasks_;
   std::vector<std::vector<TileId>> local_access_;  // per local task, by access number

@@ -12,6 +12,9 @@ each iteration, 2 a row once), and its prices follow hit-layout's CG formula (th
 layout, every price within a quarter: the formula prices CG's vector updates at the sparse product's
 speed, the dry run at the streaming kernels').
 
+hit-qr and hit-cholesky --runtime, programs of the task runtime: their task graphs are priced by
+simulating their schedules, and each process's work on a layout is what a run on it computes.
+
 Usage: program_advise_check.py BIN_DIR MPIEXEC
 """
 import json
@@ -150,6 +153,27 @@ out = run([MPIEXEC, "-n", "2", CG, "--generate", f"poisson2d:n={GRID}", "--max-i
 given = json.loads(out.stdout)
 assert [c["layout"] for c in given["candidates"]] == [c["layout"] for c in doc_2["candidates"]], \
     (given["candidates"], doc_2["candidates"])
+
+# Programs of the task runtime: hit-qr and hit-cholesky --runtime record their task graphs and
+# are priced by simulating them; each process's work in a candidate is what a run on that layout
+# gives it (the JSON's per-rank work), and no candidate is free.
+for program in (["hit-qr"], ["hit-cholesky", "--runtime"]):
+    args = ["--n", "256", "--b", "32", "--reps", "1", "--warmup", "0"]
+    for procs in (1, 2, 4):
+        base = [MPIEXEC, "-n", str(procs), os.path.join(BIN, program[0])] + program[1:] + args
+        doc = json.loads(run(base + ["--hit-advise=json"], {"HIT_DEVICES": DEVICES[procs]}).stdout)
+        # The best candidate run as its command says (HIT_LAYOUT_...=spec).
+        best = doc["candidates"][0]
+        variable, spec = best["command"].split(" ")[0].split("=", 1)
+        ran = json.loads(run(base + ["--json"],
+                             {"HIT_DEVICES": DEVICES[procs], variable: spec}).stdout)
+        assert ran["layout"].startswith(best["layout"]), (program, procs, ran["layout"], best)
+        priced = [p["flops"] for p in best["procs"]]
+        work = [r["work"] for r in sorted(ran["per_rank"], key=lambda r: r["rank"])]
+        assert all(abs(a - b) <= 1e-9 * max(b, 1) for a, b in zip(priced, work)), \
+            (program, procs, priced, work)
+        assert all(c["predicted_s"] > 0 and c["compute_s"] > 0 for c in doc["candidates"]), \
+            (program, procs, doc["candidates"])
 
 # The table names the best run.
 out = run([JACOBI, "--n", "64", "--iters", "2", "--hit-advise"])
