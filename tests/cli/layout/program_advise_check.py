@@ -175,6 +175,17 @@ for program in (["hit-qr"], ["hit-cholesky", "--runtime"]):
         assert all(c["predicted_s"] > 0 and c["compute_s"] > 0 for c in doc["candidates"]), \
             (program, procs, doc["candidates"])
 
+# Work packages are dispatched by measured times, which a dry run has not: refused in one line on
+# every count; a static schedule of the same program is advised.
+PACKAGES = os.path.join(BIN, "hit-packages")
+for procs in (1, 3):
+    out = run([MPIEXEC, "-n", str(procs), PACKAGES, "--n", "64", "--reps", "1", "--warmup", "0",
+               "--hit-advise"], expect=2)
+    assert out.stderr.count("\n") == 1 and "does not price yet" in out.stderr, out.stderr
+    out = run([MPIEXEC, "-n", str(procs), PACKAGES, "--n", "64", "--reps", "1", "--warmup", "0",
+               "--schedule", "static", "--hit-advise=json"])
+    assert json.loads(out.stdout)["candidates"], out.stdout
+
 # The table names the best run.
 out = run([JACOBI, "--n", "64", "--iters", "2", "--hit-advise"])
 assert out.stdout.startswith("hit-jacobi --hit-advise: 1 processes (cpu:0)"), out.stdout
