@@ -505,10 +505,11 @@ std::string json_text(const Report& r) {
 int advise_program(Environment& env, std::string_view program, int argc, char** argv,
                    const ProgramBody& body) {
   const bool json = json_output(env);
-  const Machine machine = run_machine(env);
   const AgreementComm agreement(env.comm());
   DryRun as_is = dry_run(env, agreement.get(), argc, argv, body, std::nullopt);
   if (as_is.failure) throw Error::everywhere(ErrorKind::invalid_argument, *as_is.failure);
+  // After the program's first dry run: the devices it binds (its --devices) are the machine's.
+  const Machine machine = run_machine(env);
   const ProgramTrace own = std::move(as_is.trace);
   collectively(env.comm(), [&] {
     if (own.arrays().empty() || own.settings().empty()) {

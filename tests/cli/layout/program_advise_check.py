@@ -153,6 +153,14 @@ out = run([MPIEXEC, "-n", "2", CG, "--generate", f"poisson2d:n={GRID}", "--max-i
 given = json.loads(out.stdout)
 assert [c["layout"] for c in given["candidates"]] == [c["layout"] for c in doc_2["candidates"]], \
     (given["candidates"], doc_2["candidates"])
+# The devices the program binds (its --devices) are the machine priced, as HIT_DEVICES are.
+out = run([MPIEXEC, "-n", "2", CG, "--generate", f"poisson2d:n={GRID}", "--max-iters",
+           str(CG_ITERS), "--reps", "1", "--warmup", "0", "--devices", DEVICES[2],
+           "--hit-advise=json"])
+flagged = json.loads(out.stdout)
+assert flagged["devices"] == doc_2["devices"], (flagged["devices"], doc_2["devices"])
+assert [c["predicted_s"] for c in flagged["candidates"]] == \
+    [c["predicted_s"] for c in doc_2["candidates"]], (flagged["candidates"], doc_2["candidates"])
 
 # Programs of the task runtime: hit-qr and hit-cholesky --runtime record their task graphs and
 # are priced by simulating them; each process's work in a candidate is what a run on that layout
