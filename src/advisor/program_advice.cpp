@@ -78,11 +78,14 @@ std::vector<TraceStep> trace_steps(const ProgramTrace& trace, const Machine& mac
           step = {};
           touched = false;
         }
-        const detail::TaskSchedule s = detail::simulate_tasks(*e.graph, machine);
+        const detail::TaskSchedule s = detail::simulate_tasks(*e.graph, e.workers, machine);
         const auto p = static_cast<std::size_t>(proc);
+        // A process's compute is its workers' busy time over their number (what its run would
+        // last with none idle); the schedule's length says how long it lasts.
+        const double workers = std::max(s.workers[p], 1);
         TraceStep graph;
-        graph.post_kernel_s = s.kernel_s[p];
-        graph.post_launch_s = s.launch_s[p];
+        graph.post_kernel_s = s.kernel_s[p] / workers;
+        graph.post_launch_s = s.launch_s[p] / workers;
         graph.post_flops = s.flops[p];
         graph.comm_s = s.comm_s[p];
         graph.problem_bytes = s.problem_bytes[p];

@@ -43,10 +43,11 @@ void ProgramTrace::reduction(double bytes, int rank, int procs) {
   comm_wait(key);
 }
 
-void ProgramTrace::tasks(std::vector<TracedTask> graph) {
+void ProgramTrace::tasks(std::vector<TracedTask> graph, std::vector<TracedWorkers> workers) {
   Event e;
   e.kind = Event::Kind::tasks;
   e.graph = std::make_shared<const std::vector<TracedTask>>(std::move(graph));
+  e.workers = std::move(workers);
   events_.push_back(std::move(e));
 }
 

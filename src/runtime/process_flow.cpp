@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 
@@ -325,7 +326,16 @@ ExecutionReport ProcessFlow::run(std::span<const Place> places, int compute_plac
   message_place_ = static_cast<int>(all.size());
   if (Environment::exists()) {
     if (ProgramTrace* trace = Environment::current().trace()) {
-      trace->tasks(traced_graph());
+      // Every process's workers, as the places it was given name them.
+      std::array<int, 2> mine{0, 0};
+      for (const Place& p : places) mine[p.memory == host_memory ? 0 : 1] += p.workers;
+      std::vector<int> every(2 * static_cast<std::size_t>(size_));
+      check_mpi(MPI_Allgather(mine.data(), 2, MPI_INT, every.data(), 2, MPI_INT, comm_),
+                "MPI_Allgather of the workers");
+      std::vector<TracedWorkers> workers(static_cast<std::size_t>(size_));
+      for (std::size_t q = 0; q < workers.size(); ++q)
+        workers[q] = {every[2 * q], every[2 * q + 1]};
+      trace->tasks(traced_graph(), std::move(workers));
       failure_ = nullptr;
       counters_ = {};
       return {};

@@ -16,8 +16,10 @@ using hit::TracedTask;
 using hit::advisor::Kernel;
 using hit::advisor::Machine;
 using hit::advisor::detail::simulate_tasks;
+using hit::advisor::detail::TaskSchedule;
 
 constexpr double flops = 1e8;
+const std::vector<hit::TracedWorkers> one;  // one worker per process
 constexpr double tile_bytes = 8.0 * 256 * 256;
 
 Machine machine_of(const std::string& devices, int procs) {
@@ -25,7 +27,18 @@ Machine machine_of(const std::string& devices, int procs) {
 }
 
 TracedTask task(int proc, std::vector<TracedTask::Wait> waits = {}, double work = flops) {
-  return TracedTask{proc, work, tile_bytes, std::move(waits)};
+  TracedTask t;
+  t.proc = proc;
+  t.flops = work;
+  t.problem_bytes = tile_bytes;
+  t.waits = std::move(waits);
+  return t;
+}
+
+// The schedule of `graph` on `workers` (per process; empty: one each).
+TaskSchedule run_on(const std::vector<hit::TracedWorkers>& workers,
+                    const std::vector<TracedTask>& graph, const Machine& m) {
+  return simulate_tasks(graph, workers, m);
 }
 
 // One task's time on `proc` as the schedule counts it.
@@ -36,7 +49,7 @@ double seconds(const Machine& m, int proc, double work = flops) {
 
 TEST(TaskSchedule, AProcessRunsItsTasksOneAfterTheOther) {
   const Machine m = machine_of("cpu*2", 2);
-  const auto s = simulate_tasks({task(0), task(0), task(0, {{1, 0, -1}})}, m);
+  const auto s = run_on(one, {task(0), task(0), task(0, {{1, 0, -1}})}, m);
   EXPECT_DOUBLE_EQ(s.makespan_s, 3 * seconds(m, 0));
   EXPECT_DOUBLE_EQ(s.flops[0], 3 * flops);
   EXPECT_DOUBLE_EQ(s.flops[1], 0);
@@ -46,7 +59,7 @@ TEST(TaskSchedule, AProcessRunsItsTasksOneAfterTheOther) {
 
 TEST(TaskSchedule, ProcessesRunTheirTasksTogether) {
   const Machine m = machine_of("emu:0(slowdown=3),cpu", 2);
-  const auto s = simulate_tasks({task(0), task(1), task(1)}, m);
+  const auto s = run_on(one, {task(0), task(1), task(1)}, m);
   EXPECT_DOUBLE_EQ(s.makespan_s, std::max(seconds(m, 0), 2 * seconds(m, 1)));
   EXPECT_GT(seconds(m, 0), seconds(m, 1));  // the slowed device is slower
 }
@@ -55,15 +68,15 @@ TEST(TaskSchedule, ATileFromAnotherProcessArrivesAfterItsMessage) {
   const Machine m = machine_of("cpu*3", 3);
   const double hop = m.message_seconds(0, 1, 1, tile_bytes);
   ASSERT_GT(hop, 0);
-  const auto s = simulate_tasks({task(0), task(1, {{0, tile_bytes, -1}})}, m);
+  const auto s = run_on(one, {task(0), task(1, {{0, tile_bytes, -1}})}, m);
   EXPECT_DOUBLE_EQ(s.makespan_s, seconds(m, 0) + hop + seconds(m, 1));
   EXPECT_DOUBLE_EQ(s.comm_s[1], hop);
   // Through its owner, process 2: two messages.
-  const auto via = simulate_tasks({task(0), task(1, {{0, tile_bytes, 2}})}, m);
+  const auto via = run_on(one, {task(0), task(1, {{0, tile_bytes, 2}})}, m);
   EXPECT_DOUBLE_EQ(via.makespan_s, seconds(m, 0) + m.message_seconds(0, 2, 1, tile_bytes) +
                                        m.message_seconds(2, 1, 1, tile_bytes) + seconds(m, 1));
   // An order between tasks of one process moves nothing.
-  const auto local = simulate_tasks({task(0), task(0, {{0, tile_bytes, -1}})}, m);
+  const auto local = run_on(one, {task(0), task(0, {{0, tile_bytes, -1}})}, m);
   EXPECT_DOUBLE_EQ(local.makespan_s, 2 * seconds(m, 0));
 }
 
@@ -73,15 +86,38 @@ TEST(TaskSchedule, TheTaskOnTheLongerPathRunsFirst) {
   // Run first, the long task starts at once; in submission order it would wait a task longer.
   const std::vector<TracedTask> graph = {task(0), task(0),
                                          task(1, {{1, tile_bytes, -1}}, 10 * flops)};
-  const auto s = simulate_tasks(graph, m);
+  const auto s = run_on(one, graph, m);
   const double hop = m.message_seconds(0, 1, 1, tile_bytes);
   EXPECT_DOUBLE_EQ(s.makespan_s, seconds(m, 0) + hop + seconds(m, 1, 10 * flops));
 }
 
+TEST(TaskSchedule, AProcessRunsAsManyTasksAtOnceAsItHasWorkers) {
+  const Machine m = machine_of("cpu*2", 2);
+  const std::vector<TracedTask> graph = {task(0), task(0), task(0)};
+  EXPECT_DOUBLE_EQ(run_on({{3, 0}, {1, 0}}, graph, m).makespan_s, seconds(m, 0));
+  EXPECT_DOUBLE_EQ(run_on({{2, 0}, {1, 0}}, graph, m).makespan_s, 2 * seconds(m, 0));
+}
+
+TEST(TaskSchedule, HostCoresBesideASlowDeviceTakeTheTasksTheyFinishFirst) {
+  const Machine m = machine_of("emu:0(slowdown=8)", 1);
+  const double device = seconds(m, 0);
+  const double core = flops / m.host_flops(Kernel::gemm) +
+                      hit::advisor::default_launch_seconds(hit::DeviceKind::cpu);
+  ASSERT_GT(device, 2 * core);
+  // Two tasks, the device and one core: the core takes the first (it finishes first), then the
+  // second too, before the device would have finished either.
+  const auto s = run_on({{1, 1}}, {task(0), task(0)}, m);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 2 * core);
+  EXPECT_DOUBLE_EQ(s.flops[0], 2 * flops);
+  // Without the core, the device alone.
+  EXPECT_DOUBLE_EQ(run_on({{0, 1}}, {task(0), task(0)}, m).makespan_s, 2 * device);
+}
+
 TEST(TaskSchedule, ATaskOfAProcessTheMachineLacksIsAnError) {
   const Machine m = machine_of("cpu*2", 2);
-  EXPECT_THROW(simulate_tasks({task(2)}, m), hit::Error);
-  EXPECT_THROW(simulate_tasks({task(0, {{0, 0, -1}})}, m), hit::Error);  // waits for itself
+  EXPECT_THROW(run_on(one, {task(2)}, m), hit::Error);
+  EXPECT_THROW(run_on(one, {task(0, {{0, 0, -1}})}, m), hit::Error);  // waits for itself
+  EXPECT_THROW(run_on({{1, 0}}, {task(0)}, m), hit::Error);           // workers of one process
 }
 
 }  // namespace

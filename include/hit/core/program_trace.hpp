@@ -54,6 +54,13 @@ struct TracedTask {
   std::vector<Wait> waits;
 };
 
+// The workers one process runs its tasks of a task graph on: on its host's cores and on its
+// device (an accelerator's place; a host process has none).
+struct TracedWorkers {
+  int host = 0;
+  int device = 0;
+};
+
 // An array the program laid out from a setting (what the advisor's candidates are drawn for):
 // its shape and the topology it was laid on.
 struct TracedArray {
@@ -81,6 +88,7 @@ class ProgramTrace {
     // Of `tasks`: the whole graph a run over the processes would have run, the same on every
     // process (each runs its own tasks in it, highest bottom level first).
     std::shared_ptr<const std::vector<TracedTask>> graph{};
+    std::vector<TracedWorkers> workers{};  // of `tasks`: per process
   };
 
   ProgramTrace() = default;
@@ -101,7 +109,7 @@ class ProgramTrace {
   void reduction(double bytes, int rank, int procs);
   // A task graph run over the processes (the task runtime's ProcessFlow): recorded whole, as
   // every process submits it, and priced by simulating its schedule.
-  void tasks(std::vector<TracedTask> graph);
+  void tasks(std::vector<TracedTask> graph, std::vector<TracedWorkers> workers);
   void array(TracedArray array);
   // The label of a layout setting the program resolved (hit::layout_setting).
   void setting(std::string label);
