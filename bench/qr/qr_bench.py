@@ -50,7 +50,7 @@ def main():
     ap.add_argument("--hetero-reps", type=int, default=3)
     ap.add_argument("--hetero-devices",
                     default="cpu,emu:0(slowdown=3,clock=cpu,cores=1),emu:1(slowdown=3,clock=cpu,cores=1)")
-    ap.add_argument("--hetero-layout", default="heteroBlockCyclic:B=256,b=32")
+    ap.add_argument("--hetero-layout", default="heteroBlockCyclic:B=512,b=128")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "qr.json"))
     args = ap.parse_args()
