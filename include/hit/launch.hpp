@@ -52,6 +52,9 @@ struct LaunchArg {
   Shape own;
   std::shared_ptr<ResidentState> resident;
   const AccessPattern* reads = nullptr;  // the kernel's (it outlives the launch); never null
+  // Written anywhere by every block (a reduction's partial sums): staged and copied back whole,
+  // never cut into out-of-core chunks nor trimmed to the launch's domain.
+  bool copied_back_whole = false;
 };
 
 // A device-side view without its element type (strides in elements).

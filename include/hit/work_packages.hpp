@@ -17,6 +17,12 @@
 // A replicated input is whole on every rank and stays on the device across packages. A
 // partitioned output is an ordinary layout's block too: results go back to the owner of their
 // rows, so after run() the output is an ordinary distributed tile the rest of the framework uses.
+// A reduced output (clusterCL's input partitioning) is whole on every rank: each package's launch
+// sees it whole and zero, and adds its rows' contributions to it; after run() every rank's tile
+// holds the sum over all packages (in an order that depends on who computed what, so floating-
+// point sums may differ in their last bits from run to run). A partitioned input whose kernel
+// reads neighbouring rows (its access pattern's first axis, e.g. "-1:1,-1:1") comes with those
+// halo rows where the array has them, fetched from their owners with the package's own rows.
 // Values (scalars) are passed to every launch unchanged. The kernel is an ordinary hit::Kernel:
 // each package is one hit::launch over the package's rows of the domain, partitioned by the
 // plug-in and parameters of the domain's Partition (as hit::launch takes it; default single).
@@ -40,6 +46,7 @@
 #include <vector>
 
 #include "hit/core/environment.hpp"
+#include "hit/core/mpi_type.hpp"
 #include "hit/launch.hpp"
 #include "hit/partition.hpp"
 #include "hit/shape.hpp"
@@ -57,7 +64,7 @@ struct PackageOptions {
   [[nodiscard]] std::string spec() const;
 };
 
-enum class PackagePolicy { partitioned_in, replicated_in, partitioned_out };
+enum class PackagePolicy { partitioned_in, replicated_in, partitioned_out, reduced_out };
 
 // Built by the functions below; dropping one is a bug (the array takes no part).
 template <class T>
@@ -81,6 +88,13 @@ PackageArg<T> replicated_in(const Tile<T>& whole) {
 template <class T>
 PackageArg<T> partitioned_out(const Tile<T>& block) {
   return {PackagePolicy::partitioned_out, block};
+}
+// An output every rank holds whole, the sum of every package's contributions (a kernel adds into
+// it). A launch's blocks must not run at once on the host (partition `single` on cpu and emu
+// devices): they would add into the same elements.
+template <class T>
+PackageArg<T> reduced_out(const Tile<T>& whole) {
+  return {PackagePolicy::reduced_out, whole};
 }
 
 // One package computed: which, where and when (seconds from the start of the run, on a clock the
@@ -121,12 +135,24 @@ struct PackageReport {
 
 namespace detail {
 
+// Adds `count` elements of `from` to `into` (a reduced output's partial sums).
+using AddElements = void (*)(void* into, const void* from, std::size_t count);
+template <class T>
+void add_elements(void* into, const void* from, std::size_t count) {
+  T* to = static_cast<T*>(into);
+  const T* by = static_cast<const T*>(from);
+  for (std::size_t i = 0; i < count; ++i) to[i] += by[i];
+}
+
 // One array of a run, without its element type.
 struct PackageArray {
   PackagePolicy policy = PackagePolicy::partitioned_in;
   Region block;  // the whole tile (shape() only, no ghost cells); null shape: none here
   std::size_t element_size = 0;
   const AccessPattern* reads = nullptr;
+  // A reduced output's element arithmetic: summed here, then over the ranks.
+  AddElements add = nullptr;
+  MPI_Datatype mpi = MPI_DATATYPE_NULL;
 };
 
 // Runs one package's launch: the partition of its rows and one LaunchArg per array.
@@ -177,14 +203,20 @@ class WorkPackages {
     const auto collect = [&](const auto& a) {
       using A = std::decay_t<decltype(a)>;
       static_assert(!detail::is_tile<A>::value && !detail::is_tile_arg<A>::value,
-                    "pass tiles as hit::partitioned_in, hit::replicated_in or "
-                    "hit::partitioned_out");
+                    "pass tiles as hit::partitioned_in, hit::replicated_in, "
+                    "hit::partitioned_out or hit::reduced_out");
       if constexpr (is_package_arg<A>::value) {
         detail::PackageArray arr;
         arr.policy = a.policy;
         if (!a.tile.is_null()) arr.block = detail::region_of(a.tile, a.tile.shape());
         arr.element_size = sizeof(typename A::element_type);
         arr.reads = &kernel.param_reads(param);
+        if constexpr (std::is_arithmetic_v<typename A::element_type>) {
+          if (a.policy == PackagePolicy::reduced_out) {
+            arr.add = &detail::add_elements<typename A::element_type>;
+            arr.mpi = mpi_type<typename A::element_type>();
+          }
+        }
         arrays.push_back(arr);
       }
       ++param;

@@ -168,8 +168,8 @@ void bring_back_whole(Device& dev, const LaunchArg& a, const Staged& s, const Sh
     a.resident->host_modified = false;
     return;
   }
-  copy_region(dev, false, a.host, s.layout.at(s.data), copy_back_region(a.own, domain), stream,
-              packed);
+  copy_region(dev, false, a.host, s.layout.at(s.data),
+              a.copied_back_whole ? a.own : copy_back_region(a.own, domain), stream, packed);
 }
 
 namespace {

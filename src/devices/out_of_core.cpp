@@ -24,8 +24,9 @@ class Cuts {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const auto& a = args[i];
       const auto reach = a.reads->axis(0);
-      cut_[i] = !a.resident && a.host.shape.rank() == domain.rank() && !reach.whole &&
-                a.host.shape[0].stride() == rows.stride() && a.host.shape[0].includes(rows);
+      cut_[i] = !a.resident && !a.copied_back_whole && a.host.shape.rank() == domain.rank() &&
+                !reach.whole && a.host.shape[0].stride() == rows.stride() &&
+                a.host.shape[0].includes(rows);
       if (cut_[i]) halo_[i] = {reach.before, reach.after};
     }
   }

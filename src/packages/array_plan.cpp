@@ -76,8 +76,16 @@ ArrayPlan plan_array(Environment& env, std::size_t i, const PackageArray& array,
   ArrayPlan p;
   p.array = array;
   const Region& b = p.array.block;
-  const bool partitioned = p.array.policy != PackagePolicy::replicated_in;
-  const std::string why = layout_problem(b);
+  const bool reduced = p.array.policy == PackagePolicy::reduced_out;
+  const bool partitioned = p.array.policy != PackagePolicy::replicated_in && !reduced;
+  std::string why = layout_problem(b);
+  if (why.empty() && p.array.policy == PackagePolicy::partitioned_in && p.array.reads != nullptr &&
+      p.array.reads->axis(0).whole) {
+    why = "its kernel reads whole columns of it (access pattern " + p.array.reads->str() +
+          "): pass it whole with hit::replicated_in";
+  }
+  if (why.empty() && reduced && p.array.add == nullptr)
+    why = "a reduced output needs numbers to sum";
   collectively(env.comm(), [&] {
     if (!why.empty()) {
       throw Error(
@@ -91,11 +99,12 @@ ArrayPlan plan_array(Environment& env, std::size_t i, const PackageArray& array,
     const HeldRows& v = all[r];
     if (v.rank == 0) continue;
     if (ref == nullptr) ref = &v;
-    if (!v.same_row_shape(*ref)) {
-      throw Error(ErrorKind::shape,
-                  fmt::format("work packages: array {} is not laid out by whole rows: ranks "
-                              "hold blocks of different columns or ranks",
-                              i));
+    if (!v.same_row_shape(*ref) || (reduced && (v.begin != ref->begin || v.end != ref->end))) {
+      throw Error(
+          ErrorKind::shape,
+          fmt::format("work packages: array {} is not laid out by whole rows: ranks "
+                      "hold blocks of different columns or ranks{}",
+                      i, reduced ? " (a reduced output is the same whole array everywhere)" : ""));
     }
     if (partitioned && v.end > v.begin) p.owners.push_back({v.begin, v.end, static_cast<int>(r)});
   }
@@ -121,9 +130,9 @@ ArrayPlan plan_array(Environment& env, std::size_t i, const PackageArray& array,
                               i, domain_rows.str()));
     }
   } else if (b.shape.is_null()) {
-    throw Error(
-        ErrorKind::invalid_argument,
-        fmt::format("work packages: replicated input {} is null on rank {}", i, env.rank()));
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("work packages: {} {} is null on rank {}",
+                            reduced ? "reduced output" : "replicated input", i, env.rank()));
   }
   return p;
 }
@@ -143,6 +152,27 @@ Shape array_rows(const ArrayPlan& plan, const Shape& pkg) {
   Shape s = Shape::of_rank(later + 1).with_sig(0, pkg[0]);
   for (int k = 0; k < later; ++k) s = s.with_sig(k + 1, plan.row_axes[static_cast<std::size_t>(k)]);
   return s;
+}
+
+Shape with_halo(const ArrayPlan& plan, const Shape& pkg) {
+  if (plan.array.policy != PackagePolicy::partitioned_in || plan.array.reads == nullptr ||
+      plan.owners.empty())
+    return pkg;
+  const AccessPattern::Axis reach = plan.array.reads->axis(0);
+  const Sig rows(plan.owners.front().begin, plan.owners.back().end);
+  return pkg.with_sig(0, pkg[0].expand(reach.before, reach.after).intersect(rows));
+}
+
+index_t held_rows(const ArrayPlan& plan, index_t rows) {
+  if (plan.array.policy != PackagePolicy::partitioned_in || plan.array.reads == nullptr)
+    return rows;
+  const AccessPattern::Axis reach = plan.array.reads->axis(0);
+  return checked_add(rows, checked_add(reach.before, reach.after, "halo rows"), "rows held");
+}
+
+std::size_t whole_bytes(const ArrayPlan& plan) {
+  const Shape& s = plan.array.block.shape;
+  return s.is_null() ? 0 : static_cast<std::size_t>(s.extent(0)) * plan.row_bytes;
 }
 
 int sole_owner(const ArrayPlan& plan, const Sig& r) {

@@ -38,6 +38,13 @@ std::vector<ArrayPlan> plan_arrays(Environment& env, const Sig& domain_rows,
 
 // The shape of a package's rows of an array: the package's rows, the array's later axes.
 Shape array_rows(const ArrayPlan& plan, const Shape& pkg);
+// The package `pkg` with the rows a partitioned input's kernel reads around it (its access
+// pattern's first axis), within the array's rows; `pkg` itself for every other array.
+Shape with_halo(const ArrayPlan& plan, const Shape& pkg);
+// Rows a slot holds of `plan` for packages of `rows` rows (the halo rows on either side added).
+index_t held_rows(const ArrayPlan& plan, index_t rows);
+// A reduced output's bytes (the whole array).
+std::size_t whole_bytes(const ArrayPlan& plan);
 // The owner holding all of rows `r` of `plan`, or -1 when they are spread.
 int sole_owner(const ArrayPlan& plan, const Sig& r);
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "hit/core/collective.hpp"
@@ -106,6 +107,44 @@ bool PackageEngine::prepare(std::vector<PackageArray> arrays) {
   return measure_again;
 }
 
+void PackageEngine::zero_sums() {
+  sums_.assign(plans_.size(), {});
+  bool reduced = false;
+  for (std::size_t i = 0; i < plans_.size(); ++i) {
+    if (plans_[i].array.policy != PackagePolicy::reduced_out) continue;
+    sums_[i].assign(whole_bytes(plans_[i]), 0);
+    reduced = true;
+  }
+  // A launch's blocks run at once on a host device's threads, and each would add into the same
+  // elements of the package's sums.
+  const bool shared_sums =
+      reduced && device(env_).kind() != DeviceKind::cuda && partition_.threads() > 1;
+  collectively(env_.comm(), [&] {
+    if (shared_sums) {
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("work packages: a reduced output needs a package's blocks run one "
+                              "at a time on {} (one thread: partition single), not '{}'",
+                              device(env_).label(), partition_.spec()));
+    }
+  });
+}
+
+void PackageEngine::sum_over_ranks() {
+  for (std::size_t i = 0; i < plans_.size(); ++i) {
+    const ArrayPlan& p = plans_[i];
+    if (p.array.policy != PackagePolicy::reduced_out) continue;
+    const index_t count = p.array.block.shape.size();
+    if (count > std::numeric_limits<int>::max()) {
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("work packages: reduced output {} has {} elements, more than one "
+                              "MPI reduction takes",
+                              i, count));
+    }
+    allreduce_in_place(sums_[i].data(), static_cast<int>(count), p.array.mpi, MPI_SUM, env_.comm());
+    std::memcpy(p.array.block.data, sums_[i].data(), sums_[i].size());
+  }
+}
+
 void PackageEngine::copy_replicated_to_device() {
   Device& dev = device(env_);
   collectively(env_.comm(), [&] {
@@ -130,7 +169,9 @@ void PackageEngine::open_windows() {
   windows_.assign(plans_.size(), nullptr);
   for (std::size_t i = 0; i < plans_.size(); ++i) {
     const ArrayPlan& p = plans_[i];
-    if (p.array.policy == PackagePolicy::replicated_in) continue;
+    if (p.array.policy == PackagePolicy::replicated_in ||
+        p.array.policy == PackagePolicy::reduced_out)
+      continue;
     const Region& b = p.array.block;
     const std::size_t bytes =
         b.shape.is_null() ? 0 : static_cast<std::size_t>(b.shape.extent(0)) * p.row_bytes;
@@ -146,11 +187,12 @@ int PackageEngine::usable_depth() const {
   // (staged by the launch). Rows are padded on the device: count a cache line per row.
   std::uint64_t in = 0;
   std::uint64_t out = 0;
-  const auto rows = static_cast<std::uint64_t>(size_);
   for (const ArrayPlan& p : plans_) {
-    const std::uint64_t b = rows * (p.row_bytes + (p.row_axes.empty() ? 0 : 256));
+    const auto held = static_cast<std::uint64_t>(held_rows(p, size_));
+    const std::uint64_t b = held * (p.row_bytes + (p.row_axes.empty() ? 0 : 256));
     if (p.array.policy == PackagePolicy::partitioned_in) in += b;
     if (p.array.policy == PackagePolicy::partitioned_out) out += b;
+    if (p.array.policy == PackagePolicy::reduced_out) out += whole_bytes(p);
   }
   const std::uint64_t cap = dev.capacity();
   const std::uint64_t used = dev.used();

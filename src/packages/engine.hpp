@@ -46,8 +46,9 @@ struct Slot {
   double claimed_at = 0;            // MPI_Wtime when it was won (its rows' transfer time)
   bool remote = false;              // some of its rows come from other ranks
   std::vector<MPI_Request> requests;
-  std::vector<RowBuffer> inputs;   // one per partitioned input
-  std::vector<RowBuffer> outputs;  // one per partitioned output
+  std::vector<RowBuffer> inputs;    // one per partitioned input
+  std::vector<RowBuffer> outputs;   // one per partitioned output
+  std::vector<RowBuffer> partials;  // one per reduced output: this package's sums
 };
 
 // While it lives, the waits of an oversubscribed machine's processes sleep (WaitPolicy::sleep)
@@ -109,7 +110,8 @@ class PackageEngine {
   void prefetch_to_device(Slot& slot, const Shape& pkg);
   // The package's launch. Error(device_failed) when the device fails (then fail() it).
   LaunchRecord launch(Slot& slot, const Shape& pkg, const KernelCall& call);
-  // Starts sending a package's results to the owners of their rows.
+  // Starts sending a package's results to the owners of their rows, and adds its partial sums
+  // of the reduced outputs to this rank's.
   void give_back(Slot& slot, const Shape& pkg);
   // The device failed: it computes nothing from now on, in this run and later ones.
   void fail(const Error& e);
@@ -135,6 +137,10 @@ class PackageEngine {
   // Returns whether some rank asked that the devices be measured again (withdraw()).
   bool prepare(std::vector<PackageArray> arrays);
   void copy_replicated_to_device();
+  // A reduced output's sums start at zero on every rank, each package's are added as it is given
+  // back, and the ranks' are summed into every rank's tile at the end of the run (collective).
+  void zero_sums();
+  void sum_over_ranks();
   void open_windows();
   template <class F>
   void with_epochs(const F& fn);
@@ -166,7 +172,7 @@ class PackageEngine {
                           const RmaWindow& window, std::vector<MPI_Request>& requests) const;
   Region host_rows(const ArrayPlan& p, const RowBuffer& buf, const Shape& rows) const;
   LaunchArg launch_arg(const ArrayPlan& p, Slot& slot, const Shape& pkg, std::size_t& in,
-                       std::size_t& out) const;
+                       std::size_t& out, std::size_t& reduced) const;
 
   Environment& env_;
   Shape domain_;
@@ -186,6 +192,7 @@ class PackageEngine {
   std::uint64_t returned_bytes_ = 0;
   std::uint64_t overlapped_ = 0;
   std::vector<ArrayPlan> plans_;
+  std::vector<std::vector<unsigned char>> sums_;  // per plan: a reduced output's sums here
   std::string signature_;
   std::vector<std::unique_ptr<RmaWindow>> owned_windows_;
   std::vector<RmaWindow*> windows_;

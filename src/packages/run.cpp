@@ -90,6 +90,7 @@ PackageReport PackageEngine::run(const std::string& kernel, const KernelCall& ca
                             kernel));
   }
   const bool measure_again = prepare(std::move(arrays));
+  zero_sums();
   const DeviceCounters before = device(env_).counters();
   fetched_bytes_ = 0;
   returned_bytes_ = 0;
@@ -110,6 +111,7 @@ PackageReport PackageEngine::run(const std::string& kernel, const KernelCall& ca
   const std::int64_t done = dispatch_rounds(call, report);
   finish_report(before, report);
   check_exactly_once(report, done);
+  sum_over_ranks();
   return report;
 }
 

@@ -21,12 +21,19 @@ Slot PackageEngine::make_slot(index_t rows) const {
   for (const ArrayPlan& p : plans_) {
     if (p.array.policy == PackagePolicy::replicated_in) continue;
     RowBuffer buf;
-    const auto bytes = static_cast<std::size_t>(rows) * p.row_bytes;
+    if (p.array.policy == PackagePolicy::reduced_out) {
+      buf.bytes.reset(new unsigned char[std::max<std::size_t>(whole_bytes(p), 1)]);
+      s.partials.push_back(std::move(buf));
+      continue;
+    }
+    const index_t held_count = held_rows(p, rows);
+    const auto bytes = static_cast<std::size_t>(held_count) * p.row_bytes;
     buf.bytes.reset(new unsigned char[std::max<std::size_t>(bytes, 1)]);
     const bool input = p.array.policy == PackagePolicy::partitioned_in;
     if (input && !dev.uses_host_memory()) {
-      // The device copy of the rows, reused by every package this slot holds.
-      const Shape held = array_rows(p, first);
+      // The device copy of the rows (and halo rows), reused by every package this slot holds.
+      const Shape held =
+          array_rows(p, first.with_sig(0, Sig(first[0].begin(), first[0].begin() + held_count)));
       const Region h{buf.bytes.get(), p.array.element_size, held, dense_steps(held)};
       buf.resident = make_resident(env_, h, h.shape, nullptr);
       if (buf.resident->spilled) {
@@ -72,9 +79,10 @@ void PackageEngine::fetch(Slot& slot, const Shape& pkg) {
     const ArrayPlan& p = plans_[a];
     if (p.array.policy != PackagePolicy::partitioned_in) continue;
     RowBuffer& buf = slot.inputs[in++];
+    const Shape held = with_halo(p, pkg);
     // On a host device the launch reads this rank's own rows in place.
-    if (device(env_).uses_host_memory() && sole_owner(p, pkg[0]) == env_.rank()) continue;
-    fetched_bytes_ += move_rows(true, buf, pkg, p, *windows_[a], slot.requests);
+    if (device(env_).uses_host_memory() && sole_owner(p, held[0]) == env_.rank()) continue;
+    fetched_bytes_ += move_rows(true, buf, held, p, *windows_[a], slot.requests);
   }
 }
 
@@ -87,7 +95,7 @@ void PackageEngine::prefetch_to_device(Slot& slot, const Shape& pkg) {
     ResidentState& r = *buf.resident;
     // The same buffer holds another package's rows now: same extents (fewer for the last one),
     // new array indices.
-    r.host.shape = array_rows(p, pkg);
+    r.host.shape = array_rows(p, with_halo(p, pkg));
     r.own = r.host.shape;
     r.host_modified = true;
     r.device_modified = false;
@@ -105,7 +113,7 @@ Region PackageEngine::host_rows(const ArrayPlan& p, const RowBuffer& buf, const 
 
 // The launch argument of one array for a package; `in` and `out` count the slot's buffers used.
 LaunchArg PackageEngine::launch_arg(const ArrayPlan& p, Slot& slot, const Shape& pkg,
-                                    std::size_t& in, std::size_t& out) const {
+                                    std::size_t& in, std::size_t& out, std::size_t& reduced) const {
   LaunchArg a;
   a.reads = p.array.reads;
   switch (p.array.policy) {
@@ -118,14 +126,23 @@ LaunchArg PackageEngine::launch_arg(const ArrayPlan& p, Slot& slot, const Shape&
     case PackagePolicy::partitioned_in: {
       a.intent = Intent::in;
       RowBuffer& buf = slot.inputs[in++];
-      const Shape rows = array_rows(p, pkg);
       if (buf.resident) {
         a.host = buf.resident->host;
         a.resident = buf.resident;
       } else {
-        a.host = host_rows(p, buf, rows);
+        a.host = host_rows(p, buf, array_rows(p, with_halo(p, pkg)));
       }
-      a.own = rows;
+      a.own = array_rows(p, pkg);
+      break;
+    }
+    case PackagePolicy::reduced_out: {
+      a.intent = Intent::out;
+      RowBuffer& buf = slot.partials[reduced++];
+      const Shape& whole = p.array.block.shape;
+      a.host = {buf.bytes.get(), p.array.element_size, whole, dense_steps(whole)};
+      a.own = whole;
+      a.copied_back_whole = true;
+      if (device(env_).uses_host_memory()) std::memset(a.host.data, 0, whole_bytes(p));
       break;
     }
     case PackagePolicy::partitioned_out: {
@@ -155,7 +172,8 @@ LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg, const KernelCal
   std::vector<LaunchArg> args;
   std::size_t in = 0;
   std::size_t out = 0;
-  for (const ArrayPlan& p : plans_) args.push_back(launch_arg(p, slot, pkg, in, out));
+  std::size_t reduced = 0;
+  for (const ArrayPlan& p : plans_) args.push_back(launch_arg(p, slot, pkg, in, out, reduced));
   // The same plug-in and parameters as the domain's partition, over the package's rows.
   const Partition part = partition(partition_.spec(), pkg, {.access = call.access});
   ++launches_;
@@ -164,8 +182,14 @@ LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg, const KernelCal
 
 void PackageEngine::give_back(Slot& slot, const Shape& pkg) {
   std::size_t out = 0;
+  std::size_t reduced = 0;
   for (std::size_t a = 0; a < plans_.size(); ++a) {
     const ArrayPlan& p = plans_[a];
+    if (p.array.policy == PackagePolicy::reduced_out) {
+      p.array.add(sums_[a].data(), slot.partials[reduced++].bytes.get(),
+                  static_cast<std::size_t>(p.array.block.shape.size()));
+      continue;
+    }
     if (p.array.policy != PackagePolicy::partitioned_out) continue;
     RowBuffer& buf = slot.outputs[out++];
     if (sole_owner(p, pkg[0]) == env_.rank()) continue;  // written in place by the launch

@@ -3,7 +3,8 @@
 // host and emulated devices, with inputs laid out differently from the output (rows fetched from
 // other ranks), replicated inputs, any package size and depth; prefetch within depth and device
 // memory; rerouting after an injected device failure; every device failing is an error on every
-// rank; bad options; the partition of each launch.
+// rank; bad options; the partition of each launch; reduced outputs (summed once over every
+// package, a failed device's partial sums left out) and stencil inputs with their halo rows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -382,6 +383,216 @@ TEST(WorkPackages, EachLaunchUsesThePartitionOfTheDomain) {
     EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("partition must be one of the domain"), std::string::npos)
         << e.what();
+  }
+}
+
+// ---- reduced outputs and halo rows --------------------------------------------------------------
+
+// sums(j) += in(i, j) * w(j) over the package's rows: an input-partitioned kernel whose output is
+// whole on every rank (clusterCL's input partitioning). The values are small integers, so the
+// sums are exact in any order. `spin` as for scale_rows.
+hit::Kernel<hit::View<const double>, hit::View<const double>, hit::View<double>> column_sums(
+    std::int64_t spin = 0) {
+  hit::Kernel<hit::View<const double>, hit::View<const double>, hit::View<double>> k("column_sums");
+  k.cpu([spin](const hit::KernelContext& ctx, hit::View<const double> in, hit::View<const double> w,
+               hit::View<double> sums) {
+    const hit::Box& b = ctx.block;
+    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i) {
+      volatile std::int64_t sink = 0;
+      for (std::int64_t s = 0; s < spin; ++s) sink = sink + s;
+      for (index_t j = 0; j < cols; ++j) sums(j) += in(i, j) * w(j);
+    }
+  });
+  // The 1-D arrays' patterns are left unknown: a pattern is over the domain's axes.
+  k.reads({hit::AccessPattern::parse("0,0"), hit::AccessPattern(), hit::AccessPattern()});
+  return k;
+}
+
+double column_sum(index_t rows, index_t j) {
+  double s = 0;
+  for (index_t i = 0; i < rows; ++i) s += input_at(i, j) * weight_at(j);
+  return s;
+}
+
+// Elements of every rank's whole `sums` that differ from the serial column sums, over all ranks.
+std::int64_t wrong_sums(const Tile<double>& sums, index_t rows) {
+  std::int64_t wrong = 0;
+  for (index_t j = 0; j < cols; ++j) wrong += sums(j) == column_sum(rows, j) ? 0 : 1;
+  return hit::allreduce(wrong, hit::ReduceOp::sum);
+}
+
+void run_reduced_case(const Case& c) {
+  SCOPED_TRACE(::testing::Message() << "rows " << c.rows << " size " << c.size << " in "
+                                    << c.in_layout << " on " << hit::device(env()).label());
+  Arrays a = make_arrays(c.rows, c.in_layout, c.out_layout);
+  Tile<double> sums(Shape::extents({cols}));
+  sums.fill(-7.0);  // overwritten, not added to
+  hit::WorkPackages packages(env(), Shape::extents({c.rows, cols}),
+                             hit::PackageOptions{c.size, c.depth});
+  for (int run = 0; run < 2; ++run) {  // the second run starts its sums from zero again
+    const auto report = packages.run(column_sums(), hit::partitioned_in(a.in),
+                                     hit::replicated_in(a.w), hit::reduced_out(sums));
+    const auto times = times_computed(report);
+    for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
+    EXPECT_EQ(wrong_sums(sums, c.rows), 0) << "run " << run;
+  }
+}
+
+TEST(WorkPackages, AReducedOutputSumsEveryPackageOnceOnEveryRank) {
+  for (Case c : cases()) {
+    c.in_layout = layout_name(c.in_layout);
+    c.out_layout = layout_name(c.out_layout);
+    run_reduced_case(c);
+  }
+  OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
+  for (Case c : cases()) {
+    c.in_layout = layout_name(c.in_layout);
+    c.out_layout = layout_name(c.out_layout);
+    run_reduced_case(c);
+  }
+}
+
+TEST(WorkPackages, AReducedOutputOfTheDomainsRankComesBackWhole) {
+  // A 1-D domain and a 1-D reduced output: each row adds to an element outside its own index
+  // range, which a copy back trimmed to the launch's rows (as partitioned outputs are) would lose.
+  OnEmulated emu("emu:0(bw=2GB/s)");
+  const index_t rows = 37;
+  constexpr index_t bins = 4;
+  const Shape domain = Shape::extents({rows});
+  auto in = Tile<double>::of(hit::layout("blocks", hit::topology("array"), domain));
+  if (!in.is_null()) in.for_each([](const hit::Index& k, double& v) { v = 1.0 + 3.0 * k[0]; });
+  Tile<double> sums(Shape::extents({bins}));
+  hit::Kernel<hit::View<const double>, hit::View<double>> binned("binned");
+  binned.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> s) {
+    for (index_t i = ctx.block.begin[0]; i < ctx.block.begin[0] + ctx.block.extent(0); ++i)
+      s((i + 2) % bins) += x(i);
+  });
+  hit::WorkPackages packages(env(), domain, hit::PackageOptions{2, 2});
+  packages.run(binned, hit::partitioned_in(in), hit::reduced_out(sums));
+  std::int64_t wrong = 0;
+  for (index_t k = 0; k < bins; ++k) {
+    double want = 0;
+    for (index_t i = 0; i < rows; ++i) want += (i + 2) % bins == k ? 1.0 + 3.0 * i : 0.0;
+    wrong += sums(k) == want ? 0 : 1;
+  }
+  EXPECT_EQ(hit::allreduce(wrong, hit::ReduceOp::sum), 0);
+}
+
+TEST(WorkPackages, AFailedDevicesPartialSumsAreNotCounted) {
+  if (env().size() < 2) GTEST_SKIP() << "needs a second rank to take over";
+  const bool last = env().rank() == env().size() - 1;
+  // As in FailedDeviceIsRoutedAround: the fast last device fails at its third execution, with
+  // packages it held; they are summed once, by the others.
+  OnEmulated emu(last ? "emu:0(fail=2)" : "emu:0(slowdown=30,clock=cpu)");
+  const index_t rows = 24;
+  Arrays a = make_arrays(rows, "blocks", "blocks");
+  Tile<double> sums(Shape::extents({cols}));
+  hit::WorkPackages packages(env(), Shape::extents({rows, cols}), hit::PackageOptions{2, 2});
+  const std::int64_t spin = 500000;  // about 0.5 ms per row
+  const auto report = packages.run(column_sums(spin), hit::partitioned_in(a.in),
+                                   hit::replicated_in(a.w), hit::reduced_out(sums));
+  EXPECT_EQ(report.device_failed, last);
+  const auto times = times_computed(report);
+  for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
+  EXPECT_EQ(wrong_sums(sums, rows), 0);
+}
+
+// out(i, j) = in(i - 1, j) + 2 in(i, j) + in(i + 1, j), rows outside the array counting 0: reads
+// one row either side of its own.
+hit::Kernel<hit::View<const double>, hit::View<double>, index_t> vertical_stencil() {
+  hit::Kernel<hit::View<const double>, hit::View<double>, index_t> k("vertical_stencil");
+  k.cpu([](const hit::KernelContext& ctx, hit::View<const double> in, hit::View<double> out,
+           index_t rows) {
+    const hit::Box& b = ctx.block;
+    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i) {
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) {
+        const double up = i > 0 ? in(i - 1, j) : 0.0;
+        const double down = i + 1 < rows ? in(i + 1, j) : 0.0;
+        out(i, j) = up + 2 * in(i, j) + down;
+      }
+    }
+  });
+  k.reads({hit::AccessPattern::parse("-1:1,0"), hit::AccessPattern::parse("0,0")});
+  return k;
+}
+
+TEST(WorkPackages, AStencilsInputComesWithItsHaloRows) {
+  const auto check = [](const Case& c) {
+    SCOPED_TRACE(::testing::Message()
+                 << "rows " << c.rows << " size " << c.size << " in " << c.in_layout << " out "
+                 << c.out_layout << " on " << hit::device(env()).label());
+    Arrays a = make_arrays(c.rows, c.in_layout, c.out_layout);
+    hit::WorkPackages packages(env(), Shape::extents({c.rows, cols}),
+                               hit::PackageOptions{c.size, c.depth});
+    const auto report = packages.run(vertical_stencil(), hit::partitioned_in(a.in),
+                                     hit::partitioned_out(a.out), c.rows);
+    const auto times = times_computed(report);
+    for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
+    std::int64_t wrong = 0;
+    if (!a.out.is_null()) {
+      a.out.for_each([&](const hit::Index& k, double& v) {
+        const double up = k[0] > 0 ? input_at(k[0] - 1, k[1]) : 0.0;
+        const double down = k[0] + 1 < c.rows ? input_at(k[0] + 1, k[1]) : 0.0;
+        if (v != up + 2 * input_at(k[0], k[1]) + down) ++wrong;
+      });
+    }
+    EXPECT_EQ(hit::allreduce(wrong, hit::ReduceOp::sum), 0);
+  };
+  for (Case c : cases()) {
+    c.in_layout = layout_name(c.in_layout);
+    c.out_layout = layout_name(c.out_layout);
+    check(c);
+  }
+  OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
+  for (Case c : cases()) {
+    c.in_layout = layout_name(c.in_layout);
+    c.out_layout = layout_name(c.out_layout);
+    check(c);
+  }
+}
+
+TEST(WorkPackages, ArraysThatCannotTakePartAreClearErrors) {
+  const index_t rows = 20;
+  const Shape domain = Shape::extents({rows, cols});
+  Arrays a = make_arrays(rows, "blocks", "blocks");
+  const auto expect_error = [](const auto& run, const std::string& expect) {
+    try {
+      run();
+      ADD_FAILURE() << "ran; expected an error with: " << expect;
+    } catch (const hit::Error& e) {
+      EXPECT_EQ(e.kind(), hit::ErrorKind::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  };
+  // A reduced output summed by several host threads at once.
+  Tile<double> sums(Shape::extents({cols}));
+  hit::WorkPackages threaded(env(), domain, hit::PackageOptions{5, 1},
+                             hit::partition("threads:threads=2", domain));
+  expect_error(
+      [&] {
+        threaded.run(column_sums(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                     hit::reduced_out(sums));
+      },
+      "a reduced output needs a package's blocks run one at a time");
+  // A partitioned input its kernel reads whole columns of.
+  hit::Kernel<hit::View<const double>, hit::View<double>> whole("whole_columns");
+  whole.cpu([](const hit::KernelContext&, hit::View<const double>, hit::View<double>) {});
+  whole.reads({hit::AccessPattern::parse("all,0"), hit::AccessPattern::parse("0,0")});
+  hit::WorkPackages packages(env(), domain, hit::PackageOptions{5, 1});
+  expect_error([&] { packages.run(whole, hit::partitioned_in(a.in), hit::partitioned_out(a.out)); },
+               "pass it whole with hit::replicated_in");
+  // A reduced output of another shape on one rank.
+  Tile<double> uneven(Shape::extents({env().rank() == 0 ? cols : cols + 1}));
+  if (env().size() > 1) {
+    hit::WorkPackages sized(env(), domain, hit::PackageOptions{5, 1});
+    try {
+      sized.run(column_sums(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                hit::reduced_out(uneven));
+      ADD_FAILURE() << "reduced outputs of different shapes were accepted";
+    } catch (const hit::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the same whole array everywhere"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
