@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "../../tools/common/cli.hpp"
+#include "clustercl_apps.hpp"
+#include "hit/core/collective.hpp"
 #include "hit/program.hpp"
 #include "packages.hpp"
 
@@ -13,10 +15,34 @@ int main(int argc, char** argv) {
         "Work packages (equal packages of rows dispatched on demand over the ranks' devices, "
         "prefetched, rerouted around a failed device) or a static row layout, on Mandelbrot "
         "escape counts (irregular) or C = A B (regular)");
-    cli.add_option("--workload", o.workload, "mandelbrot (irregular cost per row) or gemm")
-        ->check(CLI::IsMember({"mandelbrot", "gemm"}));
+    std::vector<std::string> workloads = {"mandelbrot", "gemm"};
+    for (const std::string& w : hit::packages::clustercl_workloads()) workloads.push_back(w);
+    cli.add_option("--workload", o.workload,
+                   "mandelbrot (irregular cost per row), gemm, or one of clusterCL's applications: "
+                   "dcs, cor, cov, bop, syrk, gsp, bsm, conv, bicg, gsmv (docs/packages.md)")
+        ->check(CLI::IsMember(workloads));
     cli.add_option("--n", o.n, "rows (gemm: the order of the matrices)")
         ->check(hit::cli::count(1, 1 << 20));
+    cli.add_option("--m", o.m,
+                   "clusterCL workloads: the second extent (columns of A, X, the image or the "
+                   "grid; default: --n)")
+        ->check(hit::cli::count(1, 1 << 20));
+    std::vector<std::string> params, inputs, outputs;
+    cli.add_option("--param", params,
+                   "clusterCL workloads: a scalar, NAME=VALUE (repeatable; --describe lists them)");
+    cli.add_option("--input", inputs,
+                   "clusterCL workloads: an input array from a file, NAME=FILE (raw row-major of "
+                   "the element type, or FILE.h5:/dataset; default: generated from --seed)");
+    cli.add_option("--output", outputs,
+                   "clusterCL workloads: an output array to a file, NAME=FILE (written under a "
+                   "temporary name, renamed on success)");
+    cli.add_option("--strategy", o.strategy,
+                   "dcs: partition the grid (out: atoms replicated) or the atoms (in: the grid "
+                   "summed over the packages)")
+        ->check(CLI::IsMember({"out", "in"}));
+    cli.add_flag("--describe", o.describe,
+                 "clusterCL workloads: print the arrays (name, role, shape, type) and parameters "
+                 "as one JSON line, and stop");
     cli.add_option("--width", o.width, "mandelbrot: columns (default: --n)")
         ->check(hit::cli::count(1, 1 << 20));
     cli.add_option("--iters", o.iters, "mandelbrot: iterations at most per pixel")
@@ -38,6 +64,18 @@ int main(int argc, char** argv) {
     o.run.add_to(cli, "compare the output with a serial computation",
                  "draw which device computed which package, and when, to this SVG file", "OUT");
     if (!hit::cli::parse(cli, ac, av, env.rank(), "hit-packages")) return 0;
+    hit::collectively(env.comm(), [&] {
+      o.params = hit::packages::named_values("--param", params);
+      o.inputs = hit::packages::named_values("--input", inputs);
+      o.outputs = hit::packages::named_values("--output", outputs);
+      const bool named = !o.params.empty() || !o.inputs.empty() || !o.outputs.empty();
+      if (!hit::packages::is_clustercl(o.workload) && (named || o.describe || o.m > 0)) {
+        throw hit::Error(hit::ErrorKind::invalid_argument,
+                         "--m, --param, --input, --output and --describe are for the clusterCL "
+                         "workloads; " +
+                             o.workload + " takes --n (and mandelbrot --width)");
+      }
+    });
     o.layout =
         hit::app::given_or(hit::layout_setting(env, "out", o.layout.code), layout, "--layout");
     o.schedule = hit::app::given_or(env.config().resolve("schedule", o.schedule.code, "schedule"),

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "clustercl_apps.hpp"
 #include "hit/devices/builtin_kernels.hpp"
 #include "hit/hit.hpp"
 #include "hit/work_packages.hpp"
@@ -105,6 +106,7 @@ int compute(Environment& env, const Options& o) {
 }  // namespace
 
 int run(Environment& env, const Options& o) {
+  if (is_clustercl(o.workload)) return run_clustercl(env, o);
   return app::with_element_type(o.run.type, [&]<class T>() { return compute<T>(env, o); });
 }
 

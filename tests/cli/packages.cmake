@@ -130,3 +130,66 @@ if(Python3_Interpreter_FOUND)
                          PASS_REGULAR_EXPRESSION "check: passed" FAIL_REGULAR_EXPRESSION "FAILED")
   endforeach()
 endif()
+
+# clusterCL's applications (Raca and Mehofer): every workload's --check at 1-4 processes on host
+# cores; on emulated devices (one shared by every process, unequal ones, float); around a
+# failing device; dcs by grid and by atoms; files by name against plain Python; bad input.
+set(_clustercl dcs cor cov bop syrk gsp bsm conv bicg gsmv)
+foreach(np 1 2 3 4)
+  foreach(w ${_clustercl})
+    hit_packages_check(${w} ${np} --workload ${w} --n 40 --m 18
+                       --schedule workPackages:size=3,depth=2)
+  endforeach()
+endforeach()
+foreach(w ${_clustercl})
+  hit_packages_check(${w}_shared_emu 3 --workload ${w} --n 36 --m 14 --type float
+                     --devices "emu:0(mem=64MiB)*3" --schedule workPackages:size=auto,depth=2)
+  hit_packages_check(${w}_unequal 3 --workload ${w} --n 36 --m 14
+                     --devices "emu:0(slowdown=3,clock=cpu),cpu,emu:1(bw=2GB/s)"
+                     --schedule workPackages:size=2,depth=3)
+  # The device fails at its fourth execution; its packages (and its partial sums) go elsewhere.
+  add_test(NAME cli.packages.${w}_failing.np3
+           COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${_packages} --check --reps 1 --warmup 0
+                   --workload ${w} --n 48 --m 16 --devices "emu:0(fail=3),cpu*2"
+                   --schedule workPackages:size=2,depth=2)
+  set_tests_properties(cli.packages.${w}_failing.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "DEVICE FAILED.*check: passed"
+                       FAIL_REGULAR_EXPRESSION "check: FAILED")
+endforeach()
+hit_packages_check(dcs_in 3 --workload dcs --strategy in --n 30 --m 20 --param atoms=70
+                   --schedule workPackages:size=4)
+hit_packages_check(dcs_in_emu 2 --workload dcs --strategy in --n 30 --m 20 --param atoms=70
+                   --devices "emu:0,emu:1(slowdown=2)" --schedule workPackages:size=4)
+hit_packages_check(bop_steps 2 --workload bop --n 30 --param steps=1000 --param sigma=0.45)
+if(Python3_EXECUTABLE)
+  foreach(np 1 3)
+    add_test(NAME cli.packages.clustercl_files.np${np}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/packages_clustercl_files.py
+                     ${MPIEXEC_EXECUTABLE} ${np} ${_packages})
+    set_tests_properties(cli.packages.clustercl_files.np${np} PROPERTIES LABELS "cli;apps"
+                         TIMEOUT 600)
+  endforeach()
+endif()
+hit_packages_error(unknown_param "--param x: workload bsm takes r, sigma"
+                   "--workload|bsm|--n|20|--param|x=1")
+hit_packages_error(param_value "--param r=abc: bsm takes a finite number for r"
+                   "--workload|bsm|--n|20|--param|r=abc")
+hit_packages_error(param_no_value "--param alpha: expected NAME=VALUE"
+                   "--workload|gsmv|--n|20|--param|alpha")
+hit_packages_error(bop_steps "bop takes at most 4096 steps"
+                   "--workload|bop|--n|20|--param|steps=5000")
+hit_packages_error(input_unknown "workload syrk has no input array 'z'"
+                   "--workload|syrk|--n|20|--input|z=in.bin")
+hit_packages_error(output_not_written "workload syrk has no output array 'a'"
+                   "--workload|syrk|--n|20|--output|a=out.bin")
+hit_packages_error(input_missing "cannot read tile data from '.*no-such-file.bin'"
+                   "--workload|syrk|--n|20|--input|a=no-such-file.bin")
+hit_packages_error(gsp_wide "Gram-Schmidt needs m <= n" "--workload|gsp|--n|10|--m|20")
+hit_packages_error(strategy_other "only dcs has a choice of strategy"
+                   "--workload|conv|--n|20|--strategy|in")
+hit_packages_error(clustercl_static "the static schedule runs mandelbrot and gemm"
+                   "--workload|syrk|--n|20|--schedule|static")
+hit_packages_error(named_for_gemm "are for the clusterCL workloads"
+                   "--workload|gemm|--n|20|--param|x=1")
+hit_packages_error(reduced_threads "a reduced output needs a package's blocks run one at a time"
+                   "--workload|bicg|--n|20|--partition|threads:threads=2")
