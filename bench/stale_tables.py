@@ -46,6 +46,8 @@ SECTIONS = {
     "launch": (["bench/launch"], "python3 bench/launch/launch_bench.py"),
     "packages": (["examples/packages", "bench/packages"],
                  "python3 bench/packages/packages_bench.py --update-docs"),
+    "clustercl": (["examples/packages", "bench/packages/clustercl_bench.py"],
+                  "python3 bench/packages/clustercl_bench.py --update-docs"),
     "placement": (["examples/packages", "bench/packages"],
                   "python3 bench/packages/placement_bench.py --update-docs --before OLD_BUILD"),
     "sparse": (["examples/cg", "examples/heat", "bench/ref/csr_cg.cpp", "bench/ref/csr_problem.hpp",
