@@ -201,7 +201,8 @@ int report_workload(Job<T>& j, const Schedule& schedule, app::Harness& harness,
                            {"span_s", j.span_s},
                            {"nodes", PhysicalTopology::of(env).nodes()},
                            {"nodes_rsd_percent", rsd}};
-  if (j.spec.name == "dcs") fields["strategy"] = j.o.strategy;
+  fields["strategy"] =
+      j.spec.name == "dcs" ? nlohmann::json(j.o.strategy) : nlohmann::json(nullptr);
   std::vector<std::string> lines;
   if (env.rank() == 0) {
     describe_devices(g, fields, lines);

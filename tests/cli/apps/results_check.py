@@ -27,8 +27,10 @@ for app, args in (("cannon", ["--n", "20"]), ("summa", ["--n", "20", "--panel", 
                   ("jacobi", ["--n", "20", "--iters", "3"]), ("linsolve", ["--n", "20"]),
                   ("cholesky", ["--n", "20", "--b", "6"]),
                   ("qr", ["--m", "30", "--n", "20", "--b", "6"]),
-                  ("packages", ["--n", "20", "--iters", "8"])):
-    out = subprocess.run([mpiexec, "-n", np_, f"{bindir}/hit-{app}", "--json", "--reps", "1", "--warmup", "0"]
+                  ("packages", ["--n", "20", "--iters", "8"]),
+                  ("packages-clustercl", ["--workload", "bicg", "--n", "20", "--m", "12"])):
+    program = app.split("-")[0]
+    out = subprocess.run([mpiexec, "-n", np_, f"{bindir}/hit-{program}", "--json", "--reps", "1", "--warmup", "0"]
                          + args, capture_output=True, text=True, timeout=120, env=None)
     lines = out.stdout.splitlines()
     if out.returncode != 0 or len(lines) != 1:
