@@ -116,9 +116,10 @@ void PackageEngine::zero_sums() {
     reduced = true;
   }
   // A launch's blocks run at once on a host device's threads, and each would add into the same
-  // elements of the package's sums.
-  const bool shared_sums =
-      reduced && device(env_).kind() != DeviceKind::cuda && partition_.threads() > 1;
+  // elements of the package's sums. Every rank passes arrays of the same policies: the agreement
+  // is made by all or none.
+  if (!reduced) return;
+  const bool shared_sums = device(env_).kind() != DeviceKind::cuda && partition_.threads() > 1;
   collectively(env_.comm(), [&] {
     if (shared_sums) {
       throw Error(ErrorKind::invalid_argument,

@@ -153,12 +153,18 @@ std::string layout_name(const std::string& spec) {
   return w;
 }
 
-TEST(WorkPackages, EveryPackageOnceOnHostDevices) {
+// Runs `check` on every case, its layouts named for this run.
+template <class Check>
+void each_case(const Check& check) {
   for (Case c : cases()) {
     c.in_layout = layout_name(c.in_layout);
     c.out_layout = layout_name(c.out_layout);
-    run_case(c);
+    check(c);
   }
+}
+
+TEST(WorkPackages, EveryPackageOnceOnHostDevices) {
+  each_case(run_case);
 }
 
 // Binds this rank to its own emulated device for one test (restored afterwards).
@@ -181,11 +187,7 @@ class OnEmulated {
 
 TEST(WorkPackages, EveryPackageOnceOnEmulatedDevices) {
   OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
-  for (Case c : cases()) {
-    c.in_layout = layout_name(c.in_layout);
-    c.out_layout = layout_name(c.out_layout);
-    run_case(c);
-  }
+  each_case(run_case);
   // Inputs moved to the device: the prefetches count as host -> device traffic.
   EXPECT_GT(emu.dev().counters().bytes_in, 0u);
 }
@@ -439,17 +441,9 @@ void run_reduced_case(const Case& c) {
 }
 
 TEST(WorkPackages, AReducedOutputSumsEveryPackageOnceOnEveryRank) {
-  for (Case c : cases()) {
-    c.in_layout = layout_name(c.in_layout);
-    c.out_layout = layout_name(c.out_layout);
-    run_reduced_case(c);
-  }
+  each_case(run_reduced_case);
   OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
-  for (Case c : cases()) {
-    c.in_layout = layout_name(c.in_layout);
-    c.out_layout = layout_name(c.out_layout);
-    run_reduced_case(c);
-  }
+  each_case(run_reduced_case);
 }
 
 TEST(WorkPackages, AReducedOutputOfTheDomainsRankComesBackWhole) {
@@ -538,17 +532,9 @@ TEST(WorkPackages, AStencilsInputComesWithItsHaloRows) {
     }
     EXPECT_EQ(hit::allreduce(wrong, hit::ReduceOp::sum), 0);
   };
-  for (Case c : cases()) {
-    c.in_layout = layout_name(c.in_layout);
-    c.out_layout = layout_name(c.out_layout);
-    check(c);
-  }
+  each_case(check);
   OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
-  for (Case c : cases()) {
-    c.in_layout = layout_name(c.in_layout);
-    c.out_layout = layout_name(c.out_layout);
-    check(c);
-  }
+  each_case(check);
 }
 
 TEST(WorkPackages, ArraysThatCannotTakePartAreClearErrors) {
