@@ -148,9 +148,11 @@ foreach(w ${_clustercl})
                      --devices "emu:0(slowdown=3,clock=cpu),cpu,emu:1(bw=2GB/s)"
                      --schedule workPackages:size=2,depth=3)
   # The device fails at its fourth execution; its packages (and its partial sums) go elsewhere.
+  # The others are 20 times slower, so that placement gives it packages on a loaded machine too.
   add_test(NAME cli.packages.${w}_failing.np3
            COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${_packages} --check --reps 1 --warmup 0
-                   --workload ${w} --n 48 --m 16 --devices "emu:0(fail=3),cpu*2"
+                   --workload ${w} --n 96 --m 16
+                   --devices "emu:0(fail=3),emu:1(slowdown=20,clock=cpu)*2"
                    --schedule workPackages:size=2,depth=2)
   set_tests_properties(cli.packages.${w}_failing.np3 PROPERTIES LABELS "cli;apps" TIMEOUT 300
                        PASS_REGULAR_EXPRESSION "DEVICE FAILED.*check: passed"
