@@ -8,7 +8,8 @@
 #   3. the GPU benchmarks: hit-cannon on one GPU against cuBLAS dgemm alone (transfers included and
 #      excluded), hit-jacobi against a hand-written CUDA Jacobi, hit-cholesky against cuSOLVER
 #      potrf alone, four processes sharing one GPU, work packages with a GPU beside CPU ranks,
-#      and the layout advisor's ranking for hit-jacobi on a GPU beside CPU ranks against real runs;
+#      the layout advisor's ranking for hit-jacobi on a GPU beside CPU ranks against real runs,
+#      and clusterCL's ten applications on a GPU alone and beside CPU ranks (--check);
 # one verdict line per check (PASS / FAIL / SKIP name: figures), the results in
 # docs/gpu-results.md and, when $OUT is set, gpu-check.log, gpu-results.json, gpu-results.md and
 # gpu-commands.log in $OUT. Each command has a time limit (120 s) and all the checks a budget

@@ -306,6 +306,22 @@ SIZES = {
 }
 
 
+# clusterCL's applications (hit-packages --workload NAME): sizes by --size.
+CLUSTERCL = {
+    "quick": {"dcs": ["--n", "1024", "--m", "1024", "--param", "atoms=4096"],
+              "cor": ["--n", "4096", "--m", "1024"], "cov": ["--n", "4096", "--m", "1024"],
+              "bop": ["--n", "65536", "--param", "steps=1024"], "syrk": ["--n", "2048"],
+              "gsp": ["--n", "8192", "--m", "64"], "bsm": ["--n", "1048576"],
+              "conv": ["--n", "4096"], "bicg": ["--n", "8192"], "gsmv": ["--n", "8192"]},
+    "tiny": {"dcs": ["--n", "32", "--m", "24", "--param", "atoms=40"],
+             "cor": ["--n", "40", "--m", "16"], "cov": ["--n", "40", "--m", "16"],
+             "bop": ["--n", "64", "--param", "steps=64"], "syrk": ["--n", "40"],
+             "gsp": ["--n", "40", "--m", "8"], "bsm": ["--n", "256"], "conv": ["--n", "40"],
+             "bicg": ["--n", "48"], "gsmv": ["--n", "48"]},
+}
+CLUSTERCL["full"] = CLUSTERCL["quick"]
+
+
 class Checks:
     def __init__(self, args, runner):
         self.a = args
@@ -558,6 +574,31 @@ class Checks:
                    f"x{fmt(ratio(a['time_s'], m['time_s']))}); {share}")
         self.verdict("packages-gpu-cpu", what, gpu_rows > 0, figures, recs)
 
+    def clustercl(self):
+        what = ("clusterCL's ten applications (hit-packages --workload NAME, "
+                "workPackages:size=auto,depth=2, --check) on cuda:0 alone and on cuda:0,cpu*2 "
+                "(goal: never slower than the GPU alone)")
+        recs, figures = [], []
+        for workload, size in CLUSTERCL[self.a.size].items():
+            common = ["--workload", workload, *size, "--schedule", "workPackages:size=auto,depth=2",
+                      "--check", "--reps", "3", "--warmup", "1", "--json"]
+            alone = self.r.run(self.mpi(1, "hit-packages", "--devices", "cuda:0", *common))
+            mixed = self.r.run(self.mpi(3, "hit-packages", "--devices", "cuda:0,cpu*2", *common),
+                               env=self.blas_env(3))
+            recs += [alone, mixed]
+            if self.a.plan:
+                continue
+            if not (ok(alone) and ok(mixed)):
+                bad = next(r for r in (alone, mixed) if not ok(r))
+                return self.verdict("clustercl-gpu", what, False, f"{workload}: {why(bad)}", recs)
+            a, m = alone["json"], mixed["json"]
+            figures.append(f"{workload} {a['time_s']:.4f} s alone, "
+                           f"x{fmt(ratio(a['time_s'], m['time_s']))} beside 2 CPU ranks")
+        if self.a.plan:
+            return self.verdict("clustercl-gpu", what, True, "planned", recs)
+        self.verdict("clustercl-gpu", what, True, "; ".join(figures) + "; every check passed",
+                     recs)
+
     # The layout advisor on a real GPU beside CPU ranks, before and after one calibrating run.
     def advisor(self):
         n, iters, top, np, devices = self.s["advisor"], self.s["advisor_iters"], 6, 4, "cuda:0,cpu*3"
@@ -644,7 +685,8 @@ class Checks:
                  ("cholesky-1gpu", self.cholesky),
                  ("cholesky-runtime-1gpu", self.cholesky_runtime),
                  ("shared-gpu-4ranks", self.shared),
-                 ("packages-gpu-cpu", self.packages), ("advisor-gpu", self.advisor)]
+                 ("packages-gpu-cpu", self.packages), ("advisor-gpu", self.advisor),
+                 ("clustercl-gpu", self.clustercl)]
         only = set(self.a.only.split(",")) if self.a.only else None
         for name, check in order:
             if only and name not in only:

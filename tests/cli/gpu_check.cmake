@@ -29,6 +29,6 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/apps/gpu_check_fake.py
                    ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gpu_check_logic ${HIT_BIN}
                    ${MPIEXEC_EXECUTABLE})
-  set_tests_properties(cli.gpu_check.logic PROPERTIES LABELS "cli" TIMEOUT 180
+  set_tests_properties(cli.gpu_check.logic PROPERTIES LABELS "cli" TIMEOUT 420
                        PASS_REGULAR_EXPRESSION "gpu_check_fake: passed")
 endif()

@@ -4,7 +4,7 @@ the figures, the time limits, the results file and the copies in $OUT are all ex
 
     gpu_check_fake.py SOURCE_DIR WORK_DIR [HIT_BIN MPIEXEC]
 
-Run 1: every check passes (eight PASS lines, exit 0, the results section of a copy of
+Run 1: every check passes (nine PASS lines, exit 0, the results section of a copy of
 docs/gpu-results.md rewritten, gpu-results.json/.md and gpu-commands.log in the out folder).
 Run 2: the Jacobi reference's checksum differs and hit-packages hangs past the time limit: FAIL,
 FAIL (timed out, the check's second command not started), exit 1. Run 3: no budget left: SKIP.
@@ -136,7 +136,7 @@ def make_fake(work):
     return bin_dir, ctest_dir
 
 
-def run(source, work, bin_dir, ctest_dir, mode, extra, env_extra=None):
+def run(source, work, bin_dir, ctest_dir, mode, extra, env_extra=None, timeout=120):
     docs = os.path.join(work, f"gpu-results-{mode}.md")
     shutil.copy(os.path.join(source, "docs", "gpu-results.md"), docs)
     out_dir = os.path.join(work, f"out-{mode}")
@@ -148,7 +148,7 @@ def run(source, work, bin_dir, ctest_dir, mode, extra, env_extra=None):
     cmd = [sys.executable, os.path.join(source, "scripts", "gpu_check.py"), "run", "--bin", bin_dir,
            "--mpiexec", os.path.join(bin_dir, "mpiexec"), "--ctest-dir", ctest_dir, "--docs", docs,
            "--out", out_dir, "--commit", "abc1234", "--diagnosis", diag, *extra]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     print(f"---- {mode}: exit {p.returncode}\n{p.stdout}{p.stderr}")
     return p, docs, out_dir
 
@@ -169,11 +169,14 @@ def main():
     expect(p.returncode == 0, "all checks pass: exit 0")
     expect("gpu-check: verdicts" in p.stdout, "the verdicts again at the end")
     verdicts = re.findall(r"^(PASS|FAIL|SKIP) (\S+):", p.stdout.split("gpu-check: verdicts")[1], re.M)
-    expect([v for v, _ in verdicts] == ["PASS"] * 8, f"eight PASS lines, got {verdicts}")
+    expect([v for v, _ in verdicts] == ["PASS"] * 9, f"nine PASS lines, got {verdicts}")
     expect([n for _, n in verdicts] == ["tests", "cannon-1gpu", "jacobi-1gpu", "cholesky-1gpu",
                                         "cholesky-runtime-1gpu", "shared-gpu-4ranks",
-                                        "packages-gpu-cpu", "advisor-gpu"],
+                                        "packages-gpu-cpu", "advisor-gpu", "clustercl-gpu"],
            "check order")
+    expect(re.search(r"^PASS clustercl-gpu: dcs [0-9.]+ s alone, x[0-9.]+ beside 2 CPU ranks; .*"
+                     r"gsmv [0-9.]+ s alone, x[0-9.]+ beside 2 CPU ranks; every check passed",
+                     p.stdout, re.M), "every clusterCL application alone and beside CPU ranks")
     expect(re.search(r"^PASS cholesky-runtime-1gpu: GPU alone .* GPU \+ host cores .* places "
                      r"\[\{'tasks': 4\}, \{'tasks': 6\}\]", p.stdout, re.M),
            "the runtime's Cholesky on the GPU alone and with the host cores")
@@ -194,7 +197,7 @@ def main():
            "verdicts, device and commit in the page")
     expect("bin/hit-cannon --n 8192" in text, "commands shown with bin/")
     results = json.load(open(os.path.join(out_dir, "gpu-results.json")))
-    expect(len(results["checks"]) == 8 and results["commit"] == "abc1234", "gpu-results.json")
+    expect(len(results["checks"]) == 9 and results["commit"] == "abc1234", "gpu-results.json")
     for f in ("gpu-results.md", "gpu-commands.log"):
         expect(os.path.exists(os.path.join(out_dir, f)), f"{f} in the out folder")
 
@@ -216,11 +219,11 @@ def main():
         hit_bin, mpiexec = os.path.abspath(sys.argv[3]), sys.argv[4]
         p, docs, out_dir = run(source, work, bin_dir, ctest_dir, "good", ["--size", "tiny"],
                                {"FAKE_HIT_BIN": hit_bin, "FAKE_MPIEXEC": mpiexec,
-                                "OPENBLAS_NUM_THREADS": "1"})
+                                "OPENBLAS_NUM_THREADS": "1"}, timeout=360)
         verdicts = re.findall(r"^(PASS|FAIL|SKIP) (\S+):",
                               p.stdout.split("gpu-check: verdicts")[-1], re.M)
-        expect(p.returncode == 0 and [v for v, _ in verdicts] == ["PASS"] * 8,
-               f"the real programs on emulated devices: eight PASS lines, got {verdicts}")
+        expect(p.returncode == 0 and [v for v, _ in verdicts] == ["PASS"] * 9,
+               f"the real programs on emulated devices: nine PASS lines, got {verdicts}")
         expect("checksums equal" in p.stdout, "hit-jacobi's checksum is the reference's")
     print("gpu_check_fake: passed")
 
