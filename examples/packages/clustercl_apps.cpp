@@ -128,9 +128,10 @@ void r_row(Tile<T>& r, const Tile<T>& d, index_t k, index_t m, double largest, i
   for (index_t j = 0; j < m; ++j) r(k, j) = j < k ? T(0) : j == k ? rkk : d(j) / rkk;
 }
 
-// Modified Gram-Schmidt by columns: per column the dot products (reduced over the packages) and
-// the update of the columns right of it (partitioned rows, from one work copy of A to the
-// other, so that the rows stay where they are: a package's rows go back to their owner).
+// Modified Gram-Schmidt by columns: the dot products of the first column (reduced over the
+// packages), then per column one step: R's row from the sums, the update of the columns right of
+// it (partitioned rows, from one work copy of A to the other, so that the rows stay where they
+// are: a package's rows go back to their owner) with the next column's dot products.
 template <class T>
 void run_gsp(Job<T>& j) {
   const Shape& shape = j.at("a").shape;
@@ -143,19 +144,17 @@ void run_gsp(Job<T>& j) {
   if (!work0.is_null()) work0.copy_from(j.tile("a"));
   r.fill(T(0));
   const Shape domain = Shape::extents({shape.extent(0)});
+  j.run("gsp_dots", domain, gsp_dots_kernel<T>(), partitioned_in(work0), reduced_out(d),
+        index_t{0});
   double largest = 0;  // squared norm of A's longest column (the first dot products)
+  for (index_t c = 0; c < m; ++c) largest = std::max(largest, static_cast<double>(d(c)));
   for (index_t k = 0; k < m; ++k) {
     Tile<T>& from = k % 2 == 0 ? work0 : work1;
     Tile<T>& to = k % 2 == 0 ? work1 : work0;
-    const std::string side = k % 2 == 0 ? "0" : "1";
-    j.run("gsp_dots" + side, domain, gsp_dots_kernel<T>(), partitioned_in(from), reduced_out(d), k);
-    if (k == 0) {
-      for (index_t c = 0; c < m; ++c) largest = std::max(largest, static_cast<double>(d(c)));
-    }
     r_row(r, d, k, m, largest, shape.extent(0));
     for (index_t c = 0; c < m; ++c) rk(c) = r(k, c);
-    j.run("gsp_update" + side, domain, gsp_update_kernel<T>(), partitioned_in(from),
-          replicated_in(rk), partitioned_out(to), k);
+    j.run(k % 2 == 0 ? "gsp_step0" : "gsp_step1", domain, gsp_step_kernel<T>(),
+          partitioned_in(from), replicated_in(rk), partitioned_out(to), reduced_out(d), k, m);
   }
   Tile<T>& q = j.tile("q");
   if (!q.is_null()) q.copy_from(m % 2 == 0 ? work0 : work1);

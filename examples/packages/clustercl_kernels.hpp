@@ -123,11 +123,21 @@ Kernel<V<T>, V<T>, index_t> gsp_dots_kernel() {
       [](const KernelContext& c, auto... v) { gsp_dots_cuda(c, v...); });
 }
 
+// One step of modified Gram-Schmidt: column k's update of the columns right of it (from a to a2),
+// then, while the package's rows are at hand, the dot products of column k + 1 with the columns
+// from k + 1 on (the next step's R row), added into d: one run per column instead of two.
 template <class T>
-Kernel<V<T>, V<T>, V<T>, index_t> gsp_update_kernel() {
-  return body_kernel<V<T>, V<T>, V<T>, index_t>(
-      kernel_name<T>("gsp_update"), [](const Box& b, auto... v) { gsp_update_rows<T>(b, v...); },
-      [](const KernelContext& c, auto... v) { gsp_update_cuda(c, v...); });
+Kernel<V<T>, V<T>, V<T>, V<T>, index_t, index_t> gsp_step_kernel() {
+  return body_kernel<V<T>, V<T>, V<T>, V<T>, index_t, index_t>(
+      kernel_name<T>("gsp_step"),
+      [](const Box& b, V<T> a, V<T> rk, V<T> a2, V<T> d, index_t k, index_t m) {
+        gsp_update_rows<T>(b, a, rk, a2, k);
+        if (k + 1 < m) gsp_dots_rows<T>(b, a2, d, k + 1);
+      },
+      [](const KernelContext& c, V<T> a, V<T> rk, V<T> a2, V<T> d, index_t k, index_t m) {
+        gsp_update_cuda(c, a, rk, a2, k);
+        if (k + 1 < m) gsp_dots_cuda(c, a2, d, k + 1);
+      });
 }
 
 }  // namespace hit::packages
