@@ -24,10 +24,8 @@ template <class T>
 std::vector<double> gathered(Job<T>& j, const std::string& name) {
   const JobArray<T>& a = j.at(name);
   Tile<T> whole(a.shape);
-  whole.fill(T(0));
   if (a.spec.by_rows) {
-    if (!a.tile.is_null()) a.tile.for_each([&](const Index& k, const T& v) { whole(k) = v; });
-    allreduce(whole, ReduceOp::sum);
+    make_whole(a.tile, whole);
   } else {
     whole.copy_from(a.tile);
   }

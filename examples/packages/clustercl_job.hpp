@@ -61,6 +61,15 @@ inline double generated(const WorkloadSpec& spec, std::size_t a, const Shape& gr
   return v;
 }
 
+// An array laid out by rows made whole on every process: each process's rows, zeros elsewhere,
+// summed by one reduction (collective).
+template <class T>
+void make_whole(const Tile<T>& part, Tile<T>& whole) {
+  whole.fill(T(0));
+  if (!part.is_null()) part.for_each([&](const Index& k, const T& v) { whole(k) = v; });
+  allreduce(whole, ReduceOp::sum);
+}
+
 template <class T>
 struct Job {
   Job(Environment& e, const Options& opts, const WorkloadSpec& s, PackageOptions p)
@@ -137,12 +146,10 @@ struct Job {
     add(p->run(kernel, std::forward<A>(args)...), *p, offset);
   }
 
-  // A 1-D array laid out by rows made whole on every process (the barrier between kernels).
+  // An array laid out by rows made whole on every process (the barrier between kernels).
   void merge(const Tile<T>& part, Tile<T>& whole) {
     const Timer t;
-    whole.fill(T(0));
-    if (!part.is_null()) part.for_each([&](const Index& k, const T& v) { whole(k) = v; });
-    allreduce(whole, ReduceOp::sum);
+    make_whole(part, whole);
     merge_s += t.seconds();
   }
 
