@@ -556,7 +556,13 @@ class Checks:
         alone = self.r.run(self.mpi(1, "hit-packages", "--devices", "cuda:0", *common))
         mixed = self.r.run(self.mpi(3, "hit-packages", "--devices", "cuda:0,cpu*2", *common),
                            env=self.blas_env(3))
-        recs = [alone, mixed]
+        # Each device's launches sized for it (docs/packages.md, "Batches"): reported beside the
+        # verdict, which stays the default schedule's.
+        batched_args = [a if a != "workPackages:size=auto,depth=2" else
+                        "workPackages:size=auto,depth=2,batch=auto" for a in common]
+        batched = self.r.run(self.mpi(3, "hit-packages", "--devices", "cuda:0,cpu*2",
+                                      *batched_args), env=self.blas_env(3))
+        recs = [alone, mixed, batched]
         if self.a.plan:
             return self.verdict("packages-gpu-cpu", what, True, "planned", recs)
         if not (ok(alone) and ok(mixed)):
@@ -572,6 +578,13 @@ class Checks:
         figures = (f"GPU alone {num(a['mcells_per_s'])} Mpixel/s ({a['time_s']:.4f} s), GPU + 2 CPU "
                    f"ranks {num(m['mcells_per_s'])} ({m['time_s']:.4f} s, "
                    f"x{fmt(ratio(a['time_s'], m['time_s']))}); {share}")
+        if ok(batched):
+            b = batched["json"]
+            figures += (f"; with batch=auto {b['time_s']:.4f} s "
+                        f"(x{fmt(ratio(a['time_s'], b['time_s']))}), batches "
+                        + ", ".join(str(d.get("batch", 1)) for d in b.get("per_device", [])))
+        else:
+            figures += f"; with batch=auto: {why(batched)}"
         self.verdict("packages-gpu-cpu", what, gpu_rows > 0, figures, recs)
 
     def clustercl(self):

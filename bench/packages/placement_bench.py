@@ -52,7 +52,7 @@ def configurations():
     return out
 
 
-def launch(args, binary, workload, devices):
+def launch(args, binary, workload, devices, schedule="workPackages:size=auto,depth=2"):
     n = args.mandelbrot_n if workload == "mandelbrot" else args.gemm_n
     depth, procs = 0, 1  # items of the spec: commas outside parentheses
     for ch in devices:
@@ -60,7 +60,7 @@ def launch(args, binary, workload, devices):
         procs += 1 if ch == "," and depth == 0 else 0
     cmd = ["mpiexec.mpich", "-n", str(procs), binary, "--workload", workload, "--n", str(n),
            "--reps", str(args.reps), "--warmup", str(args.warmup), "--json", "--devices", devices,
-           "--schedule", "workPackages:size=auto,depth=2"]
+           "--schedule", schedule]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     result = benchlib.run_json(cmd, env)
     span = max(d["wall_s"] for d in result["per_device"])
@@ -74,7 +74,8 @@ def launch(args, binary, workload, devices):
             "tail_s": max(0.0, span - result["per_device"][0]["wall_s"]),
             "least_busy": min(busy) if busy else 0.0,
             "fast_share": result["per_device"][0]["rows"] / n,
-            "packages": [d["packages"] for d in result["per_device"]]}
+            "packages": [d["packages"] for d in result["per_device"]],
+            "launches": [d.get("launches", d["packages"]) for d in result["per_device"]]}
 
 
 def claim_latency(args, hook):

@@ -183,7 +183,7 @@ struct Job {
     if (total.failure.empty()) total.failure = r.failure;
     total.abandoned.insert(total.abandoned.end(), r.abandoned.begin(), r.abandoned.end());
     for (PackageRecord rec : r.computed) {
-      rows_computed += p.package(rec.id).extent(0);
+      rows_computed += p.rows(rec).extent(0);
       rec.start_s += offset;
       rec.end_s += offset;
       total.computed.push_back(rec);

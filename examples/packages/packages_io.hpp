@@ -58,13 +58,17 @@ inline std::string packages_svg(const std::vector<PackageRecord>& records,
     const char* fill = p.rerouted ? "#e15759" : colours[r % 10];
     svg += fmt::format(
         "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\" "
-        "stroke=\"white\" stroke-width=\"0.5\"><title>package {} on rank {}{}</title></rect>\n",
-        x0, top + lane * static_cast<double>(r) + 3, std::max(x1 - x0, 0.5), lane - 6, fill, p.id,
+        "stroke=\"white\" stroke-width=\"0.5\"><title>{} on rank {}{}</title></rect>\n",
+        x0, top + lane * static_cast<double>(r) + 3, std::max(x1 - x0, 0.5), lane - 6, fill,
+        p.packages == 1 ? fmt::format("package {}", p.id)
+                        : fmt::format("packages {}-{}", p.id, p.id + p.packages - 1),
         r, p.rerouted ? " (rerouted)" : "");
     const double y0 = top + strip_h * static_cast<double>(p.id) / static_cast<double>(count);
     svg += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{:.2f}\" width=\"{:.1f}\" height=\"{:.2f}\" fill=\"{}\"/>\n",
-        strip_x, y0, strip, std::max(strip_h / static_cast<double>(count), 0.5), fill);
+        strip_x, y0, strip,
+        std::max(strip_h * static_cast<double>(p.packages) / static_cast<double>(count), 0.5),
+        fill);
   }
   // The tail: where each lane's last package ends, and how long before the run's end (the
   // devices that ran dry while another still computed).
@@ -233,6 +237,8 @@ app::CheckResult check_result(Problem<T>& p) {
 // What one rank did in the last timed run (every rank's is gathered).
 struct DeviceStats {
   std::int64_t packages = 0;
+  std::int64_t launches = 0;
+  std::int64_t batch = 1;  // packages it launches at once (at most)
   std::int64_t rows = 0;
   double busy_s = 0;
   double idle_s = 0;
@@ -258,10 +264,12 @@ template <class RowsOf>
 DeviceStats device_stats(const PackageReport& last, const RowsOf& rows_of, double span) {
   DeviceStats s;
   for (const PackageRecord& r : last.computed) {
-    s.packages += 1;
+    s.packages += r.packages;
+    s.launches += 1;
     s.rerouted_in += r.rerouted ? 1 : 0;
     s.rows += rows_of(r);
   }
+  s.batch = last.batch;
   s.busy_s = last.busy_s;
   // Idle: the device waiting during the span — for packages or data, or for the others to finish.
   s.idle_s = std::max(0.0, span - last.busy_s);
@@ -315,6 +323,8 @@ inline void describe_devices(const RunRecords& g, nlohmann::json& fields,
     per_device.push_back({{"rank", r},
                           {"device", g.labels[r]},
                           {"packages", s.packages},
+                          {"launches", s.launches},
+                          {"batch", s.batch},
                           {"rows", s.rows},
                           {"busy_s", s.busy_s},
                           {"idle_s", s.idle_s},
@@ -333,10 +343,10 @@ inline void describe_devices(const RunRecords& g, nlohmann::json& fields,
                           {"failed", s.failed},
                           {"withdrawn", s.withdrawn}});
     lines.push_back(fmt::format(
-        "rank {} ({}): {} packages ({} rows), busy {:.4f} s, idle {:.4f} s, {} stolen, {} "
-        "rerouted here, evictions {} ({} B){}",
-        r, g.labels[r], s.packages, s.rows, s.busy_s, s.idle_s, s.stolen, s.rerouted_in,
-        s.evictions, s.evicted_bytes,
+        "rank {} ({}): {} packages ({} rows) in {} launches of up to {}, busy {:.4f} s, idle "
+        "{:.4f} s, {} stolen, {} rerouted here, evictions {} ({} B){}",
+        r, g.labels[r], s.packages, s.rows, s.launches, s.batch, s.busy_s, s.idle_s, s.stolen,
+        s.rerouted_in, s.evictions, s.evicted_bytes,
         s.failed      ? fmt::format(", DEVICE FAILED ({} packages abandoned)", s.abandoned)
         : s.withdrawn ? fmt::format(", withdrawn: its packages kept missing ({} packages handed "
                                     "back)",
@@ -403,7 +413,7 @@ int report_run(Environment& env, const Options& o, const Problem<T>& p, const Sc
                app::Harness& harness, const app::CheckResult& check) {
   const double span = allreduce(last.wall_s, ReduceOp::max);
   const auto rows_of = [&](const PackageRecord& r) -> std::int64_t {
-    return packages != nullptr ? packages->package(r.id).extent(0) : p.result.shape().extent(0);
+    return packages != nullptr ? packages->rows(r).extent(0) : p.result.shape().extent(0);
   };
   const DeviceStats mine = device_stats(last, rows_of, span);
   const RunRecords g = gather_records(env, mine, last);

@@ -5,7 +5,9 @@
 // whose rows it owns), then from the queues of the others (one-sided MPI: a queue is a counter in
 // its rank's window, so no rank serves everyone); faster devices simply take more, and a device
 // takes a package only if it would finish it before any other device could (placement by
-// expected finish time: a fast device beside slow ones is not slower than alone).
+// expected finish time: a fast device beside slow ones is not slower than alone). With
+// batch=auto (and size=auto) a package is sized for the slow devices and a faster device launches
+// several neighbouring packages at once.
 //
 //   hit::WorkPackages packages(env, domain, hit::PackageOptions::parse("workPackages:size=64"),
 //                              hit::partition("blocks", domain));
@@ -54,10 +56,15 @@
 
 namespace hit {
 
-// The runtime policy `workPackages[:size=G|auto][,depth=D]` (spec grammar as for plug-ins).
+// The runtime policy `workPackages[:size=G|auto][,depth=D][,batch=auto|1]` (spec grammar as for
+// plug-ins).
 struct PackageOptions {
   index_t size = 0;  // rows of the domain's first axis per package; 0 (auto): tuned at first run
-  int depth = 2;     // packages held ahead of the one computing, per rank (>= 1)
+  int depth = 2;     // launches held ahead of the one computing, per rank (>= 1)
+  // Packages a device launches at once: 1, every device one; 0 (auto, with size=auto only),
+  // each device its own number, so that a device's launches have the rows the size tuner finds
+  // best for it alone (a faster device launches several neighbouring packages at once).
+  int batch = 1;
 
   // Error(parse) or Error(plugin) naming the text, the keys and their ranges.
   [[nodiscard]] static PackageOptions parse(std::string_view spec);
@@ -99,20 +106,24 @@ PackageArg<T> reduced_out(const Tile<T>& whole) {
 
 // One package computed: which, where and when (seconds from the start of the run, on a clock the
 // ranks share after a barrier).
+// One launch: packages id .. id + packages - 1 (consecutive rows).
 struct PackageRecord {
   index_t id = 0;
   int rank = 0;
   double start_s = 0;
   double end_s = 0;
   bool rerouted = false;  // another device had it and failed
+  index_t packages = 1;   // packages launched at once (the device's batch, fewer at the end)
 };
 
 // What this rank did in one run.
 struct PackageReport {
   index_t size = 0;          // rows per package
   index_t count = 0;         // packages in the domain
-  int depth = 0;             // most held ahead by measured times (<= asked; 0: a slow device)
-  int max_ahead = 0;         // most packages held ahead of a launch (<= depth)
+  index_t batch = 1;         // packages this rank's device launches at once (at most)
+  int depth = 0;             // most launches held ahead by measured times (<= asked; 0: a slow
+                             // device)
+  int max_ahead = 0;         // most launches held ahead of the one computing (<= depth)
   int rounds = 0;            // dispatch rounds (1 + one per round of rerouting)
   double wall_s = 0;         // the run, from its starting barrier to this rank's last package
   double busy_s = 0;         // launches (the device computing, staging and copying back)
@@ -180,7 +191,12 @@ class WorkPackages {
   // Rows per package (0 until the first run when it is tuned).
   index_t size() const noexcept;
   index_t count() const noexcept;
+  // Packages this rank's device launches at once (tuned with size=auto, batch=auto: 1 until the
+  // first run).
+  index_t batch() const noexcept;
   [[nodiscard]] Shape package(index_t id) const;
+  // The rows one launch computed (its packages, consecutive).
+  [[nodiscard]] Shape rows(const PackageRecord& launch) const;
   // The tuner's measurement (after a run with size=auto): seconds per package and per row.
   double tuned_overhead_s() const noexcept;
   double tuned_row_s() const noexcept;

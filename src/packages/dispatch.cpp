@@ -7,6 +7,8 @@
 #include <cmath>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "hit/core/collective.hpp"
 #include "hit/core/environment.hpp"
 #include "hit/core/error.hpp"
@@ -45,7 +47,8 @@ Dispatcher::Dispatcher(PackageEngine& engine, const KernelCall& call, const Roun
       known_cost_s_(round.queues.size(), 0.0),
       progress_(device(engine.env()), comm_) {
   if (!engine_.out_of_rounds()) {
-    for (int i = 0; i <= engine_.depth(); ++i) slots_.push_back(engine_.make_slot(engine_.size()));
+    for (int i = 0; i <= engine_.depth(); ++i)
+      slots_.push_back(engine_.make_slot(engine_.size() * engine_.batch()));
   }
 }
 
@@ -83,6 +86,16 @@ int Dispatcher::count(Slot::State state) const {
       std::count_if(slots_.begin(), slots_.end(), [&](const Slot& x) { return x.state == state; }));
 }
 
+std::int64_t Dispatcher::held_packages() const {
+  std::int64_t n = 0;
+  for (const Slot& x : slots_) {
+    if (x.state == Slot::State::fetching || x.state == Slot::State::ready ||
+        x.state == Slot::State::computing)
+      n += x.units;
+  }
+  return n;
+}
+
 bool Dispatcher::busy() const {
   return claims_.pending() || std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) {
            return x.state != Slot::State::free;
@@ -107,7 +120,7 @@ bool Dispatcher::advance_slots() {
     if (x.state == Slot::State::fetching && !any_pending(x.requests)) {
       // Rows from other ranks (a copy of this rank's own rows takes no time worth measuring).
       if (x.remote) engine_.fetch_profile().observe(MPI_Wtime() - x.claimed_at);
-      engine_.prefetch_to_device(x, engine_.package(x.id));
+      engine_.prefetch_to_device(x, engine_.packages(x.id, x.units));
       x.state = Slot::State::ready;
       progressed = true;
     } else if (x.state == Slot::State::returning && !any_pending(x.requests)) {
@@ -125,22 +138,23 @@ bool Dispatcher::claim_more() {
   if (claims_.surveyed()) return decide();
   const int room = std::min(depth_now() + 1 - held(), count(Slot::State::free));
   if (room <= 0) return false;
+  const index_t room_packages = room * batch_now();
   // Left out a moment ago: ask again later, unless another rank found the round over meanwhile.
   if (MPI_Wtime() < next_survey_) return claims_.announced();
   // Far from the end of the round, a survey would say "take what you can hold": when this rank
-  // would take `room` packages of its own queue's alone even if every other device were free
-  // now (the least it could be given; more packages left or busier devices only give it more),
-  // it claims them from its own queue at once, without waiting for the others to answer a
+  // would take the packages of `room` launches of its own queue's alone even if every other device
+  // were free now (the least it could be given; more packages left or busier devices only give it
+  // more), it claims them from its own queue at once, without waiting for the others to answer a
   // survey, so that their transfers overlap the launch that follows.
   const index_t own = surveyed_once_ ? claims_.own_left() : 0;
-  if (own >= room) {
+  if (own >= room_packages) {
     const double now = MPI_Wtime() - round_.t0;
     const std::vector<double> free_now(known_cost_s_.size(), now);
     const std::vector<std::int64_t> nothing(known_cost_s_.size(), 0);
     const auto outlooks = outlooks_of(known_cost_s_, free_now, nothing, now);
-    if (packages_to_take(outlooks, static_cast<std::size_t>(me_), own, now) >= room) {
+    if (packages_to_take(outlooks, static_cast<std::size_t>(me_), own, now) >= room_packages) {
       reserve(room);
-      take_claimed(true, claims_.take_own(room));
+      take_claimed(true, claims_.take_own(room_packages));
       advance_slots();
       return true;
     }
@@ -175,7 +189,7 @@ std::vector<DeviceOutlook> Dispatcher::outlooks_of(const std::vector<double>& co
   DeviceOutlook& mine = out[me];
   mine.working = !engine_.out_of_rounds();
   mine.cautious_s = slow(me) * std::max(cost, profile.cautious_seconds());
-  mine.held = held();
+  mine.held = held_packages();
   mine.free_at_s = now + static_cast<double>(mine.held) * mine.per_package_s;
   return out;
 }
@@ -211,7 +225,8 @@ bool Dispatcher::decide() {
   const std::vector<DeviceOutlook> outlooks = outlooks_of(known_cost_s_, free_at, s.held, now);
   const index_t want = packages_to_take(outlooks, static_cast<std::size_t>(me_), left, now);
   const int room = std::min(depth_now() + 1 - held(), count(Slot::State::free));
-  const auto n = static_cast<int>(std::min<index_t>(want, room));
+  const index_t batch = batch_now();
+  const index_t n = std::min<index_t>(want, room * batch);
   if (n <= 0) {
     // Left out: the others finish what is left sooner. Ask again after a fraction of a package
     // (the others' backlogs change as they compute), at least 0.2 ms, at most 2 ms.
@@ -233,7 +248,7 @@ bool Dispatcher::decide() {
   }
   declined_ = 0;
   const bool own = claims_.start(n);
-  reserve(n);
+  reserve(static_cast<int>((n + batch - 1) / batch));
   if (own) {
     claims_.wait();
     take_claimed(true, claims_.take());
@@ -243,14 +258,18 @@ bool Dispatcher::decide() {
 }
 
 int Dispatcher::depth_now() const {
-  // A device more than twice as slow as another working one, whose packages take 5 ms or more,
-  // holds nothing ahead: it claims its next package when it starts it, so that a package it holds
-  // never waits on it while a faster device runs dry. (A claim and a transfer take a fraction of
-  // a millisecond; on shorter packages holding one ahead saves more than the tail it risks.)
+  // With one package per launch everywhere, a device more than twice as slow as another working
+  // one, whose packages take 5 ms or more, holds nothing ahead: it claims its next package when
+  // it starts it, so that a package it holds never waits on it while a faster device runs dry. (A
+  // claim and a transfer take a fraction of a millisecond; on shorter packages holding one ahead
+  // saves more than the tail it risks.) With batches each device's launch is sized for that
+  // device, its idle end included, and holding none would leave a slow device idle for a survey
+  // and a claim after each of its short launches.
   const std::vector<double>& slowness = engine_.slowness();
   const auto me = static_cast<std::size_t>(me_);
-  const double mine = (me < slowness.size() ? slowness[me] : 1.0) * engine_.profile().seconds();
-  if (me < slowness.size() && mine >= 5e-3) {
+  const double mine = (me < slowness.size() ? slowness[me] : 1.0) * engine_.profile().seconds() *
+                      static_cast<double>(engine_.batch());
+  if (me < slowness.size() && mine >= 5e-3 && !engine_.batched()) {
     for (std::size_t r = 0; r < slowness.size() && r < known_cost_s_.size(); ++r) {
       if (r != me && known_cost_s_[r] >= 0 && slowness[me] > 2 * slowness[r]) return 0;
     }
@@ -264,7 +283,7 @@ void Dispatcher::publish() {
   const auto me = static_cast<std::size_t>(me_);
   const double cost = engine_.profile().seconds();
   const double t = (me < slowness.size() ? slowness[me] : 1.0) * cost;
-  const std::int64_t held_now = held();
+  const std::int64_t held_now = held_packages();
   published_[0] =
       static_cast<std::int64_t>(std::llround((now + static_cast<double>(held_now) * t) * 1e9));
   published_[1] =
@@ -277,27 +296,43 @@ void Dispatcher::publish() {
   check_mpi(MPI_Win_flush(me_, win), "MPI_Win_flush");
 }
 
-// Gives the packages a completed claim won to the slots reserved for it (`keep`), or to the
-// report's abandoned ones when the device failed meanwhile.
+// Gives the packages a completed claim won to the slots reserved for it (`keep`), runs of
+// consecutive packages of up to a batch each, or to the report's abandoned ones when the device
+// failed meanwhile.
 void Dispatcher::take_claimed(bool keep, const Claimed& won) {
-  std::size_t i = 0;
+  std::vector<index_t> ids;
+  for (const index_t position : won.positions)
+    ids.push_back(round_.ids[static_cast<std::size_t>(position)]);
+  if (!keep) report_.abandoned.insert(report_.abandoned.end(), ids.begin(), ids.end());
+  // A claim takes neighbouring positions of one queue (a rerouted round's, whose packages need not
+  // be neighbours, launches one at a time): sorted, they are runs of consecutive packages.
+  std::sort(ids.begin(), ids.end());
+  const index_t batch = batch_now();
+  std::size_t next = 0;
   for (Slot& x : slots_) {
     if (x.state != Slot::State::claiming) continue;
     x.state = Slot::State::free;
-    if (i >= won.positions.size()) continue;
-    const index_t id = round_.ids[static_cast<std::size_t>(won.positions[i++])];
-    if (!keep) {
-      report_.abandoned.push_back(id);
-      continue;
-    }
-    x.id = id;
+    if (!keep || next >= ids.size()) continue;
+    index_t units = 1;
+    while (next + static_cast<std::size_t>(units) < ids.size() && units < batch &&
+           ids[next + static_cast<std::size_t>(units)] == ids[next] + units)
+      ++units;
+    x.id = ids[next];
+    x.units = units;
+    next += static_cast<std::size_t>(units);
     x.rerouted = round_.rerouted;
     x.sequence = sequence_++;
     x.claimed_at = MPI_Wtime();
-    if (won.from != me_) ++report_.stolen;
-    engine_.fetch(x, engine_.package(id));
+    if (won.from != me_) report_.stolen += static_cast<std::uint64_t>(units);
+    engine_.fetch(x, engine_.packages(x.id, x.units));
     x.remote = !x.requests.empty();
     x.state = Slot::State::fetching;
+  }
+  if (keep && next < ids.size()) {
+    throw Error(ErrorKind::internal,
+                fmt::format("work packages: a claim won {} packages, {} more than its launches "
+                            "of up to {} hold",
+                            ids.size(), ids.size() - next, batch));
   }
 }
 
@@ -317,7 +352,7 @@ void Dispatcher::compute(Slot& slot) {
   poke_progress(comm_);
   report_.max_ahead = std::max(report_.max_ahead, held() - 1);
   report_.depth = std::max(report_.depth, depth_now());
-  const Shape pkg = engine_.package(slot.id);
+  const Shape pkg = engine_.packages(slot.id, slot.units);
   slot.state = Slot::State::computing;
   publish();
   const double start = MPI_Wtime() - round_.t0;
@@ -335,22 +370,26 @@ void Dispatcher::compute(Slot& slot) {
   const double end = MPI_Wtime() - round_.t0;
   event_trace(Environment::current())
       .span(
-          "packages", "package", "package " + std::to_string(slot.id), traced, EventTrace::now(),
+          "packages", "package",
+          slot.units == 1 ? fmt::format("package {}", slot.id)
+                          : fmt::format("packages {}-{}", slot.id, slot.id + slot.units - 1),
+          traced, EventTrace::now(),
           {{"rows", static_cast<double>(pkg.extent(0))}, {"rerouted", slot.rerouted ? 1.0 : 0.0}});
   report_.busy_s += rec.seconds;
-  report_.computed.push_back({slot.id, me_, start, end, slot.rerouted});
+  report_.computed.push_back({slot.id, me_, start, end, slot.rerouted, slot.units});
   // In the quickest device's seconds (comparable with the others' costs).
   const std::vector<double>& slowness = engine_.slowness();
   const auto me = static_cast<std::size_t>(me_);
   const double slow = me < slowness.size() ? slowness[me] : 1.0;
+  const auto units = static_cast<double>(slot.units);
   const double expected =
-      slow * std::max(engine_.profile().seconds(), engine_.profile().cautious_seconds());
+      slow * units * std::max(engine_.profile().seconds(), engine_.profile().cautious_seconds());
   // A package that missed stays out of the profile: with few samples the cautious estimate is
   // the longest, and one late package would make the next look expected. Judged on the launch
   // alone: waiting for a device that other ranks share (while one of them is descheduled on a
   // loaded host, say) does not make this device slow.
   const bool late = missed(end - start - rec.wait_seconds, expected);
-  if (!late) engine_.profile().observe((end - start) / slow);
+  if (!late) engine_.profile().observe((end - start) / slow / units);
   engine_.give_back(slot, pkg);
   slot.state = slot.requests.empty() ? Slot::State::free : Slot::State::returning;
   idle_spins_ = 0;
@@ -401,7 +440,7 @@ void Dispatcher::abandon_all() {
       continue;
     wait_all(static_cast<int>(x.requests.size()), x.requests.data(), "MPI_Rget", false);
     x.requests.clear();
-    report_.abandoned.push_back(x.id);
+    for (index_t id = x.id; id < x.id + x.units; ++id) report_.abandoned.push_back(id);
     x.state = Slot::State::free;
   }
 }

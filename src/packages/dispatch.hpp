@@ -51,9 +51,14 @@ class Dispatcher {
 
  private:
   int count(Slot::State state) const;
+  // Launches held (the one computing included), and their packages.
   int held() const {
     return count(Slot::State::fetching) + count(Slot::State::ready) + count(Slot::State::computing);
   }
+  std::int64_t held_packages() const;
+  // Packages per launch in this round: the device's batch (one in a rerouted round, whose packages
+  // need not be neighbours).
+  index_t batch_now() const { return round_.rerouted ? 1 : engine_.batch(); }
   bool busy() const;
   // Each returns whether anything changed.
   bool poll_claim();
@@ -65,9 +70,9 @@ class Dispatcher {
                                          const std::vector<std::int64_t>& held_now,
                                          double now) const;
   void take_claimed(bool keep, const Claimed& won);
-  // Marks `n` free slots as claiming (for the claim being made).
+  // Marks `n` free slots as claiming (for the claim being made): a launch each.
   void reserve(int n);
-  // Packages held ahead of the one computing, from this device's measured times.
+  // Launches held ahead of the one computing, from this device's measured times.
   int depth_now() const;
   // Publishes when this rank expects to be free, its time per package and what it holds (the
   // package computing included), for the others' placement decisions.

@@ -77,6 +77,12 @@ Shape PackageEngine::package(index_t id) const {
   return domain_.with_sig(0, Sig(first, std::min(first + size_, domain_[0].end())));
 }
 
+Shape PackageEngine::packages(index_t first, index_t n) const {
+  const Shape from = package(first);
+  const Shape to = package(first + std::max<index_t>(n, 1) - 1);
+  return domain_.with_sig(0, Sig(from[0].begin(), to[0].end()));
+}
+
 bool PackageEngine::prepare(std::vector<PackageArray> arrays) {
   const MPI_Comm comm = env_.comm();
   // One reduction for both: whether every rank has the same arrays as before, and whether none
@@ -189,7 +195,7 @@ int PackageEngine::usable_depth() const {
   std::uint64_t in = 0;
   std::uint64_t out = 0;
   for (const ArrayPlan& p : plans_) {
-    const auto held = static_cast<std::uint64_t>(held_rows(p, size_));
+    const auto held = static_cast<std::uint64_t>(held_rows(p, size_ * batch_));
     const std::uint64_t b = held * (p.row_bytes + (p.row_axes.empty() ? 0 : 256));
     if (p.array.policy == PackagePolicy::partitioned_in) in += b;
     if (p.array.policy == PackagePolicy::partitioned_out) out += b;
@@ -201,9 +207,9 @@ int PackageEngine::usable_depth() const {
   if (in + out > free) {
     throw Error(
         ErrorKind::out_of_memory,
-        fmt::format("work packages: a package of {} rows needs {} of device memory ({} of "
+        fmt::format("work packages: a launch of {} rows needs {} of device memory ({} of "
                     "inputs, {} of outputs) but {} has {} free of {}: use a smaller size=",
-                    size_, human_bytes(static_cast<double>(in + out)),
+                    size_ * batch_, human_bytes(static_cast<double>(in + out)),
                     human_bytes(static_cast<double>(in)), human_bytes(static_cast<double>(out)),
                     dev.label(), human_bytes(static_cast<double>(free)),
                     human_bytes(static_cast<double>(cap))));
@@ -236,7 +242,7 @@ double PackageEngine::timed_probe(bool times, const Shape& pkg, const KernelCall
   double seconds = 0;
   collectively(env_.comm(), [&] {
     if (!times || failed_) return;
-    Slot slot = make_slot(size_);
+    Slot slot = make_slot(pkg.extent(0));
     const ProgressWhileWaiting progress(device(env_), env_.comm());
     try {
       seconds = timed_launch(slot, pkg, call);
@@ -249,14 +255,24 @@ double PackageEngine::timed_probe(bool times, const Shape& pkg, const KernelCall
 }
 
 void PackageEngine::probe(const KernelCall& call) {
-  const Shape pkg = package(count() / 2);
+  // Each device launches its own batch of the middle packages: what it costs per package there,
+  // its launch's fixed cost included, is what the placement rule needs (a package sized for slow
+  // devices would also be too short to time the fastest one alone).
+  const index_t units = std::clamp<index_t>(batch_, 1, count());
+  const Shape pkg =
+      packages(std::clamp<index_t>(count() / 2 - units / 2, 0, count() - units), units);
   std::vector<double> all = allgather(timed_probe(true, pkg, call), env_.comm());
-  int first = -1;  // the quickest rank
+  const std::vector<index_t> launched = allgather(units, env_.comm());
+  const auto per_package = [&](std::size_t r, double seconds) {
+    return seconds / static_cast<double>(launched[r]);
+  };
+  int first = -1;  // the quickest rank, per package
   for (std::size_t r = 0; r < all.size(); ++r) {
-    if (all[r] > 0 && (first < 0 || all[r] < all[static_cast<std::size_t>(first)]))
+    const auto f = static_cast<std::size_t>(first);
+    if (all[r] > 0 && (first < 0 || per_package(r, all[r]) < per_package(f, all[f])))
       first = static_cast<int>(r);
   }
-  // The quickest device times the package again, alone: while every device probed at once, the
+  // The quickest device times its launch again, alone: while every device probed at once, the
   // others' host threads shared its cores (an emulated device's CPU clock does not count what it
   // loses so, a real one's work does not stop for it), and a quickest time inflated so makes
   // every other device look faster than it is, enough for one 20 times slower to take a package
@@ -272,16 +288,18 @@ void PackageEngine::probe(const KernelCall& call) {
     auto& q = all[static_cast<std::size_t>(first)];
     if (alone > 0) q = std::min(q, alone);
   }
-  const double quickest = first >= 0 ? all[static_cast<std::size_t>(first)] : 0.0;
-  // One launch of a package shorter than a millisecond says little about a device's speed on a
-  // shared core (scheduling, a first allocation): times below that are not told apart.
+  // One launch shorter than a millisecond says little about a device's speed on a shared core
+  // (scheduling, a first allocation): times below that are not told apart.
   constexpr double floor_s = 1e-3;
   slowness_.assign(all.size(), 1.0);
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    if (all[r] > 0 && quickest > 0)
-      slowness_[r] = std::max(all[r], floor_s) / std::max(quickest, floor_s);
+  if (first >= 0) {
+    const auto f = static_cast<std::size_t>(first);
+    const double quickest = per_package(f, std::max(all[f], floor_s));
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      if (all[r] > 0) slowness_[r] = per_package(r, std::max(all[r], floor_s)) / quickest;
+    }
+    profile_.prime(per_package(f, all[f]));
   }
-  if (quickest > 0) profile_.prime(quickest);
   fetched_bytes_ = 0;
   returned_bytes_ = 0;
   overlapped_ = 0;
@@ -364,6 +382,7 @@ void PackageEngine::tune(const KernelCall& call) {
   // threads shared its cores, and its b inflated so shrinks the packages (measured: 92 to 140
   // rows beside two devices 20 times slower, 176 alone, each package costing a again).
   const double worth = measured ? std::max(1.0, speed * b_min) : static_cast<double>(procs);
+  const double b_at_once = b_min;  // the fastest device's b, measured beside the others
   if (measured && procs > 1) {
     const RowCosts quickest = timed_alone(per_row, r2, call);
     if (quickest.per_row > 0) {
@@ -382,7 +401,30 @@ void PackageEngine::tune(const KernelCall& call) {
   const double n = static_cast<double>(rows_);
   const double best = measured ? std::sqrt(n * overhead_s_ / (worth * row_s_)) : 1.0;
   const index_t most = std::max<index_t>(1, rows_ / (4 * procs));
-  size_ = std::clamp<index_t>(static_cast<index_t>(std::llround(best)), 1, most);
+  const index_t launch = std::clamp<index_t>(static_cast<index_t>(std::llround(best)), 1, most);
+  size_ = launch;
+  batch_ = 1;
+  probe_units_ = 1;
+  if (options_.batch == 0 && measured) {
+    // Equal packages for unequal devices leave the slow ones idle at the end of a run: a package
+    // of theirs would end long after the fastest device's last, so placement keeps them off the
+    // last ones. Each device's launch gets the rows that the rule above gives for it alone, L_r =
+    // sqrt(N_r a_r / b_r), with N_r = N (1/b_r) / sum(1/b) the rows it computes: the fewer rows a
+    // device computes, the less its launches may cost in overhead and the more its idle end
+    // costs. A package is the smallest launch (at least 1/max_batch of the fastest device's), and
+    // each device launches as many consecutive packages at once as make its L_r.
+    const double b_r = per_row > 0 ? per_row : 0.0;
+    const double n_r = b_r > 0 ? n / (b_r * speed) : 0.0;
+    const double l_r = b_r > 0 && b_r > b_at_once ? std::sqrt(n_r * std::max(overhead, 0.0) / b_r)
+                                                  : static_cast<double>(launch);
+    const auto rows_r = std::clamp<index_t>(static_cast<index_t>(std::llround(l_r)), 1, launch);
+    index_t least = b_r > 0 ? rows_r : launch;
+    allreduce_in_place(&least, 1, MPI_INT64_T, MPI_MIN, env_.comm());
+    size_ = std::max<index_t>(least, (launch + max_batch - 1) / max_batch);
+    batch_ = b_r > 0 ? std::max<index_t>(1, (rows_r + size_ / 2) / size_) : 1;
+    probe_units_ = batch_;
+    allreduce_in_place(&probe_units_, 1, MPI_INT64_T, MPI_MAX, env_.comm());
+  }
   fetched_bytes_ = 0;
   returned_bytes_ = 0;
   overlapped_ = 0;

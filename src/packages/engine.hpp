@@ -39,7 +39,8 @@ struct RowBuffer {
 struct Slot {
   enum class State { free, claiming, fetching, ready, computing, returning };
   State state = State::free;
-  index_t id = -1;
+  index_t id = -1;    // the first of its packages
+  index_t units = 0;  // packages launched at once: id .. id + units - 1 (consecutive rows)
   bool rerouted = false;
   std::uint64_t sequence = 0;       // claim order: packages launch in it
   std::uint64_t copied_before = 0;  // launches done when its device copy was issued
@@ -83,10 +84,20 @@ class PackageEngine {
   // `partition`: of the whole domain; each package's launch uses its plug-in and parameters.
   PackageEngine(Environment& env, Shape domain, PackageOptions options, Partition partition);
 
+  // The most packages a device launches at once (size=auto, batch=auto): a package is at least
+  // this fraction of the fastest device's launch.
+  static constexpr index_t max_batch = 64;
+
   const Shape& domain() const noexcept { return domain_; }
   index_t size() const noexcept { return size_; }
   index_t count() const noexcept { return size_ == 0 ? 0 : (rows_ + size_ - 1) / size_; }
+  // Packages this device launches at once (size=auto, batch=auto: tuned; else 1).
+  index_t batch() const noexcept { return batch_; }
+  // Whether some device launches several packages at once (the fastest one's batch is above 1).
+  bool batched() const noexcept { return probe_units_ > 1; }
   Shape package(index_t id) const;
+  // The rows of packages first .. first + n - 1.
+  Shape packages(index_t first, index_t n) const;
   double overhead_s() const noexcept { return overhead_s_; }
   double row_s() const noexcept { return row_s_; }
   bool failed() const noexcept { return failed_; }
@@ -100,9 +111,9 @@ class PackageEngine {
 
   // ---- one package (a round of dispatch and the tuner) ------------------------------------------
   Environment& env() const noexcept { return env_; }
-  // Packages held ahead of the one computing (found for the current arrays).
+  // Launches held ahead of the one computing (found for the current arrays).
   int depth() const noexcept { return depth_; }
-  // A slot for packages of up to `rows` rows (with a device copy of its inputs on an accelerator).
+  // A slot for a launch of up to `rows` rows (with a device copy of its inputs on an accelerator).
   Slot make_slot(index_t rows) const;
   // Starts the transfers of a package's input rows into the slot.
   void fetch(Slot& slot, const Shape& pkg);
@@ -180,7 +191,9 @@ class PackageEngine {
   Partition partition_;
   index_t rows_ = 0;
   index_t size_ = 0;
-  int depth_ = -1;  // -1: not yet found for the current arrays
+  index_t batch_ = 1;
+  index_t probe_units_ = 1;  // packages of the probe: the fastest device's batch
+  int depth_ = -1;           // -1: not yet found for the current arrays
   double overhead_s_ = 0;
   double row_s_ = 0;
   bool failed_ = false;

@@ -96,8 +96,8 @@ PackageReport PackageEngine::run(const std::string& kernel, const KernelCall& ca
   returned_bytes_ = 0;
   overlapped_ = 0;
   start_run(call);
-  // What this device measured holds for one kernel and one package size.
-  const std::string profiled = fmt::format("{}/{}", kernel, size_);
+  // What this device measured holds for one kernel, one package size and one probe.
+  const std::string profiled = fmt::format("{}/{}/{}", kernel, size_, probe_units_);
   if (profiled != profiled_ || measure_again) {
     profiled_ = profiled;
     profile_ = PackageProfile{};
@@ -107,6 +107,7 @@ PackageReport PackageEngine::run(const std::string& kernel, const KernelCall& ca
   PackageReport report;
   report.size = size_;
   report.count = count();
+  report.batch = batch_;
   report.depth = 0;  // the depth this device's measured times asked for (the dispatch finds it)
   const std::int64_t done = dispatch_rounds(call, report);
   finish_report(before, report);
@@ -149,9 +150,10 @@ std::int64_t PackageEngine::dispatch_rounds(const KernelCall& call, PackageRepor
     const Round this_round{ids, queues, taking_part, rerouted, t0};
     with_epochs([&] { Dispatcher(*this, call, this_round, *queue_, report).run(); });
     // One exchange: what each rank abandoned, whether its device works, what it computed.
+    std::int64_t computed = 0;
+    for (const PackageRecord& r : report.computed) computed += r.packages;
     const RoundEnd mine{static_cast<std::int64_t>(report.abandoned.size() - known),
-                        out_of_rounds() ? 0 : 1, static_cast<std::int64_t>(report.computed.size()),
-                        withdrawn_ ? 1 : 0};
+                        out_of_rounds() ? 0 : 1, computed, withdrawn_ ? 1 : 0};
     std::vector<RoundEnd> ends = allgather(mine, comm);
     // Every device still working withdrew: they are slow, not broken, so they compute what is
     // left (a withdrawal never leaves a run without devices).
@@ -276,7 +278,9 @@ void PackageEngine::check_exactly_once(const PackageReport& report, std::int64_t
   if (done == count()) return;
   // Name the first package missing or computed twice.
   std::vector<std::int64_t> times(static_cast<std::size_t>(count()), 0);
-  for (const PackageRecord& r : report.computed) ++times[static_cast<std::size_t>(r.id)];
+  for (const PackageRecord& r : report.computed) {
+    for (index_t id = r.id; id < r.id + r.packages; ++id) ++times[static_cast<std::size_t>(id)];
+  }
   allreduce_in_place(times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_SUM,
                      env_.comm());
   const auto odd = std::find_if(times.begin(), times.end(), [](std::int64_t t) { return t != 1; });

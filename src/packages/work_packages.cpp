@@ -20,7 +20,11 @@ const std::vector<ParamInfo>& package_params() {
   static const std::vector<ParamInfo> params = {
       {"size", "rows of the domain's first axis per package, or auto (tuned by a measurement)",
        "auto"},
-      {"depth", "packages each rank holds ahead of the one computing (prefetched), >= 1", "2"},
+      {"depth", "launches each rank holds ahead of the one computing (prefetched), >= 1", "2"},
+      {"batch",
+       "packages a device launches at once: 1, or auto (size=auto only: each device the rows the "
+       "tuner finds best for it)",
+       "1"},
   };
   return params;
 }
@@ -30,9 +34,10 @@ const std::vector<ParamInfo>& package_params() {
 PackageOptions PackageOptions::parse(std::string_view text) {
   const Spec spec = Spec::parse(text);
   if (spec.name() != "workPackages") {
-    throw Error(ErrorKind::plugin, fmt::format("'{}' is not a work-package spec: expected "
-                                               "workPackages[:size=G|auto][,depth=D]",
-                                               excerpt(text)));
+    throw Error(ErrorKind::plugin,
+                fmt::format("'{}' is not a work-package spec: expected "
+                            "workPackages[:size=G|auto][,depth=D][,batch=auto|1]",
+                            excerpt(text)));
   }
   spec.check_keys(package_params());
   PackageOptions o;
@@ -53,12 +58,27 @@ PackageOptions PackageOptions::parse(std::string_view text) {
                             depth));
   }
   o.depth = static_cast<int>(depth);
+  const std::string batch = spec.get_string("batch", "1");
+  if (batch == "auto") {
+    o.batch = 0;
+  } else if (batch != "1") {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("work packages: batch={} is neither auto nor 1 (packages a device "
+                            "launches at once)",
+                            batch));
+  }
+  if (o.batch == 0 && o.size != 0) {
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("work packages: batch=auto needs size=auto (each device's batch comes "
+                            "from the size tuner's measurement), not size={}",
+                            o.size));
+  }
   return o;
 }
 
 std::string PackageOptions::spec() const {
-  return fmt::format("workPackages:size={},depth={}", size > 0 ? std::to_string(size) : "auto",
-                     depth);
+  return fmt::format("workPackages:size={},depth={}{}", size > 0 ? std::to_string(size) : "auto",
+                     depth, size == 0 && batch == 0 ? ",batch=auto" : "");
 }
 
 // ---- WorkPackages -------------------------------------------------------------------------------
@@ -82,8 +102,14 @@ index_t WorkPackages::size() const noexcept {
 index_t WorkPackages::count() const noexcept {
   return engine_->count();
 }
+index_t WorkPackages::batch() const noexcept {
+  return engine_->batch();
+}
 Shape WorkPackages::package(index_t id) const {
   return engine_->package(id);
+}
+Shape WorkPackages::rows(const PackageRecord& launch) const {
+  return engine_->packages(launch.id, launch.packages);
 }
 double WorkPackages::tuned_overhead_s() const noexcept {
   return engine_->overhead_s();

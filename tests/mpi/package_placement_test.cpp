@@ -312,4 +312,45 @@ TEST(PackagePlacement, ADeviceTooSlowForOnePackageComputesNone) {
   }
 }
 
+TEST(PackagePlacement, AFasterDeviceLaunchesSeveralOfTheSlowDevicesPackagesAtOnce) {
+  if (env().size() < 2) GTEST_SKIP() << "needs a slow rank beside the fast one";
+  // Rank 0 is 8 times faster than the others (CPU-clocked). With batch=auto a package is sized
+  // for the slow devices and rank 0 launches several neighbouring ones at once: its batch is the
+  // largest, every launch holds at most its rank's batch of consecutive packages, every package
+  // is computed once and right. Without it every launch is one package.
+  OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu)" : "emu:0(slowdown=8,clock=cpu)");
+  const index_t rows = 64 * env().size();
+  const Shape shape = Shape::extents({rows, 8192});
+  auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
+  for (const char* spec : {"workPackages:size=auto,batch=auto", "workPackages:size=auto"}) {
+    SCOPED_TRACE(spec);
+    const bool batched = std::string(spec).find("batch=auto") != std::string::npos;
+    hit::WorkPackages packages(env(), shape, hit::PackageOptions::parse(spec));
+    if (!out.is_null()) out.fill(-1.0);
+    const auto report = packages.run(work_rows(), hit::partitioned_out(out));
+    EXPECT_EQ(wrong_values(out, work_at), 0);
+    EXPECT_EQ(report.batch, packages.batch());
+    const std::vector<index_t> batches = hit::allgather(packages.batch(), env().comm());
+    if (batched) {
+      for (std::size_t r = 1; r < batches.size(); ++r)
+        EXPECT_GT(batches[0], batches[r]) << "rank " << r;
+    } else {
+      for (const index_t b : batches) EXPECT_EQ(b, 1);
+    }
+    // Each package once, over every rank's launches.
+    std::vector<std::int64_t> times(static_cast<std::size_t>(packages.count()), 0);
+    for (const hit::PackageRecord& p : report.computed) {
+      EXPECT_GE(p.packages, 1);
+      EXPECT_LE(p.packages, packages.batch());
+      const Shape launched = packages.rows(p);
+      EXPECT_EQ(launched[0].begin(), packages.package(p.id)[0].begin());
+      EXPECT_EQ(launched[0].end(), packages.package(p.id + p.packages - 1)[0].end());
+      for (index_t id = p.id; id < p.id + p.packages; ++id) ++times[static_cast<std::size_t>(id)];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_SUM,
+                  env().comm());
+    EXPECT_TRUE(std::all_of(times.begin(), times.end(), [](std::int64_t t) { return t == 1; }));
+  }
+}
+
 }  // namespace

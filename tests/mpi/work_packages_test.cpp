@@ -355,6 +355,15 @@ TEST(WorkPackages, BadOptionsAreClearErrors) {
   EXPECT_EQ(options.depth, 3);
   EXPECT_EQ(hit::PackageOptions::parse(options.spec()).size, 8);
   EXPECT_EQ(hit::PackageOptions::parse("workPackages").size, 0);  // auto
+  parse_error("workPackages:batch=2", "batch=2 is neither auto nor 1");
+  parse_error("workPackages:size=8,batch=auto", "batch=auto needs size=auto");
+  EXPECT_EQ(hit::PackageOptions::parse("workPackages").batch, 1);
+  EXPECT_EQ(hit::PackageOptions::parse("workPackages:size=8").batch, 1);
+  const auto per_device = hit::PackageOptions::parse("workPackages:batch=auto");
+  EXPECT_EQ(per_device.batch, 0);
+  EXPECT_EQ(per_device.spec(), "workPackages:size=auto,depth=2,batch=auto");
+  EXPECT_EQ(hit::PackageOptions::parse(per_device.spec()).batch, 0);
+  EXPECT_EQ(hit::PackageOptions::parse("workPackages").spec(), "workPackages:size=auto,depth=2");
   try {
     hit::WorkPackages packages(env(), Shape::extents({10, cols}), hit::PackageOptions{11, 1});
     ADD_FAILURE() << "a package larger than the domain was accepted";
