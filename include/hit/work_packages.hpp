@@ -71,7 +71,7 @@ struct PackageOptions {
   [[nodiscard]] std::string spec() const;
 };
 
-enum class PackagePolicy { partitioned_in, replicated_in, partitioned_out, reduced_out };
+enum class PackagePolicy { partitioned_in, replicated_in, partitioned_out, reduced_out, local };
 
 // Built by the functions below; dropping one is a bug (the array takes no part).
 template <class T>
@@ -79,34 +79,105 @@ struct [[nodiscard]] PackageArg {
   using element_type = T;
   PackagePolicy policy = PackagePolicy::partitioned_in;
   Tile<T> tile;
+  // The array passed (the Tile or PackageLocal object): the steps of one run that pass the same
+  // one share it.
+  const void* source = nullptr;
+  Shape local_shape;    // a package-local array's whole shape
+  bool writes = false;  // a package-local array: this step writes it (else reads it)
 };
+
+namespace detail {
+template <class T>
+PackageArg<T> package_arg(PackagePolicy policy, const Tile<T>& tile, const void* source) {
+  PackageArg<T> a;
+  a.policy = policy;
+  a.tile = tile;
+  a.source = source;
+  return a;
+}
+}  // namespace detail
 
 // This rank's rows of an input laid out by rows (null on a rank holding none).
 template <class T>
 PackageArg<T> partitioned_in(const Tile<T>& block) {
-  return {PackagePolicy::partitioned_in, block};
+  return detail::package_arg(PackagePolicy::partitioned_in, block, &block);
 }
 // An input every rank holds whole.
 template <class T>
 PackageArg<T> replicated_in(const Tile<T>& whole) {
-  return {PackagePolicy::replicated_in, whole};
+  return detail::package_arg(PackagePolicy::replicated_in, whole, &whole);
 }
 // This rank's rows of the output, laid out by rows (null on a rank holding none).
 template <class T>
 PackageArg<T> partitioned_out(const Tile<T>& block) {
-  return {PackagePolicy::partitioned_out, block};
+  return detail::package_arg(PackagePolicy::partitioned_out, block, &block);
 }
 // An output every rank holds whole, the sum of every package's contributions (a kernel adds into
 // it). A launch's blocks must not run at once on the host (partition `single` on cpu and emu
 // devices): they would add into the same elements.
 template <class T>
 PackageArg<T> reduced_out(const Tile<T>& whole) {
-  return {PackagePolicy::reduced_out, whole};
+  return detail::package_arg(PackagePolicy::reduced_out, whole, &whole);
 }
 
-// One package computed: which, where and when (seconds from the start of the run, on a clock the
-// ranks share after a barrier).
-// One launch: packages id .. id + packages - 1 (consecutive rows).
+// An array that lives only inside each package, on the device computing it, between the steps of
+// one run (WorkPackages::run(hit::step(...), hit::step(...))): one step writes a package's rows
+// of it (hit::local_out), later steps read those rows (hit::local_in), and they never reach the
+// host or another device. `whole`: its shape, its first axis the domain's. A step reads only the
+// package's own rows of it (a stencil over it needs the rows of other packages: a second run).
+// Its identity is its address: pass the same object to every step.
+template <class T>
+class PackageLocal {
+ public:
+  explicit PackageLocal(Shape whole) : whole_(std::move(whole)) {}
+  PackageLocal(const PackageLocal&) = delete;
+  PackageLocal& operator=(const PackageLocal&) = delete;
+  const Shape& shape() const noexcept { return whole_; }
+
+ private:
+  Shape whole_;
+};
+namespace detail {
+template <class T>
+PackageArg<T> local_arg(const PackageLocal<T>& local, bool writes) {
+  PackageArg<T> a;
+  a.policy = PackagePolicy::local;
+  a.source = &local;
+  a.local_shape = local.shape();
+  a.writes = writes;
+  return a;
+}
+}  // namespace detail
+template <class T>
+PackageArg<T> local_out(const PackageLocal<T>& local) {
+  return {.policy = PackagePolicy::local,
+          .source = &local,
+          .local_shape = local.shape(),
+          .writes = true};
+}
+template <class T>
+PackageArg<T> local_in(const PackageLocal<T>& local) {
+  return detail::local_arg(local, false);
+}
+
+// One kernel of a run of several (WorkPackages::run(step(k1, ...), step(k2, ...))): its arguments
+// as for WorkPackages::run(kernel, ...).
+template <class K, class... Args>
+struct [[nodiscard]] PackageStep {
+  const K& kernel;
+  std::tuple<Args...> args;
+};
+template <class... Params, class... Args>
+PackageStep<Kernel<Params...>, std::decay_t<Args>...> step(const Kernel<Params...>& kernel,
+                                                           Args&&... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args),
+                "hit::step needs one argument per kernel "
+                "parameter");
+  return {kernel, std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)};
+}
+
+// One launch: packages id .. id + packages - 1 (consecutive rows), where and when (seconds from the
+// start of the run, on a clock the ranks share after a barrier).
 struct PackageRecord {
   index_t id = 0;
   int rank = 0;
@@ -169,6 +240,29 @@ struct PackageArray {
 // Runs one package's launch: the partition of its rows and one LaunchArg per array.
 using PackageLaunch = std::function<LaunchRecord(const Partition&, std::vector<LaunchArg>)>;
 
+// One step of a run: which of the run's arrays each of its tile parameters is, how it uses it,
+// and its launch over them.
+struct StepLaunch {
+  std::string kernel;
+  AccessPattern access;                     // the kernel's (its partition's blocks)
+  std::vector<std::size_t> arrays;          // per tile parameter: the run's array
+  std::vector<Intent> intents;              // per tile parameter
+  std::vector<const AccessPattern*> reads;  // per tile parameter: the kernel's pattern
+  PackageLaunch launch;
+};
+
+// Adds one step's tile parameter to the run's arrays (`sources`: each array's PackageArg::source),
+// sharing an array another step passed; Error(invalid_argument) where steps cannot share it.
+void add_step_array(std::vector<PackageArray>& arrays, std::vector<const void*>& sources,
+                    StepLaunch& step, std::size_t step_index, PackageArray array,
+                    const void* source, bool writes);
+// Error(invalid_argument) for a package-local array read before a step wrote it.
+void check_steps(const std::vector<PackageArray>& arrays, const std::vector<StepLaunch>& steps);
+// The steps' launches over one package, one after another on its device: `partition` is the
+// first step's; the others take its plug-in and parameters with their own access pattern.
+LaunchRecord run_steps(const std::vector<StepLaunch>& steps, const Partition& partition,
+                       const std::vector<LaunchArg>& args);
+
 class PackageEngine;
 
 }  // namespace detail
@@ -210,46 +304,31 @@ class WorkPackages {
   PackageReport run(const Kernel<Params...>& kernel, Args&&... args) {
     static_assert(sizeof...(Params) == sizeof...(Args),
                   "WorkPackages::run needs one argument per kernel parameter");
-    Device& dev = device(env_);
-    const auto* body = kernel.body(dev.kind());
-    if (body == nullptr)
-      detail::throw_missing_implementation(kernel.name(), dev, kernel.implementations());
+    return run(step(kernel, std::forward<Args>(args)...));
+  }
+
+  // Several kernels over the same packages: each package runs the steps one after another on the
+  // device that claimed it, so what one step writes to a package-local array (hit::PackageLocal)
+  // the next reads there, with no copy to the host. An array passed to several steps is one array
+  // of the run (its rows fetched once); a partitioned or reduced output is written by one step,
+  // and no step reads what another writes but through a package-local array (the results go back
+  // to their owners after the package's last step). A barrier between kernels, where a kernel
+  // reads rows other packages computed, is a second run.
+  template <class K, class... Args, class... Steps>
+  PackageReport run(const PackageStep<K, Args...>& first, const Steps&... rest) {
     std::vector<detail::PackageArray> arrays;
-    std::size_t param = 0;
-    const auto collect = [&](const auto& a) {
-      using A = std::decay_t<decltype(a)>;
-      static_assert(!detail::is_tile<A>::value && !detail::is_tile_arg<A>::value,
-                    "pass tiles as hit::partitioned_in, hit::replicated_in, "
-                    "hit::partitioned_out or hit::reduced_out");
-      if constexpr (is_package_arg<A>::value) {
-        detail::PackageArray arr;
-        arr.policy = a.policy;
-        if (!a.tile.is_null()) arr.block = detail::region_of(a.tile, a.tile.shape());
-        arr.element_size = sizeof(typename A::element_type);
-        arr.reads = &kernel.param_reads(param);
-        if constexpr (std::is_arithmetic_v<typename A::element_type>) {
-          if (a.policy == PackagePolicy::reduced_out) {
-            arr.add = &detail::add_elements<typename A::element_type>;
-            arr.mpi = mpi_type<typename A::element_type>();
-          }
-        }
-        arrays.push_back(arr);
-      }
-      ++param;
+    std::vector<const void*> sources;
+    std::vector<detail::StepLaunch> steps;
+    add_step(first, arrays, sources, steps);
+    (add_step(rest, arrays, sources, steps), ...);
+    detail::check_steps(arrays, steps);
+    std::string name = steps.front().kernel;
+    for (std::size_t i = 1; i < steps.size(); ++i) name += "+" + steps[i].kernel;
+    const detail::PackageLaunch launch_all = [&steps](const Partition& p,
+                                                      std::vector<detail::LaunchArg> tiles) {
+      return detail::run_steps(steps, p, tiles);
     };
-    (collect(args), ...);
-    // The body binds views by parameter type: a TileArg<T> of the same T stands for each array.
-    const auto held = std::make_tuple(as_launch_arg(args)...);
-    const detail::PackageLaunch launch_one = [&](const Partition& p,
-                                                 std::vector<detail::LaunchArg> tiles) {
-      return detail::run_launch(
-          env_, kernel.name(), kernel.cost(), p, std::move(tiles),
-          [&](const KernelContext& ctx, const std::vector<detail::RawView>& views) {
-            detail::call_body<std::tuple<Params...>>(*body, ctx, held, views,
-                                                     std::index_sequence_for<Args...>{});
-          });
-    };
-    return run_erased(kernel.name(), kernel.access(), std::move(arrays), launch_one);
+    return run_erased(name, steps.front().access, std::move(arrays), launch_all);
   }
 
  private:
@@ -266,6 +345,59 @@ class WorkPackages {
     } else {
       return D(a);
     }
+  }
+
+  template <class... Params, class... Args>
+  void add_step(const PackageStep<Kernel<Params...>, Args...>& s,
+                std::vector<detail::PackageArray>& arrays, std::vector<const void*>& sources,
+                std::vector<detail::StepLaunch>& steps) const {
+    Device& dev = device(env_);
+    const Kernel<Params...>& kernel = s.kernel;
+    const auto* body = kernel.body(dev.kind());
+    if (body == nullptr)
+      detail::throw_missing_implementation(kernel.name(), dev, kernel.implementations());
+    detail::StepLaunch step_launch;
+    step_launch.kernel = kernel.name();
+    step_launch.access = kernel.access();
+    std::size_t param = 0;
+    const auto collect = [&](const auto& a) {
+      using A = std::decay_t<decltype(a)>;
+      static_assert(!detail::is_tile<A>::value && !detail::is_tile_arg<A>::value,
+                    "pass tiles as hit::partitioned_in, hit::replicated_in, "
+                    "hit::partitioned_out, hit::reduced_out, hit::local_out or hit::local_in");
+      if constexpr (is_package_arg<A>::value) {
+        using T = typename A::element_type;
+        detail::PackageArray arr;
+        arr.policy = a.policy;
+        if (!a.tile.is_null()) arr.block = detail::region_of(a.tile, a.tile.shape());
+        if (a.policy == PackagePolicy::local)
+          arr.block = {nullptr, sizeof(T), a.local_shape, detail::dense_steps(a.local_shape)};
+        arr.element_size = sizeof(T);
+        arr.reads = &kernel.param_reads(param);
+        if constexpr (std::is_arithmetic_v<T>) {
+          if (a.policy == PackagePolicy::reduced_out) {
+            arr.add = &detail::add_elements<T>;
+            arr.mpi = mpi_type<T>();
+          }
+        }
+        detail::add_step_array(arrays, sources, step_launch, steps.size(), arr, a.source, a.writes);
+      }
+      ++param;
+    };
+    std::apply([&](const auto&... a) { (collect(a), ...); }, s.args);
+    // The body binds views by parameter type: a TileArg<T> of the same T stands for each array.
+    auto held =
+        std::apply([](const auto&... a) { return std::make_tuple(as_launch_arg(a)...); }, s.args);
+    step_launch.launch = [this, &kernel, body, held](const Partition& p,
+                                                     std::vector<detail::LaunchArg> tiles) {
+      return detail::run_launch(
+          env_, kernel.name(), kernel.cost(), p, std::move(tiles),
+          [&](const KernelContext& ctx, const std::vector<detail::RawView>& views) {
+            detail::call_body<std::tuple<Params...>>(*body, ctx, held, views,
+                                                     std::index_sequence_for<Args...>{});
+          });
+    };
+    steps.push_back(std::move(step_launch));
   }
 
   PackageReport run_erased(const std::string& kernel, const AccessPattern& access,

@@ -71,8 +71,31 @@ bool covers_once(const std::vector<Segment>& owners, const Sig& rows) {
   return at >= rows.end();
 }
 
+// A package-local array: no rank holds any of it; each package's rows exist only in the slot
+// computing it. The same on every rank (the same program's arrays).
+ArrayPlan plan_local(std::size_t i, const PackageArray& array, const Sig& domain_rows) {
+  ArrayPlan p;
+  p.array = array;
+  const Shape& s = array.block.shape;
+  if (s.is_null() || !(s[0] == domain_rows)) {
+    throw Error(ErrorKind::shape,
+                fmt::format("work packages: package-local array {} ({}) must have the domain's "
+                            "rows {} on its first axis",
+                            i, s.is_null() ? std::string("null") : s.str(), domain_rows.str()));
+  }
+  index_t row_elems = 1;
+  for (int k = 1; k < s.rank(); ++k) {
+    p.row_axes.push_back(s[k]);
+    row_elems = checked_mul(row_elems, s[k].size(), "row size");
+  }
+  p.row_bytes = static_cast<std::size_t>(
+      checked_mul(row_elems, static_cast<index_t>(p.array.element_size), "row bytes"));
+  return p;
+}
+
 ArrayPlan plan_array(Environment& env, std::size_t i, const PackageArray& array,
                      const Sig& domain_rows) {
+  if (array.policy == PackagePolicy::local) return plan_local(i, array, domain_rows);
   ArrayPlan p;
   p.array = array;
   const Region& b = p.array.block;

@@ -177,7 +177,7 @@ void PackageEngine::open_windows() {
   for (std::size_t i = 0; i < plans_.size(); ++i) {
     const ArrayPlan& p = plans_[i];
     if (p.array.policy == PackagePolicy::replicated_in ||
-        p.array.policy == PackagePolicy::reduced_out)
+        p.array.policy == PackagePolicy::reduced_out || p.array.policy == PackagePolicy::local)
       continue;
     const Region& b = p.array.block;
     const std::size_t bytes =
@@ -197,7 +197,9 @@ int PackageEngine::usable_depth() const {
   for (const ArrayPlan& p : plans_) {
     const auto held = static_cast<std::uint64_t>(held_rows(p, size_ * batch_));
     const std::uint64_t b = held * (p.row_bytes + (p.row_axes.empty() ? 0 : 256));
-    if (p.array.policy == PackagePolicy::partitioned_in) in += b;
+    // A slot's device copies: its input rows and its package-local arrays.
+    if (p.array.policy == PackagePolicy::partitioned_in || p.array.policy == PackagePolicy::local)
+      in += b;
     if (p.array.policy == PackagePolicy::partitioned_out) out += b;
     if (p.array.policy == PackagePolicy::reduced_out) out += whole_bytes(p);
   }

@@ -50,6 +50,7 @@ struct Slot {
   std::vector<RowBuffer> inputs;    // one per partitioned input
   std::vector<RowBuffer> outputs;   // one per partitioned output
   std::vector<RowBuffer> partials;  // one per reduced output: this package's sums
+  std::vector<RowBuffer> locals;    // one per package-local array (on the device)
 };
 
 // While it lives, the waits of an oversubscribed machine's processes sleep (WaitPolicy::sleep)
@@ -183,7 +184,7 @@ class PackageEngine {
                           const RmaWindow& window, std::vector<MPI_Request>& requests) const;
   Region host_rows(const ArrayPlan& p, const RowBuffer& buf, const Shape& rows) const;
   LaunchArg launch_arg(const ArrayPlan& p, Slot& slot, const Shape& pkg, std::size_t& in,
-                       std::size_t& out, std::size_t& reduced) const;
+                       std::size_t& out, std::size_t& reduced, std::size_t& local) const;
 
   Environment& env_;
   Shape domain_;

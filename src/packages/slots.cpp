@@ -30,7 +30,8 @@ Slot PackageEngine::make_slot(index_t rows) const {
     const auto bytes = static_cast<std::size_t>(held_count) * p.row_bytes;
     buf.bytes.reset(new unsigned char[std::max<std::size_t>(bytes, 1)]);
     const bool input = p.array.policy == PackagePolicy::partitioned_in;
-    if (input && !dev.uses_host_memory()) {
+    const bool local = p.array.policy == PackagePolicy::local;
+    if ((input || local) && !dev.uses_host_memory()) {
       // The device copy of the rows (and halo rows), reused by every package this slot holds.
       const Shape held =
           array_rows(p, first.with_sig(0, Sig(first[0].begin(), first[0].begin() + held_count)));
@@ -42,7 +43,7 @@ Slot PackageEngine::make_slot(index_t rows) const {
                                 rows, bytes, dev.label()));
       }
     }
-    (input ? s.inputs : s.outputs).push_back(std::move(buf));
+    (local ? s.locals : input ? s.inputs : s.outputs).push_back(std::move(buf));
   }
   return s;
 }
@@ -113,7 +114,8 @@ Region PackageEngine::host_rows(const ArrayPlan& p, const RowBuffer& buf, const 
 
 // The launch argument of one array for a package; `in` and `out` count the slot's buffers used.
 LaunchArg PackageEngine::launch_arg(const ArrayPlan& p, Slot& slot, const Shape& pkg,
-                                    std::size_t& in, std::size_t& out, std::size_t& reduced) const {
+                                    std::size_t& in, std::size_t& out, std::size_t& reduced,
+                                    std::size_t& local) const {
   LaunchArg a;
   a.reads = p.array.reads;
   switch (p.array.policy) {
@@ -145,6 +147,27 @@ LaunchArg PackageEngine::launch_arg(const ArrayPlan& p, Slot& slot, const Shape&
       if (device(env_).uses_host_memory()) std::memset(a.host.data, 0, whole_bytes(p));
       break;
     }
+    case PackagePolicy::local: {
+      // Written by one step and read by later ones on this device: the slot's device copy, its
+      // extents relabelled to this package's rows (nothing on the host to send, nothing newer on
+      // the device to bring back yet).
+      a.intent = Intent::out;
+      RowBuffer& buf = slot.locals[local++];
+      const Shape rows = array_rows(p, pkg);
+      if (buf.resident) {
+        ResidentState& r = *buf.resident;
+        r.host.shape = rows;
+        r.own = rows;
+        r.host_modified = false;
+        r.device_modified = false;
+        a.host = r.host;
+        a.resident = buf.resident;
+      } else {
+        a.host = {buf.bytes.get(), p.array.element_size, rows, dense_steps(rows)};
+      }
+      a.own = rows;
+      break;
+    }
     case PackagePolicy::partitioned_out: {
       a.intent = Intent::out;
       RowBuffer& buf = slot.outputs[out++];
@@ -173,7 +196,9 @@ LaunchRecord PackageEngine::launch(Slot& slot, const Shape& pkg, const KernelCal
   std::size_t in = 0;
   std::size_t out = 0;
   std::size_t reduced = 0;
-  for (const ArrayPlan& p : plans_) args.push_back(launch_arg(p, slot, pkg, in, out, reduced));
+  std::size_t local = 0;
+  for (const ArrayPlan& p : plans_)
+    args.push_back(launch_arg(p, slot, pkg, in, out, reduced, local));
   // The same plug-in and parameters as the domain's partition, over the package's rows.
   const Partition part = partition(partition_.spec(), pkg, {.access = call.access});
   ++launches_;

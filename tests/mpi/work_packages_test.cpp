@@ -4,7 +4,8 @@
 // other ranks), replicated inputs, any package size and depth; prefetch within depth and device
 // memory; rerouting after an injected device failure; every device failing is an error on every
 // rank; bad options; the partition of each launch; reduced outputs (summed once over every
-// package, a failed device's partial sums left out) and stencil inputs with their halo rows.
+// package, a failed device's partial sums left out) and stencil inputs with their halo rows; runs
+// of several kernels whose package-local arrays stay on the device between the steps.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,7 +82,9 @@ Arrays make_arrays(index_t rows, const std::string& in_layout, const std::string
 // How many times each package was computed, over all ranks.
 std::vector<std::int64_t> times_computed(const hit::PackageReport& r) {
   std::vector<std::int64_t> times(static_cast<std::size_t>(r.count), 0);
-  for (const hit::PackageRecord& p : r.computed) ++times[static_cast<std::size_t>(p.id)];
+  for (const hit::PackageRecord& p : r.computed) {
+    for (index_t id = p.id; id < p.id + p.packages; ++id) ++times[static_cast<std::size_t>(id)];
+  }
   hit::allreduce_in_place(times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_SUM,
                           env().comm());
   return times;
@@ -589,6 +592,186 @@ TEST(WorkPackages, ArraysThatCannotTakePartAreClearErrors) {
           << e.what();
     }
   }
+}
+
+// out(i, j) = t(i, j) + 1: the second step of a run whose first writes t (scale_rows).
+hit::Kernel<hit::View<const double>, hit::View<double>> add_one() {
+  hit::Kernel<hit::View<const double>, hit::View<double>> k("add_one");
+  k.cpu([](const hit::KernelContext& ctx, hit::View<const double> t, hit::View<double> out) {
+    const hit::Box& b = ctx.block;
+    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i)
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) out(i, j) = t(i, j) + 1.0;
+  });
+  return k;
+}
+
+// The output elements that differ from the two steps' serial result, over all ranks.
+std::int64_t wrong_after_steps(Tile<double> out) {
+  std::int64_t wrong = 0;
+  if (!out.is_null()) {
+    out.for_each([&](const hit::Index& k, double& v) {
+      if (v != expected(k[0], k[1]) + 1.0) ++wrong;
+    });
+  }
+  return hit::allreduce(wrong, hit::ReduceOp::sum);
+}
+
+TEST(WorkPackages, StepsComputeEveryPackageOnceThroughAPackageLocalArray) {
+  const auto check = [](const Case& c) {
+    SCOPED_TRACE(::testing::Message()
+                 << "rows " << c.rows << " size " << c.size << " depth " << c.depth << " in "
+                 << c.in_layout << " out " << c.out_layout << " on " << hit::device(env()).label());
+    Arrays a = make_arrays(c.rows, c.in_layout, c.out_layout);
+    const Shape domain = Shape::extents({c.rows, cols});
+    hit::WorkPackages packages(env(), domain, hit::PackageOptions{c.size, c.depth});
+    const hit::PackageLocal<double> t(domain);
+    const auto report =
+        packages.run(hit::step(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                               hit::local_out(t)),
+                     hit::step(add_one(), hit::local_in(t), hit::partitioned_out(a.out)));
+    const auto times = times_computed(report);
+    for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
+    EXPECT_EQ(wrong_after_steps(a.out), 0);
+  };
+  each_case(check);
+  OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
+  each_case(check);
+}
+
+TEST(WorkPackages, APackageLocalArrayNeverLeavesTheDevice) {
+  // The same two kernels as two runs through a partitioned intermediate move it to the host and
+  // back; as two steps of one run it stays on the device: the bytes that cross are the input's
+  // rows (and the replicated weights) in and the output's rows out. Counted on the second run of
+  // each (the first one's probe launches a package more).
+  OnEmulated emu("emu:0(mem=64MiB)");
+  const index_t rows = 16 * env().size();
+  const Shape domain = Shape::extents({rows, cols});
+  const auto row_bytes = static_cast<std::uint64_t>(cols * sizeof(double));
+  const std::uint64_t all_rows = static_cast<std::uint64_t>(rows) * row_bytes;
+  const auto sum = [](std::uint64_t v) {
+    auto x = static_cast<std::int64_t>(v);
+    return static_cast<std::uint64_t>(hit::allreduce(x, hit::ReduceOp::sum));
+  };
+  Arrays a = make_arrays(rows, "blocks", "blocks");
+  hit::WorkPackages steps(env(), domain, hit::PackageOptions{4, 2});
+  const hit::PackageLocal<double> t(domain);
+  hit::PackageReport fused;
+  for (int run = 0; run < 2; ++run) {
+    if (!a.out.is_null()) a.out.fill(-1.0);
+    fused = steps.run(hit::step(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                                hit::local_out(t)),
+                      hit::step(add_one(), hit::local_in(t), hit::partitioned_out(a.out)));
+    EXPECT_EQ(wrong_after_steps(a.out), 0) << "run " << run;
+  }
+  EXPECT_EQ(sum(fused.d2h_bytes), all_rows);
+  EXPECT_GE(sum(fused.h2d_bytes), all_rows);
+  EXPECT_LE(sum(fused.h2d_bytes), all_rows + static_cast<std::uint64_t>(env().size()) * row_bytes);
+
+  auto between = Tile<double>::of(hit::layout("blocks", hit::topology("array"), domain));
+  hit::WorkPackages first(env(), domain, hit::PackageOptions{4, 2});
+  hit::WorkPackages second(env(), domain, hit::PackageOptions{4, 2});
+  std::uint64_t in = 0;
+  std::uint64_t out = 0;
+  for (int run = 0; run < 2; ++run) {
+    if (!a.out.is_null()) a.out.fill(-1.0);
+    const auto r1 = first.run(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                              hit::partitioned_out(between));
+    const auto r2 =
+        second.run(add_one(), hit::partitioned_in(between), hit::partitioned_out(a.out));
+    EXPECT_EQ(wrong_after_steps(a.out), 0) << "run " << run;
+    in = sum(r1.h2d_bytes + r2.h2d_bytes);
+    out = sum(r1.d2h_bytes + r2.d2h_bytes);
+  }
+  EXPECT_EQ(out, 2 * all_rows);
+  EXPECT_GE(in, 2 * all_rows);
+}
+
+TEST(WorkPackages, ADeviceFailingBetweenStepsHasItsPackageComputedElsewhere) {
+  if (env().size() < 2) GTEST_SKIP() << "needs a second rank to take over";
+  // The last rank's fast device fails at its sixth kernel execution (counted from 0: fail=5), a
+  // second step: the probe launches both steps (executions 0 and 1) and, the device being the
+  // quickest, both again alone (2 and 3); 4 and 5 are its first package's. The packages it held
+  // are computed again elsewhere, both steps, and every result is right.
+  const bool last = env().rank() == env().size() - 1;
+  OnEmulated emu(last ? "emu:0(fail=5)" : "emu:0(slowdown=30,clock=cpu)");
+  const index_t rows = 24;
+  const Shape domain = Shape::extents({rows, cols});
+  Arrays a = make_arrays(rows, "blocks", "blocks");
+  hit::WorkPackages packages(env(), domain, hit::PackageOptions{2, 2});
+  const hit::PackageLocal<double> t(domain);
+  const auto report =
+      packages.run(hit::step(scale_rows(500000), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                             hit::local_out(t)),
+                   hit::step(add_one(), hit::local_in(t), hit::partitioned_out(a.out)));
+  const auto times = times_computed(report);
+  for (std::size_t id = 0; id < times.size(); ++id) EXPECT_EQ(times[id], 1) << "package " << id;
+  EXPECT_EQ(wrong_after_steps(a.out), 0);
+  EXPECT_EQ(hit::allreduce(std::int64_t{report.device_failed ? 1 : 0}, hit::ReduceOp::sum), 1);
+  auto abandoned = static_cast<std::int64_t>(report.abandoned.size());
+  abandoned = hit::allreduce(abandoned, hit::ReduceOp::sum);
+  std::int64_t rerouted = 0;
+  for (const auto& p : report.computed) rerouted += p.rerouted ? 1 : 0;
+  EXPECT_GT(abandoned, 0);
+  EXPECT_EQ(hit::allreduce(rerouted, hit::ReduceOp::sum), abandoned);
+}
+
+TEST(WorkPackages, StepsThatCannotShareAPackageAreClearErrors) {
+  const index_t rows = 20;
+  const Shape domain = Shape::extents({rows, cols});
+  Arrays a = make_arrays(rows, "blocks", "blocks");
+  hit::WorkPackages packages(env(), domain, hit::PackageOptions{5, 1});
+  const hit::PackageLocal<double> t(domain);
+  const auto expect_error = [](const auto& run, const std::string& expect) {
+    try {
+      run();
+      ADD_FAILURE() << "ran; expected an error with: " << expect;
+    } catch (const hit::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  };
+  expect_error(
+      [&] {
+        packages.run(hit::step(add_one(), hit::local_in(t), hit::partitioned_out(a.out)),
+                     hit::step(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                               hit::local_out(t)));
+      },
+      "is read before a step wrote it");
+  // A step reads what an earlier one wrote to a partitioned array (it goes back to its owners
+  // only after the package's last step).
+  Tile<double> between = Tile<double>::of(hit::layout("blocks", hit::topology("array"), domain));
+  expect_error(
+      [&] {
+        packages.run(
+            hit::step(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                      hit::partitioned_out(between)),
+            hit::step(add_one(), hit::partitioned_in(between), hit::partitioned_out(a.out)));
+      },
+      "only through a package-local array");
+  expect_error(
+      [&] {
+        packages.run(hit::step(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                               hit::partitioned_out(a.out)),
+                     hit::step(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                               hit::partitioned_out(a.out)));
+      },
+      "is written by one step only");
+  // A stencil over a package-local array.
+  expect_error(
+      [&] {
+        packages.run(
+            hit::step(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                      hit::local_out(t)),
+            hit::step(vertical_stencil(), hit::local_in(t), hit::partitioned_out(a.out), rows));
+      },
+      "a package holds only its own rows of it");
+  const hit::PackageLocal<double> short_rows(Shape::extents({rows - 1, cols}));
+  expect_error(
+      [&] {
+        packages.run(hit::step(scale_rows(), hit::partitioned_in(a.in), hit::replicated_in(a.w),
+                               hit::local_out(short_rows)),
+                     hit::step(add_one(), hit::local_in(short_rows), hit::partitioned_out(a.out)));
+      },
+      "must have the domain's rows");
 }
 
 }  // namespace
