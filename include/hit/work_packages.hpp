@@ -25,7 +25,10 @@
 // point sums may differ in their last bits from run to run). A partitioned input whose kernel
 // reads neighbouring rows (its access pattern's first axis, e.g. "-1:1,-1:1") comes with those
 // halo rows where the array has them, fetched from their owners with the package's own rows.
-// Values (scalars) are passed to every launch unchanged. The kernel is an ordinary hit::Kernel:
+// Values (scalars) are passed to every launch unchanged. Several kernels run over the same packages
+// as the steps of one run (hit::step): a package runs them one after another on its device, and a
+// package-local array (hit::PackageLocal) carries its rows from one step to the next there. The
+// kernel is an ordinary hit::Kernel:
 // each package is one hit::launch over the package's rows of the domain, partitioned by the
 // plug-in and parameters of the domain's Partition (as hit::launch takes it; default single).
 //
