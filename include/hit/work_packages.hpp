@@ -153,10 +153,7 @@ PackageArg<T> local_arg(const PackageLocal<T>& local, bool writes) {
 }  // namespace detail
 template <class T>
 PackageArg<T> local_out(const PackageLocal<T>& local) {
-  return {.policy = PackagePolicy::local,
-          .source = &local,
-          .local_shape = local.shape(),
-          .writes = true};
+  return detail::local_arg(local, true);
 }
 template <class T>
 PackageArg<T> local_in(const PackageLocal<T>& local) {
