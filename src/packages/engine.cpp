@@ -209,12 +209,14 @@ int PackageEngine::usable_depth() const {
   if (in + out > free) {
     throw Error(
         ErrorKind::out_of_memory,
-        fmt::format("work packages: a launch of {} rows needs {} of device memory ({} of "
-                    "inputs, {} of outputs) but {} has {} free of {}: use a smaller size=",
-                    size_ * batch_, human_bytes(static_cast<double>(in + out)),
-                    human_bytes(static_cast<double>(in)), human_bytes(static_cast<double>(out)),
-                    dev.label(), human_bytes(static_cast<double>(free)),
-                    human_bytes(static_cast<double>(cap))));
+        fmt::format(
+            "work packages: a launch of {} rows needs {} of device memory ({} of "
+            "inputs and package-local arrays, {} of outputs) but {} has {} free of {}: use a "
+            "smaller size=",
+            size_ * batch_, human_bytes(static_cast<double>(in + out)),
+            human_bytes(static_cast<double>(in)), human_bytes(static_cast<double>(out)),
+            dev.label(), human_bytes(static_cast<double>(free)),
+            human_bytes(static_cast<double>(cap))));
   }
   if (in == 0) return options_.depth;
   const std::uint64_t slots = (free - out) / in;

@@ -715,6 +715,38 @@ TEST(WorkPackages, ADeviceFailingBetweenStepsHasItsPackageComputedElsewhere) {
   EXPECT_EQ(hit::allreduce(rerouted, hit::ReduceOp::sum), abandoned);
 }
 
+TEST(WorkPackages, APackageLocalArrayCountsInDeviceMemoryOnEveryRank) {
+  // Rank 0's device has 200 KiB. A package of 100 rows x 64 doubles is budgeted 75 KiB per array
+  // (a cache line per row): one kernel's input and output fit (150 KiB), but two steps hold a
+  // package-local array on the device besides (225 KiB): an out-of-memory error on every rank,
+  // though only rank 0's device is short.
+  OnEmulated emu(env().rank() == 0 ? "emu:0(mem=200KiB)" : "emu:0(mem=64MiB)");
+  const index_t rows = 400;
+  const Shape shape = Shape::extents({rows, 64});
+  auto in = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
+  auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
+  if (!in.is_null()) in.fill(1.0);
+  hit::Kernel<hit::View<const double>, hit::View<double>> copy("copy");
+  copy.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
+    const hit::Box& b = ctx.block;
+    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i)
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y(i, j) = x(i, j);
+  });
+  hit::WorkPackages one(env(), shape, hit::PackageOptions{100, 1});
+  EXPECT_NO_THROW(one.run(copy, hit::partitioned_in(in), hit::partitioned_out(out)));
+  hit::WorkPackages two(env(), shape, hit::PackageOptions{100, 1});
+  const hit::PackageLocal<double> t(shape);
+  try {
+    two.run(hit::step(copy, hit::partitioned_in(in), hit::local_out(t)),
+            hit::step(copy, hit::local_in(t), hit::partitioned_out(out)));
+    ADD_FAILURE() << "a package-local array that does not fit ran";
+  } catch (const hit::Error& e) {
+    EXPECT_EQ(e.kind(), hit::ErrorKind::out_of_memory) << e.what();
+    EXPECT_NE(std::string(e.what()).find("of inputs and package-local arrays"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(WorkPackages, StepsThatCannotShareAPackageAreClearErrors) {
   const index_t rows = 20;
   const Shape domain = Shape::extents({rows, cols});
