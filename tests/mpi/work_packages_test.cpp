@@ -173,9 +173,11 @@ TEST(WorkPackages, EveryPackageOnceOnHostDevices) {
 // Binds this rank to its own emulated device for one test (restored afterwards).
 class OnEmulated {
  public:
-  explicit OnEmulated(const std::string& spec) : original_(hit::device(env()).binding()) {
+  // `index`: the device's (every rank its own: its rank).
+  explicit OnEmulated(const std::string& spec, int index = env().rank())
+      : original_(hit::device(env()).binding()) {
     hit::DeviceBinding b = hit::parse_device_spec(spec, 1).front();
-    b.index = env().rank();
+    b.index = index;
     dev_ = &hit::rebind_device(env(), b);
   }
   ~OnEmulated() { hit::rebind_device(env(), original_); }
@@ -634,7 +636,12 @@ TEST(WorkPackages, StepsComputeEveryPackageOnceThroughAPackageLocalArray) {
     EXPECT_EQ(wrong_after_steps(a.out), 0);
   };
   each_case(check);
-  OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
+  {
+    OnEmulated emu("emu:0(mem=64MiB,bw=2GB/s)");
+    each_case(check);
+  }
+  // Every rank on one small emulated device (the slots' device copies of every rank share it).
+  OnEmulated shared("emu:0(mem=8MiB)", 0);
   each_case(check);
 }
 
