@@ -224,6 +224,17 @@ TEST(WorkPackages, PrefetchOverlapsTheLaunchBefore) {
   }
 }
 
+// y(i, j) = x(i, j).
+hit::Kernel<hit::View<const double>, hit::View<double>> copy_rows() {
+  hit::Kernel<hit::View<const double>, hit::View<double>> k("copy");
+  k.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
+    const hit::Box& b = ctx.block;
+    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i)
+      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y(i, j) = x(i, j);
+  });
+  return k;
+}
+
 TEST(WorkPackages, DepthIsBoundedByDeviceMemory) {
   // A package of 100 rows x 64 doubles is 50 KiB of input and as much output, which the runtime
   // budgets at 75 KiB each (a cache line per row): 240 KiB hold the output and two input slots
@@ -234,12 +245,7 @@ TEST(WorkPackages, DepthIsBoundedByDeviceMemory) {
   auto in = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
   auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
   if (!in.is_null()) in.fill(1.0);
-  hit::Kernel<hit::View<const double>, hit::View<double>> copy("copy");
-  copy.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
-    const hit::Box& b = ctx.block;
-    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i)
-      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y(i, j) = x(i, j);
-  });
+  const auto copy = copy_rows();
   hit::WorkPackages packages(env(), shape, hit::PackageOptions{100, 3});
   const auto report = packages.run(copy, hit::partitioned_in(in), hit::partitioned_out(out));
   // At most 1 (a device the placement finds much slower than another holds none ahead).
@@ -733,12 +739,7 @@ TEST(WorkPackages, APackageLocalArrayCountsInDeviceMemoryOnEveryRank) {
   auto in = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
   auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
   if (!in.is_null()) in.fill(1.0);
-  hit::Kernel<hit::View<const double>, hit::View<double>> copy("copy");
-  copy.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
-    const hit::Box& b = ctx.block;
-    for (index_t i = b.begin[0]; i < b.begin[0] + b.extent(0); ++i)
-      for (index_t j = b.begin[1]; j < b.begin[1] + b.extent(1); ++j) y(i, j) = x(i, j);
-  });
+  const auto copy = copy_rows();
   hit::WorkPackages one(env(), shape, hit::PackageOptions{100, 1});
   EXPECT_NO_THROW(one.run(copy, hit::partitioned_in(in), hit::partitioned_out(out)));
   hit::WorkPackages two(env(), shape, hit::PackageOptions{100, 1});
