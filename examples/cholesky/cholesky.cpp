@@ -315,7 +315,7 @@ struct TuneTrial {
       tasks->run();
       return tasks->busy_s() / tasks->workers();
     }
-    app::Clock clock;
+    app::Clock clock(device(Environment::current()));
     f.run(clock);
     return clock.compute_seconds();
   }

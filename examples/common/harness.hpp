@@ -140,29 +140,59 @@ struct RankStats {
   // Resident copies this rank gave up for other ranks on its device, and their bytes.
   double evictions = 0;
   double evicted_bytes = 0;
-  double launches = 0;  // kernel launches of the whole run (warm-up included)
+  double launches = 0;      // kernel launches of the whole run (warm-up included)
+  double device_waits = 0;  // times the host waited for its device in the timed repetitions
 };
 
-// Inside a repetition: adds the seconds spent computing or communicating.
+// Inside a repetition: adds the seconds spent computing or communicating. Kernels of queued
+// launches (hit::Completion::queued) compute while the host goes on: the time the host then waits
+// for them, in a communication step that needs the device's data or at the end, is compute.
 class Clock {
  public:
+  explicit Clock(Device& dev) : dev_(dev) {}
+
   // Times a communication step.
   template <class F>
   void comm(F&& f) {
+    if (!queued_) {
+      Timer t;
+      f();
+      comm_s_ += t.seconds();
+      return;
+    }
+    const DeviceCounters before = dev_.counters();
     Timer t;
     f();
-    comm_s_ += t.seconds();
+    const double seconds = t.seconds();
+    const DeviceCounters after = dev_.counters();
+    const double waited = after.host_wait_seconds - before.host_wait_seconds;
+    compute_s_ += waited;
+    comm_s_ += seconds - waited;
+    if (after.host_waits > before.host_waits) queued_ = false;
   }
   // A launch's own time (waiting for a shared device's lock excluded).
-  void compute(const LaunchRecord& launched) { compute_s_ += launched.seconds; }
+  void compute(const LaunchRecord& launched) {
+    compute_s_ += launched.seconds;
+    queued_ = queued_ || launched.queued;
+  }
+  // Waits for the kernels still queued on the device, as compute.
+  void wait_for_device() {
+    if (!queued_) return;
+    Timer t;
+    dev_.synchronize();
+    compute_s_ += t.seconds();
+    queued_ = false;
+  }
   // Seconds of compute measured otherwise (a run of work packages: its launches together).
   void compute_seconds_add(double seconds) { compute_s_ += seconds; }
   double compute_seconds() const noexcept { return compute_s_; }
   double comm_seconds() const noexcept { return comm_s_; }
 
  private:
+  Device& dev_;
   double compute_s_ = 0;
   double comm_s_ = 0;
+  bool queued_ = false;  // kernels may still be queued on the device
 };
 
 class Harness {
@@ -179,10 +209,11 @@ class Harness {
     for (int rep = 0; rep < options_.warmup + reps; ++rep) {
       prepare(rep);
       const DeviceCounters before = dev.counters();
-      Clock clock;
+      Clock clock(dev);
       barrier(env_.comm());
       const double start = MPI_Wtime();
       body(clock);
+      clock.wait_for_device();
       barrier(env_.comm());
       const double slowest = allreduce(MPI_Wtime() - start, ReduceOp::max);
       if (rep < options_.warmup) continue;
@@ -194,6 +225,7 @@ class Harness {
       mine_.d2h_bytes += static_cast<double>(after.bytes_out - before.bytes_out);
       mine_.evictions += static_cast<double>(after.evictions - before.evictions);
       mine_.evicted_bytes += static_cast<double>(after.evicted_bytes - before.evicted_bytes);
+      mine_.device_waits += static_cast<double>(after.host_waits - before.host_waits);
     }
   }
 
@@ -318,7 +350,8 @@ class Harness {
                      {"d2h_bytes", static_cast<std::uint64_t>(stats[r].d2h_bytes)},
                      {"evictions", static_cast<std::uint64_t>(stats[r].evictions)},
                      {"evicted_bytes", static_cast<std::uint64_t>(stats[r].evicted_bytes)},
-                     {"launches", static_cast<std::uint64_t>(stats[r].launches)}});
+                     {"launches", static_cast<std::uint64_t>(stats[r].launches)},
+                     {"device_waits", static_cast<std::uint64_t>(stats[r].device_waits)}});
     }
     return out;
   }

@@ -75,6 +75,11 @@ struct DeviceCounters {
   // their bytes; the copies written back on the way are in copies_out/bytes_out.
   std::uint64_t evictions = 0;
   std::uint64_t evicted_bytes = 0;
+  // Times the host waited for the device: synchronize() calls that found work issued since the
+  // last wait (a stream synchronised twice in a row counts once; cpu devices never wait), and the
+  // seconds the host spent in them.
+  std::uint64_t host_waits = 0;
+  double host_wait_seconds = 0;
   double copy_seconds = 0;          // time the calling thread spent on synchronous copies
   double execute_seconds = 0;       // measured execution time (with the emulated slowdown)
   double execute_host_seconds = 0;  // the same before an emulated slowdown (the real kernel)
@@ -109,7 +114,10 @@ class Device {
   // Throws Error(out_of_memory) naming the device, the size, what is free, and what to do.
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* p, std::size_t bytes) noexcept = 0;
-  virtual void fill_zero(void* p, std::size_t bytes, int stream = 0) = 0;
+  void fill_zero(void* p, std::size_t bytes, int stream = 0) {
+    note_work(stream);
+    do_fill_zero(p, bytes, stream);
+  }
 
   // Copies of `rows` rows of `width` bytes between host and device memory, on `stream`
   // (asynchronous with respect to the host on cuda and, for copies, on emu). Counted here, once
@@ -121,18 +129,24 @@ class Device {
 
   // Runs `body` on `stream`. `problem_bytes` is what the launch staged (it selects the emulated
   // slowdown).
-  virtual void execute(const std::function<void(const ExecContext&)>& body,
-                       std::uint64_t problem_bytes, int stream = 0) = 0;
+  void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t problem_bytes,
+               int stream = 0) {
+    note_work(stream);
+    do_execute(body, problem_bytes, stream);
+  }
 
   // Streams: 0 and 1 exist on every device (the work of one stream runs in order; two streams may
   // overlap, e.g. transfers of the next chunk with the compute of this one).
   static constexpr int streams = 2;
   // Later work on `waiting` starts only after the work issued so far on `other` is done.
-  virtual void wait_for(int waiting, int other) = 0;
-  virtual void synchronize(int stream) = 0;
-  void synchronize() {
-    for (int s = 0; s < streams; ++s) synchronize(s);
+  void wait_for(int waiting, int other) {
+    note_work(waiting);
+    do_wait_for(waiting, other);
   }
+  // The host waits until the work issued on `stream` (on every stream) is done; rethrows what
+  // failed there. Counted as one host wait when work was issued since the last wait.
+  void synchronize(int stream);
+  void synchronize();
 
   DeviceCounters counters() const;
   void reset_counters();
@@ -156,16 +170,31 @@ class Device {
   // Updated by the backends (copies may run on a helper thread).
   struct AtomicCounters {
     std::atomic<std::uint64_t> allocations{0}, frees{0}, copies_in{0}, copies_out{0}, bytes_in{0},
-        bytes_out{0}, executions{0}, evictions{0}, evicted_bytes{0};
-    std::atomic<std::int64_t> copy_ns{0}, execute_ns{0}, execute_host_ns{0};
+        bytes_out{0}, executions{0}, evictions{0}, evicted_bytes{0}, host_waits{0};
+    std::atomic<std::int64_t> copy_ns{0}, execute_ns{0}, execute_host_ns{0}, host_wait_ns{0};
   };
   AtomicCounters counters_;
+
+  // What the backends implement: the public calls above count, then call these.
+  virtual void do_fill_zero(void* p, std::size_t bytes, int stream) = 0;
+  virtual void do_execute(const std::function<void(const ExecContext&)>& body,
+                          std::uint64_t problem_bytes, int stream) = 0;
+  virtual void do_wait_for(int waiting, int other) = 0;
+  virtual void do_synchronize(int stream) = 0;
 
   enum class CopyDirection { to_device, to_host };
   virtual void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                     std::size_t width, std::size_t rows, int stream, CopyDirection direction) = 0;
 
  private:
+  class CountedWait;
+  // Work was issued on the stream since its last synchronize() (devices with memory of their own:
+  // a cpu device runs its work when issued).
+  void note_work(int stream) noexcept {
+    if (stream >= 0 && stream < streams && !uses_host_memory())
+      issued_[stream].store(true, std::memory_order_relaxed);
+  }
+  std::atomic<bool> issued_[streams] = {};
   std::function<void()> wait_hook_;
   DeviceKind kind_;
   DeviceBinding binding_;

@@ -19,6 +19,13 @@
 // An empty partition (the domain of an inactive process) makes a launch do nothing: it returns
 // an empty record without looking at its arguments, which may then be null tiles.
 //
+// Queued launches: hit::launch(hit::Completion::queued, kernel, partition, args...) returns once
+// the kernel is queued on the device, when nothing of the launch is left for the host to do: every
+// tile argument resident, a device with memory of its own that no other process shares, not out
+// of core. The host then waits only where it needs the device's data (a resident's sync_to_host
+// or fetch, a halo's faces, a launch that stages) or its time (Device::synchronize). Otherwise the
+// launch completes as a plain one; the record says which (LaunchRecord::queued).
+//
 // Out-of-core: with an `outOfCore` partition the domain runs chunk by chunk; tile arguments whose
 // first axis runs with the domain are cut with it (plus the rows the kernel reads around, from
 // its access patterns), the others are staged whole once; two buffers per cut tile let the copies
@@ -43,6 +50,12 @@
 
 namespace hit {
 
+// When hit::launch returns (see above).
+enum class Completion {
+  wait,    // once the results are where the arguments say (the default)
+  queued,  // once the kernel is queued, where nothing else is left to the host
+};
+
 namespace detail {
 
 // A tile argument without its element type.
@@ -62,10 +75,12 @@ using RawView = View<unsigned char>;
 
 // Runs a launch: `invoke` calls the body with a context and one RawView per tile argument. In a
 // dry run (Environment::trace()) the launch is checked and recorded at `cost`, and nothing runs.
+// With Completion::queued, `invoke` must own what it uses: the kernel may run after the call.
 LaunchRecord run_launch(
     Environment& env, const std::string& kernel, const KernelCost& cost, const Partition& partition,
     std::vector<LaunchArg> args,
-    const std::function<void(const KernelContext&, const std::vector<RawView>&)>& invoke);
+    const std::function<void(const KernelContext&, const std::vector<RawView>&)>& invoke,
+    Completion completion = Completion::wait);
 
 [[noreturn]] void throw_missing_implementation(const std::string& kernel, const Device& device,
                                                const std::vector<std::string>& implementations);
@@ -115,9 +130,11 @@ void call_body(const Body& body, const KernelContext& ctx, const ArgTuple& args,
 
 // hit::launch on the device of `env`, priced at `cost` in a dry run (the kernel's, or what this
 // call computes where the kernel's work depends on its scalar arguments: a range of sparse rows).
+// A queued launch's body holds its own copies of the kernel's body and of the arguments (tile
+// arguments are handles), since it may run after this call returns.
 template <class... Params, class... Args>
-LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel, const KernelCost& cost,
-                       const Partition& partition, Args&&... args) {
+LaunchRecord launch_on(Environment& env, Completion completion, const Kernel<Params...>& kernel,
+                       const KernelCost& cost, const Partition& partition, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args),
                 "hit::launch needs one argument per kernel parameter");
   Device& dev = device(env);
@@ -138,6 +155,16 @@ LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel, const 
     ++param;
   };
   (collect(args), ...);
+  if (completion == Completion::queued) {
+    return detail::run_launch(
+        env, kernel.name(), cost, partition, std::move(tiles),
+        [owned = *body, held = std::tuple<std::decay_t<Args>...>(args...)](
+            const KernelContext& ctx, const std::vector<detail::RawView>& views) {
+          detail::call_body<std::tuple<Params...>>(owned, ctx, held, views,
+                                                   std::index_sequence_for<Args...>{});
+        },
+        Completion::queued);
+  }
   const auto held = std::forward_as_tuple(args...);
   return detail::run_launch(
       env, kernel.name(), cost, partition, std::move(tiles),
@@ -147,11 +174,24 @@ LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel, const 
       });
 }
 
+template <class... Params, class... Args>
+LaunchRecord launch_on(Environment& env, const Kernel<Params...>& kernel, const KernelCost& cost,
+                       const Partition& partition, Args&&... args) {
+  return launch_on(env, Completion::wait, kernel, cost, partition, std::forward<Args>(args)...);
+}
+
 }  // namespace detail
 
 template <class... Params, class... Args>
 LaunchRecord launch(const Kernel<Params...>& kernel, const Partition& partition, Args&&... args) {
   return detail::launch_on(Environment::current(), kernel, kernel.cost(), partition,
+                           std::forward<Args>(args)...);
+}
+
+template <class... Params, class... Args>
+LaunchRecord launch(Completion completion, const Kernel<Params...>& kernel,
+                    const Partition& partition, Args&&... args) {
+  return detail::launch_on(Environment::current(), completion, kernel, kernel.cost(), partition,
                            std::forward<Args>(args)...);
 }
 

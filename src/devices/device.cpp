@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "devices/backends.hpp"
 #include "devices/rebind.hpp"
 #include "hit/core/environment.hpp"
@@ -20,6 +22,7 @@ Device::Device(DeviceKind kind, DeviceBinding binding, int cores)
 
 void Device::copy_in(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                      std::size_t width, std::size_t rows, int stream) {
+  note_work(stream);
   ++counters_.copies_in;
   counters_.bytes_in += width * rows;
   copy(dst, dst_pitch, src, src_pitch, width, rows, stream, CopyDirection::to_device);
@@ -27,9 +30,44 @@ void Device::copy_in(void* dst, std::size_t dst_pitch, const void* src, std::siz
 
 void Device::copy_out(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                       std::size_t width, std::size_t rows, int stream) {
+  note_work(stream);
   ++counters_.copies_out;
   counters_.bytes_out += width * rows;
   copy(dst, dst_pitch, src, src_pitch, width, rows, stream, CopyDirection::to_host);
+}
+
+// One host wait, counted with its seconds when it ends (a wait that rethrows a failure too).
+class Device::CountedWait {
+ public:
+  CountedWait(Device& dev, bool issued) : dev_(dev), issued_(issued) {}
+  ~CountedWait() {
+    if (!issued_) return;
+    ++dev_.counters_.host_waits;
+    dev_.counters_.host_wait_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - start_)
+                                       .count();
+  }
+  CountedWait(const CountedWait&) = delete;
+  CountedWait& operator=(const CountedWait&) = delete;
+
+ private:
+  Device& dev_;
+  bool issued_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+void Device::synchronize(int stream) {
+  const bool issued =
+      stream >= 0 && stream < streams && issued_[stream].exchange(false, std::memory_order_relaxed);
+  const CountedWait wait(*this, issued);
+  do_synchronize(stream);
+}
+
+void Device::synchronize() {
+  bool issued = false;
+  for (auto& s : issued_) issued = s.exchange(false, std::memory_order_relaxed) || issued;
+  const CountedWait wait(*this, issued);
+  for (int s = 0; s < streams; ++s) do_synchronize(s);
 }
 
 DeviceCounters Device::counters() const {
@@ -43,6 +81,8 @@ DeviceCounters Device::counters() const {
   c.executions = counters_.executions.load();
   c.evictions = counters_.evictions.load();
   c.evicted_bytes = counters_.evicted_bytes.load();
+  c.host_waits = counters_.host_waits.load();
+  c.host_wait_seconds = static_cast<double>(counters_.host_wait_ns.load()) * 1e-9;
   c.copy_seconds = static_cast<double>(counters_.copy_ns.load()) * 1e-9;
   c.execute_seconds = static_cast<double>(counters_.execute_ns.load()) * 1e-9;
   c.execute_host_seconds = static_cast<double>(counters_.execute_host_ns.load()) * 1e-9;
@@ -50,11 +90,13 @@ DeviceCounters Device::counters() const {
 }
 
 void Device::reset_counters() {
-  for (auto* a : {&counters_.allocations, &counters_.frees, &counters_.copies_in,
-                  &counters_.copies_out, &counters_.bytes_in, &counters_.bytes_out,
-                  &counters_.executions, &counters_.evictions, &counters_.evicted_bytes}) {
+  for (auto* a :
+       {&counters_.allocations, &counters_.frees, &counters_.copies_in, &counters_.copies_out,
+        &counters_.bytes_in, &counters_.bytes_out, &counters_.executions, &counters_.evictions,
+        &counters_.evicted_bytes, &counters_.host_waits}) {
     a->store(0);
   }
+  counters_.host_wait_ns.store(0);
   counters_.copy_ns.store(0);
   counters_.execute_ns.store(0);
   counters_.execute_host_ns.store(0);

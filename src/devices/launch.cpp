@@ -174,14 +174,36 @@ void bring_back_whole(Device& dev, const LaunchArg& a, const Staged& s, const Sh
 
 namespace {
 
-// Stages every argument whole, runs, copies back.
+// Every argument resident and none sent from the host: nothing to bring back after the kernel,
+// and no copy still reading host memory that the program may write again once the launch returned
+// (the buffer a double-buffered shift receives into next).
+bool queue_allowed(const std::vector<LaunchArg>& args) {
+  return std::all_of(args.begin(), args.end(), [](const LaunchArg& a) {
+    return a.resident != nullptr && (a.intent == Intent::out || !a.resident->host_modified);
+  });
+}
+
+// What a queued kernel runs: its own copies of the views, the partition and the body, since it
+// may run after the launch returned.
+struct QueuedJob {
+  const Device& dev;
+  Partition partition;
+  std::vector<RawView> views;
+  Invoke invoke;
+  void operator()(const ExecContext& ec) const { run_blocks(dev, partition, views, ec, invoke); }
+};
+
+// Stages every argument whole, runs, copies back. With `may_queue` (queue_allowed), a launch that
+// left nothing to the host (no buffer of its own, no bounce buffer) returns with its kernel queued.
 void run_staged(Device& dev, const Partition& p, const std::vector<LaunchArg>& args,
-                const Invoke& invoke, LaunchRecord& rec, AllocationTally& tally) {
+                const Invoke& invoke, LaunchRecord& rec, AllocationTally& tally, bool may_queue) {
   Packed packed;  // bounce buffers outlive the device memory and the drain below
   Buffers buffers(dev, &tally);
   std::vector<RawView> views;
   std::vector<Staged> staged;
   Drain drain(dev);  // on an error, queued work finishes before what it uses goes
+  // Decided before staging, which sends what the host changed (residents were placed already).
+  const bool queue = may_queue && queue_allowed(args);
   std::uint64_t problem = 0;
   for (const auto& a : args) {
     staged.push_back(stage_whole(dev, p, a, 0, buffers, packed));
@@ -189,6 +211,16 @@ void run_staged(Device& dev, const Partition& p, const std::vector<LaunchArg>& a
     views.push_back(view_of<unsigned char>(staged.back().layout.at(staged.back().data)));
   }
   rec.problem_bytes = problem;
+  if (queue && buffers.bytes() == 0 && packed.empty()) {
+    auto job = std::make_shared<const QueuedJob>(QueuedJob{dev, p, std::move(views), invoke});
+    dev.execute([job](const ExecContext& ec) { (*job)(ec); }, problem, 0);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      bring_back_whole(dev, args[i], staged[i], p.domain(), 0, packed);
+    }
+    drain.dismiss();
+    rec.queued = true;
+    return;
+  }
   const BlocksJob job{dev, p, views, invoke};
   dev.execute([&job](const ExecContext& ec) { job(ec); }, problem, 0);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -267,7 +299,7 @@ steady::time_point run_in_device_memory(Environment& env, Device& dev, DeviceSha
                                         DeviceLockGuard& lock, const std::string& kernel,
                                         const Partition& p, const std::vector<LaunchArg>& args,
                                         const Invoke& invoke, LaunchRecord& rec,
-                                        steady::time_point acquired) {
+                                        steady::time_point acquired, bool may_queue) {
   LaunchResidency residency(env, dev, share, args);
   for (;;) {
     AllocationTally tally;
@@ -276,7 +308,7 @@ steady::time_point run_in_device_memory(Environment& env, Device& dev, DeviceSha
       if (p.out_of_core()) {
         run_chunked(dev, p, args, invoke, rec, tally);
       } else {
-        run_staged(dev, p, args, invoke, rec, tally);
+        run_staged(dev, p, args, invoke, rec, tally, may_queue);
       }
       break;
     } catch (const Error& e) {
@@ -332,7 +364,7 @@ LaunchRecord trace_launch(ProgramTrace& trace, const Device& dev, const KernelCo
 // release, let communication in flight progress, count, log.
 LaunchRecord run_launch(Environment& env, const std::string& kernel, const KernelCost& cost,
                         const Partition& partition, std::vector<LaunchArg> args,
-                        const Invoke& invoke) {
+                        const Invoke& invoke, Completion completion) {
   Device& dev = device(env);
   DeviceShare& share = PhysicalTopology::of(env).device_share();
   // Nothing to run (an inactive process): its arguments may be null tiles.
@@ -355,8 +387,13 @@ LaunchRecord run_launch(Environment& env, const std::string& kernel, const Kerne
     if (dev.uses_host_memory()) {
       run_in_host_memory(dev, partition, args, invoke, rec);
     } else {
+      // Queued only where nothing else needs the device's time or the host's help: the
+      // processes sharing a device take turns for whole kernels, and an out-of-core launch
+      // brings its chunks back as it goes.
+      const bool may_queue =
+          completion == Completion::queued && share.ranks() == 1 && !partition.out_of_core();
       acquired = run_in_device_memory(env, dev, share, lock, kernel, partition, args, invoke, rec,
-                                      acquired);
+                                      acquired, may_queue);
     }
     const auto done = steady::now();
     rec.lock_acquired = monotonic_seconds(acquired);
@@ -367,6 +404,7 @@ LaunchRecord run_launch(Environment& env, const std::string& kernel, const Kerne
   // The kernel ran on this thread: what was started before it moves on now.
   if (env.comms_in_flight() > 0) env.progress();
   add_device_counts(rec, before, dev.counters());
+  if (rec.queued) rec.kernel_seconds = rec.host_kernel_seconds = 0;  // not run yet
   if (EventTrace& trace = event_trace(env); trace.enabled()) {
     if (rec.wait_seconds > 0) {
       trace.span("host", "wait", "wait for " + dev.label(), monotonic_seconds(asked),

@@ -83,6 +83,7 @@ class Buffers {
  public:
   explicit Buffers(Device& dev, AllocationTally* tally = nullptr) : dev_(dev), tally_(tally) {}
   ~Buffers() {
+    if (held_.empty()) return;
     try {
       dev_.synchronize();
     } catch (...) {
@@ -123,6 +124,7 @@ class Drain {
  public:
   explicit Drain(Device& dev) : dev_(dev) {}
   ~Drain() {
+    if (dismissed_) return;
     try {
       dev_.synchronize();
     } catch (...) {
@@ -130,9 +132,12 @@ class Drain {
   }
   Drain(const Drain&) = delete;
   Drain& operator=(const Drain&) = delete;
+  // The queued work owns what it uses: nothing to wait for.
+  void dismiss() noexcept { dismissed_ = true; }
 
  private:
   Device& dev_;
+  bool dismissed_ = false;
 };
 
 // Holds the device lock of the ranks sharing a device (DeviceShare) for its lifetime.

@@ -167,6 +167,18 @@ if(Python3_Interpreter_FOUND)
   endforeach()
 endif()
 
+# How often the host waits for its device: hit-jacobi's queued sweeps wait only for the halo and
+# the result, the other programs at least once per launch on emu and never on cpu (per-rank
+# `launches` and `device_waits`), at 1-4 processes, every run with --check.
+if(Python3_Interpreter_FOUND)
+  foreach(np 1 2 3 4)
+    add_test(NAME cli.launch_waits.np${np}
+             COMMAND ${Python3_EXECUTABLE} ${_appdir}/launch_waits_check.py ${MPIEXEC_EXECUTABLE} ${np}
+                     ${HIT_BIN})
+    set_tests_properties(cli.launch_waits.np${np} PROPERTIES LABELS "cli;apps" TIMEOUT 300)
+  endforeach()
+endif()
+
 # Several ranks on one device whose memory holds one rank's data and a little more: every program
 # passes its check, writes what the same run writes on cpu, and its ranks give up resident copies
 # for each other only then (docs/devices.md, "Several ranks on one device"). Cannon runs on square

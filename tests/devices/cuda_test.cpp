@@ -140,3 +140,53 @@ TEST_F(CudaTest, ResidentTilesStayOnTheGpu) {
     ASSERT_EQ(c.at(i), 4 * s) << i;
   });
 }
+
+// The jacobi5 body on a domain whose steps are not the tile's (its general kernel, not the one
+// for contiguous rows): points of the domain get the mean of their array neighbours, the others
+// keep their value.
+TEST_F(CudaTest, JacobiOverAStridedDomain) {
+  const hit::Shape grid = hit::Shape::parse("[0:300][0:400]");
+  const hit::Shape interior = hit::Shape::parse("[1:299:2][1:399:3]");
+  const auto in = filled<double>(grid);
+  const auto k = hit::jacobi5<double>();
+  hit::Tile<double> out(grid);
+  out.fill(-1);
+  hit::launch(k, hit::partition("blocks", interior, {.access = k.access()}), hit::in(in),
+              hit::inout(out));
+  out.for_each([&](const hit::Index& i, double v) {
+    const double want =
+        interior.contains(i)
+            ? 0.25 * (f(i[0] - 1, i[1]) + f(i[0] + 1, i[1]) + f(i[0], i[1] - 1) + f(i[0], i[1] + 1))
+            : -1;
+    ASSERT_EQ(v, want) << i;
+  });
+}
+
+// Queued sweeps over resident grids on the GPU: after the first launch (which sends both grids)
+// the host does not wait until it asks for the result, and the result is the cpu's bit for bit.
+TEST_F(CudaTest, QueuedJacobiSweepsWaitOnlyForTheResult) {
+  const hit::Shape grid = hit::Shape::parse("[0:258][0:258]");
+  const hit::Shape interior = hit::Shape::parse("[1:257][1:257]");
+  const auto k = hit::jacobi5<double>();
+  const auto sweeps = [&](hit::Completion completion) {
+    auto u = filled<double>(grid);
+    auto v = filled<double>(grid);
+    const auto p = hit::partition("blocks", interior, {.access = k.access()});
+    hit::Resident<double> ru(u), rv(v);
+    for (int it = 0; it < 10; ++it) {
+      const auto rec = it % 2 == 0 ? hit::launch(completion, k, p, hit::in(ru), hit::inout(rv))
+                                   : hit::launch(completion, k, p, hit::in(rv), hit::inout(ru));
+      const bool gpu = hit::device(hit::Environment::current()).kind() == hit::DeviceKind::cuda;
+      EXPECT_EQ(rec.queued, gpu && it > 0) << it;  // the first launch sends both grids
+    }
+    ru.sync_to_host();
+    return u;
+  };
+  dev().reset_counters();
+  const auto on_gpu = sweeps(hit::Completion::queued);
+  EXPECT_EQ(dev().counters().host_waits, 2u);  // the first launch, the result
+  // The same sweeps on the host (the fixture binds the GPU back at the end).
+  hit::rebind_device(hit::Environment::current(), hit::parse_device_spec("cpu:0", 1).front());
+  const auto on_cpu = sweeps(hit::Completion::queued);
+  on_cpu.for_each([&](const hit::Index& i, double v) { ASSERT_EQ(on_gpu.at(i), v) << i; });
+}

@@ -710,3 +710,141 @@ TEST_F(LaunchTest, PrefetchedResidentIsNotSentAgain) {
 }
 
 }  // namespace
+
+// A host wait is a synchronize() that finds work issued since the last wait: a second
+// synchronize in a row, or one of a stream nothing was issued on, costs nothing and counts nothing.
+TEST_F(LaunchTest, HostWaitsCountWorkIssuedSinceTheLastWait) {
+  hit::Device& dev = bind("emu:0");
+  dev.reset_counters();
+  dev.synchronize();
+  EXPECT_EQ(dev.counters().host_waits, 0u);
+  std::vector<double> host(64, 1.0);
+  void* d = dev.allocate(host.size() * sizeof(double));
+  dev.copy_in(d, 0, host.data(), 0, host.size() * sizeof(double), 1, 1);
+  dev.synchronize(0);  // the copy went to stream 1
+  EXPECT_EQ(dev.counters().host_waits, 0u);
+  dev.synchronize(1);
+  dev.synchronize(1);
+  EXPECT_EQ(dev.counters().host_waits, 1u);
+  dev.fill_zero(d, 8, 0);
+  dev.copy_out(host.data(), 0, d, 0, host.size() * sizeof(double), 1, 1);
+  dev.synchronize();  // both streams: one wait
+  EXPECT_EQ(dev.counters().host_waits, 2u);
+  EXPECT_GE(dev.counters().host_wait_seconds, 0.0);
+  dev.deallocate(d, host.size() * sizeof(double));
+
+  // A cpu device runs its work when issued: the host never waits for it.
+  hit::Device& cpu = bind("cpu:0");
+  cpu.reset_counters();
+  const hit::Shape s = hit::Shape::extents({8, 8});
+  const auto in = filled<double>(s);
+  hit::Tile<double> out(s);
+  hit::launch(add_one(), hit::partition("single", s), hit::in(in), hit::out(out));
+  cpu.synchronize();
+  EXPECT_EQ(cpu.counters().host_waits, 0u);
+  EXPECT_EQ(cpu.counters().executions, 1u);
+}
+
+// Completion::queued on resident tiles: a launch that sends nothing returns with its kernel
+// queued (its record says so, the host has not waited), the kernels run in order, and the host
+// waits once more, when it asks for the result. The first launch sends the host's tiles, which the
+// program may write again once it returned, so it waits for them. The queued body owns the
+// kernel's body and its scalar arguments: here both are gone before the kernels run.
+TEST_F(LaunchTest, QueuedLaunchesOnResidentTilesLeaveTheHostFree) {
+  hit::Device& dev = bind("emu:0");
+  const hit::Shape shape = hit::Shape::extents({16, 16});
+  const auto a = filled<double>(shape);
+  hit::Tile<double> c(shape);
+  c.fill(0);
+  const auto p = hit::partition("single", shape);
+  hit::Kernel<hit::View<const double>, hit::View<double>> slow_acc("slow_acc");
+  slow_acc.cpu([](const hit::KernelContext& ctx, hit::View<const double> x, hit::View<double> y) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    for_box(ctx.block, [&](hit::index_t i, hit::index_t j) { y(i, j) += x(i, j); });
+  });
+  hit::Resident<double> ra(a);
+  hit::Resident<double> rc(c);
+  dev.reset_counters();
+  double queueing = 0;
+  for (int it = 0; it < 3; ++it) {
+    const auto rec = hit::launch(hit::Completion::queued, slow_acc, p, hit::in(ra), hit::inout(rc));
+    EXPECT_EQ(rec.queued, it > 0) << it;
+    EXPECT_EQ(dev.counters().host_waits, 1u) << it;
+    if (it > 0) {
+      EXPECT_EQ(rec.kernel_seconds, 0.0);
+      queueing += rec.seconds;
+    }
+  }
+  {
+    double factor = 2.0;
+    const auto rec = hit::launch(hit::Completion::queued, scale(), p, hit::inout(rc), factor);
+    factor = -1.0;  // the kernel has its own copy
+    EXPECT_TRUE(rec.queued);
+  }
+  // 80 ms of kernels queued in much less; nothing back yet.
+  EXPECT_LT(queueing, 0.04) << queueing;
+  EXPECT_EQ(c.at(hit::Index{3, 4}), 0);
+  rc.sync_to_host();
+  const auto n = dev.counters();
+  EXPECT_EQ(n.host_waits, 2u);
+  EXPECT_EQ(n.executions, 4u);
+  EXPECT_EQ(n.copies_in, 2u);
+  EXPECT_GE(n.execute_seconds, 0.12);
+  c.for_each([&](const hit::Index& i, double v) { EXPECT_EQ(v, 2 * 3 * f(i[0], i[1])) << i; });
+}
+
+// Where the host has something left to do, a queued launch completes as a plain one: a tile that
+// is not resident comes back, a cpu device runs in host memory, an out-of-core launch brings its
+// chunks back as it goes.
+TEST_F(LaunchTest, AQueuedLaunchWaitsWhereTheHostHasWorkLeft) {
+  const hit::Shape s = hit::Shape::extents({8, 8});
+  const auto in = filled<double>(s);
+  for (const std::string spec : {"emu:0", "cpu:0"}) {
+    SCOPED_TRACE(spec);
+    hit::Device& dev = bind(spec);
+    hit::Tile<double> out(s);
+    hit::Resident<double> rin(in);
+    dev.reset_counters();
+    const auto rec = hit::launch(hit::Completion::queued, add_one(), hit::partition("single", s),
+                                 hit::in(rin), hit::out(out));
+    EXPECT_FALSE(rec.queued);
+    EXPECT_EQ(dev.counters().host_waits, spec == "emu:0" ? 1u : 0u);
+    out.for_each([&](const hit::Index& i, double v) { EXPECT_EQ(v, f(i[0], i[1]) + 1); });
+  }
+  hit::Device& dev = bind("emu:0(mem=1MiB)");
+  hit::Resident<double> rin(in);
+  hit::Tile<double> out(s);
+  hit::Resident<double> rout(out);
+  const auto rec =
+      hit::launch(hit::Completion::queued, add_one(),
+                  hit::partition("outOfCore:rows=2,inner=single", s), hit::in(rin), hit::out(rout));
+  EXPECT_FALSE(rec.queued);
+  rout.sync_to_host();
+  out.for_each([&](const hit::Index& i, double v) { EXPECT_EQ(v, f(i[0], i[1]) + 1); });
+  EXPECT_EQ(dev.used(), 2u * 8 * 8 * sizeof(double));
+}
+
+// A kernel that fails after its launch returned is reported where the host next waits for the
+// device, and the device can be waited for again afterwards.
+TEST_F(LaunchTest, AQueuedKernelsFailureReachesTheNextWait) {
+  hit::Device& dev = bind("emu:0");
+  const hit::Shape s = hit::Shape::extents({4, 4});
+  hit::Tile<double> t(s);
+  t.fill(1);
+  hit::Resident<double> r(t);
+  hit::Kernel<hit::View<double>> broken("broken");
+  broken.cpu([](const hit::KernelContext&, hit::View<double>) {
+    throw hit::Error(hit::ErrorKind::invalid_argument, "broken on purpose");
+  });
+  hit::detail::resident_prefetch(*hit::detail::resident_state(r), 0);  // nothing left to send
+  const auto rec =
+      hit::launch(hit::Completion::queued, broken, hit::partition("single", s), hit::inout(r));
+  EXPECT_TRUE(rec.queued);
+  try {
+    r.sync_to_host();
+    ADD_FAILURE() << "the kernel's failure was not reported";
+  } catch (const hit::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("broken on purpose"));
+  }
+  dev.synchronize();  // reported once
+}

@@ -33,6 +33,10 @@ struct LaunchRecord {
   std::size_t chunks = 0;           // out-of-core chunks (0: not out of core)
   double lock_acquired = 0;
   double lock_released = 0;
+  // The kernel was still queued on the device when the launch returned (Completion::queued):
+  // `seconds` is the time to queue it, and kernel_seconds is 0; its run shows in the device's
+  // counters once the host has waited for it.
+  bool queued = false;
 };
 
 // The launches of a run (per Environment). Keeps the most recent records (at most `capacity()`,

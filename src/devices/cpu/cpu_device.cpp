@@ -43,7 +43,7 @@ class CpuDevice final : public Device {
     used_ -= bytes;
     ++counters_.frees;
   }
-  void fill_zero(void* p, std::size_t bytes, int) override { std::memset(p, 0, bytes); }
+  void do_fill_zero(void* p, std::size_t bytes, int) override { std::memset(p, 0, bytes); }
 
   void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
             std::size_t width, std::size_t rows, int, CopyDirection) override {
@@ -52,7 +52,8 @@ class CpuDevice final : public Device {
     counters_.copy_ns += static_cast<std::int64_t>(t.seconds() * 1e9);
   }
 
-  void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t, int) override {
+  void do_execute(const std::function<void(const ExecContext&)>& body, std::uint64_t,
+                  int) override {
     ExecContext ctx;
     ctx.threads = cores();
     ctx.host_pool = &pool_;
@@ -83,8 +84,8 @@ class CpuDevice final : public Device {
   }
 
   // Work runs when issued: streams are always idle.
-  void wait_for(int, int) override {}
-  void synchronize(int) override {}
+  void do_wait_for(int, int) override {}
+  void do_synchronize(int) override {}
 
  private:
   static std::size_t round_up(std::size_t b) { return (b + 63) / 64 * 64; }

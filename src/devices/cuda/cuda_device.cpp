@@ -151,7 +151,7 @@ class CudaDevice final : public Device {
     ++counters_.frees;
   }
 
-  void fill_zero(void* p, std::size_t bytes, int stream) override {
+  void do_fill_zero(void* p, std::size_t bytes, int stream) override {
     select();
     check_cuda(cudaMemsetAsync(p, 0, bytes, stream_of(stream)), *this, "cudaMemsetAsync");
   }
@@ -166,8 +166,8 @@ class CudaDevice final : public Device {
         *this, in ? "cudaMemcpy2DAsync (host to device)" : "cudaMemcpy2DAsync (device to host)");
   }
 
-  void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t,
-               int stream) override {
+  void do_execute(const std::function<void(const ExecContext&)>& body, std::uint64_t,
+                  int stream) override {
     select();
     cudaStream_t s = stream_of(stream);
     if (cublas_ == nullptr) {
@@ -200,13 +200,13 @@ class CudaDevice final : public Device {
     ++counters_.executions;
   }
 
-  void wait_for(int waiting, int other) override {
+  void do_wait_for(int waiting, int other) override {
     select();
     check_cuda(cudaEventRecord(order_, stream_of(other)), *this, "cudaEventRecord");
     check_cuda(cudaStreamWaitEvent(stream_of(waiting), order_, 0), *this, "cudaStreamWaitEvent");
   }
 
-  void synchronize(int stream) override {
+  void do_synchronize(int stream) override {
     select();
     if (wait_hook()) {
       // Polled, so the hook runs while the GPU works (work packages answer other ranks there).

@@ -88,7 +88,7 @@ class EmuDevice final : public Device {
     ++counters_.frees;
   }
 
-  void fill_zero(void* p, std::size_t bytes, int stream) override {
+  void do_fill_zero(void* p, std::size_t bytes, int stream) override {
     streams_[check(stream)].submit([p, bytes] { std::memset(p, 0, bytes); });
   }
 
@@ -98,8 +98,8 @@ class EmuDevice final : public Device {
         [=, this] { transfer(dst, dst_pitch, src, src_pitch, width, rows); });
   }
 
-  void execute(const std::function<void(const ExecContext&)>& body, std::uint64_t problem_bytes,
-               int stream) override {
+  void do_execute(const std::function<void(const ExecContext&)>& body, std::uint64_t problem_bytes,
+                  int stream) override {
     // An injected failure (fail=K): from the K-th execution on, like a GPU that fell off the bus.
     if (params_.fail_after && executed_ >= *params_.fail_after) {
       throw Error(ErrorKind::device_failed,
@@ -140,12 +140,12 @@ class EmuDevice final : public Device {
     });
   }
 
-  void wait_for(int waiting, int other) override {
+  void do_wait_for(int waiting, int other) override {
     auto done = streams_[check(other)].marker();
     streams_[check(waiting)].submit([done] { done.wait(); });
   }
 
-  void synchronize(int stream) override {
+  void do_synchronize(int stream) override {
     HostStream& s = streams_[check(stream)];
     if (!wait_hook()) {
       s.synchronize();
