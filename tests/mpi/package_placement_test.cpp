@@ -188,7 +188,8 @@ TEST(PackagePlacement, MeasuredSpeedsSplitTheNextRunsQueues) {
   // more packages than any other rank, and the results are those of a serial loop both times.
   // Rows wide enough that a package takes the fast device over a millisecond, the shortest
   // probe placement tells apart from noise (512 columns, 0.2 ms, left every rank equally fast).
-  OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu)" : "emu:0(slowdown=8,clock=cpu)");
+  OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu)"
+                                   : "emu:0(slowdown=50,clock=cpu)");
   const index_t rows = 32 * env().size();
   const Shape shape = Shape::extents({rows, 8192});
   auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
@@ -314,11 +315,12 @@ TEST(PackagePlacement, ADeviceTooSlowForOnePackageComputesNone) {
 
 TEST(PackagePlacement, AFasterDeviceLaunchesSeveralOfTheSlowDevicesPackagesAtOnce) {
   if (env().size() < 2) GTEST_SKIP() << "needs a slow rank beside the fast one";
-  // Rank 0 is 8 times faster than the others (CPU-clocked). With batch=auto a package is sized
+  // Rank 0 is 50 times faster than the others (CPU-clocked). With batch=auto a package is sized
   // for the slow devices and rank 0 launches several neighbouring ones at once: its batch is the
   // largest, every launch holds at most its rank's batch of consecutive packages, every package
   // is computed once and right. Without it every launch is one package.
-  OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu)" : "emu:0(slowdown=8,clock=cpu)");
+  OnEmulated emu(env().rank() == 0 ? "emu:0(slowdown=1,clock=cpu)"
+                                   : "emu:0(slowdown=50,clock=cpu)");
   const index_t rows = 64 * env().size();
   const Shape shape = Shape::extents({rows, 8192});
   auto out = Tile<double>::of(hit::layout("blocks", hit::topology("array"), shape));
