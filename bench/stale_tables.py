@@ -44,6 +44,8 @@ SECTIONS = {
     "fpm": (["bench/fpm", "tools/fpm"], "python3 bench/fpm/fpm_bench.py"),
     "plans": (["tools/layout", "bench/plans"], "python3 bench/plans/plans_bench.py"),
     "launch": (["bench/launch"], "python3 bench/launch/launch_bench.py"),
+    "overlap": (["examples/cannon", "bench/overlap"],
+                "python3 bench/overlap/copy_compute_bench.py --update-docs"),
     "packages": (["examples/packages", "bench/packages"],
                  "python3 bench/packages/packages_bench.py --update-docs"),
     "clustercl": (["examples/packages", "bench/packages/clustercl_bench.py"],
