@@ -211,20 +211,20 @@ void run_staged(Device& dev, const Partition& p, const std::vector<LaunchArg>& a
     views.push_back(view_of<unsigned char>(staged.back().layout.at(staged.back().data)));
   }
   rec.problem_bytes = problem;
-  if (queue && buffers.bytes() == 0 && packed.empty()) {
-    auto job = std::make_shared<const QueuedJob>(QueuedJob{dev, p, std::move(views), invoke});
-    dev.execute([job](const ExecContext& ec) { (*job)(ec); }, problem, 0);
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      bring_back_whole(dev, args[i], staged[i], p.domain(), 0, packed);
-    }
-    drain.dismiss();
-    rec.queued = true;
-    return;
+  rec.queued = queue && buffers.bytes() == 0 && packed.empty();
+  const BlocksJob job{dev, p, views, invoke};  // lives until the synchronisation below
+  if (rec.queued) {
+    auto owned = std::make_shared<const QueuedJob>(QueuedJob{dev, p, views, invoke});
+    dev.execute([owned](const ExecContext& ec) { (*owned)(ec); }, problem, 0);
+  } else {
+    dev.execute([&job](const ExecContext& ec) { job(ec); }, problem, 0);
   }
-  const BlocksJob job{dev, p, views, invoke};
-  dev.execute([&job](const ExecContext& ec) { job(ec); }, problem, 0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     bring_back_whole(dev, args[i], staged[i], p.domain(), 0, packed);
+  }
+  if (rec.queued) {
+    drain.dismiss();
+    return;
   }
   dev.synchronize();
   finish(packed);
